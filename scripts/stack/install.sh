@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Installs whatever is missing for the local stack, idempotently.
+#   install.sh           servers + node deps (what `./edgefleet up` needs)
+#   install.sh --test    also Chromium for browser tests
+# Servers are cached by version under $EDGEFLEET_CACHE (default ~/.cache/edgefleet):
+# a first run takes ~10 minutes (Go builds of Mimir and nats-server, Keycloak download),
+# later runs take seconds.
+source "$(dirname "$0")/lib.sh"
+
+WITH_TEST=0
+[ "${1:-}" = "--test" ] && WITH_TEST=1
+
+apt_install() {
+  step "apt-get install $*"
+  if [ "$(id -u)" != 0 ]; then
+    die "need root to install Debian packages: $*" "run as root, or install them yourself: apt-get install -y $*"
+  fi
+  run_with_progress "apt-get install $*" 90 "$EDGEFLEET_CACHE/logs/apt.log" \
+    bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $*"
+}
+
+check_prereqs() {
+  step "checking prerequisites"
+  command -v node >/dev/null || die "node is missing" "install Node.js ${NODE_MAJOR}.x (https://nodejs.org) and retry"
+  local major
+  major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$major" -ge "$NODE_MAJOR" ] || die "node $major is too old" "Edgefleet needs Node.js >= ${NODE_MAJOR}"
+  command -v go >/dev/null || die "go is missing" "install Go >= 1.25 (https://go.dev/dl) and retry: it builds nats-server and Mimir"
+  command -v mvn >/dev/null || die "mvn is missing" "apt-get install -y maven (it downloads Keycloak from Maven Central)"
+  [ -x "$KEYCLOAK_JAVA_HOME/bin/java" ] || die "Java 21+ not found at $KEYCLOAK_JAVA_HOME" \
+    "Keycloak $KEYCLOAK_VERSION needs Java 21 or newer; set KEYCLOAK_JAVA_HOME to a JDK 21+ home"
+  ok "node $(node -v), $(go version | awk '{print $3}'), java at $KEYCLOAK_JAVA_HOME"
+}
+
+ensure_debian_packages() {
+  local missing=()
+  [ -x "$PG_BIN/pg_ctl" ] || missing+=("postgresql-$POSTGRES_MAJOR")
+  command -v unzip >/dev/null || missing+=(unzip)
+  if [ "$WITH_TEST" = 1 ]; then
+    [ -x /usr/bin/chromium ] || missing+=(chromium)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+  ok "postgresql $POSTGRES_MAJOR$([ "$WITH_TEST" = 1 ] && echo ", chromium")"
+}
+
+ensure_pnpm() {
+  if ! command -v pnpm >/dev/null || [ "$(pnpm -v)" != "$PNPM_VERSION" ]; then
+    step "installing pnpm $PNPM_VERSION"
+    npm install -g --silent "pnpm@$PNPM_VERSION" >/dev/null
+  fi
+  ok "pnpm $(pnpm -v)"
+}
+
+ensure_nats() {
+  if [ ! -x "$NATS_BIN" ]; then
+    step "building nats-server $NATS_SERVER_VERSION (first time only, ~1.5 min)"
+    local tmp="$EDGEFLEET_CACHE/nats-server/$NATS_SERVER_VERSION.tmp"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    run_with_progress "go install nats-server" 120 "$EDGEFLEET_CACHE/logs/nats-build.log" \
+      env GOBIN="$tmp" go install -v "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+    mkdir -p "$(dirname "$NATS_BIN")"
+    mv "$tmp/nats-server" "$NATS_BIN" && rm -rf "$tmp"
+  fi
+  ok "nats-server $("$NATS_BIN" --version | awk '{print $NF}')"
+}
+
+ensure_mimir() {
+  if [ ! -x "$MIMIR_BIN" ]; then
+    step "building Grafana Mimir $MIMIR_VERSION (first time only, ~7 min, ~2 GB RAM)"
+    # `go install` fails on Mimir's replace directives, so build inside the module.
+    local src
+    run_with_progress "download mimir source" 120 "$EDGEFLEET_CACHE/logs/mimir-download.log" \
+      go mod download -json "github.com/grafana/mimir@$MIMIR_MODULE_VERSION"
+    src="$(go mod download -json "github.com/grafana/mimir@$MIMIR_MODULE_VERSION" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).Dir))')"
+    local build="$EDGEFLEET_CACHE/mimir/src-$MIMIR_VERSION"
+    mkdir -p "$(dirname "$MIMIR_BIN")"
+    rm -rf "$build"
+    cp -r "$src" "$build"
+    chmod -R u+w "$build"
+    run_with_progress "go build mimir" 420 "$EDGEFLEET_CACHE/logs/mimir-build.log" \
+      bash -c "cd '$build' && go build -v -o '$MIMIR_BIN.tmp' ./cmd/mimir"
+    mv "$MIMIR_BIN.tmp" "$MIMIR_BIN" && rm -rf "$build"
+  fi
+  ok "mimir $MIMIR_VERSION"
+}
+
+ensure_keycloak() {
+  if [ ! -x "$KEYCLOAK_HOME/bin/kc.sh" ]; then
+    step "downloading Keycloak $KEYCLOAK_VERSION from Maven Central (first time only, ~1 min)"
+    local dl="$EDGEFLEET_CACHE/keycloak/download"
+    mkdir -p "$dl"
+    run_with_progress "mvn dependency:copy keycloak" 120 "$EDGEFLEET_CACHE/logs/keycloak-download.log" \
+      mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+      "-Dartifact=org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION:zip" "-DoutputDirectory=$dl"
+    local dest="$EDGEFLEET_CACHE/keycloak/$KEYCLOAK_VERSION"
+    rm -rf "$dest" && mkdir -p "$dest"
+    unzip -q "$dl/keycloak-quarkus-dist-$KEYCLOAK_VERSION.zip" -d "$dest"
+    rm -rf "$dl"
+  fi
+  ok "keycloak $KEYCLOAK_VERSION"
+}
+
+ensure_node_modules() {
+  step "installing node packages (pnpm install)"
+  (cd "$REPO_ROOT" && pnpm install --frozen-lockfile --reporter=append-only 2>&1 | grep -vE '^(Progress|\s*$)' | tail -n 5) ||
+    die "pnpm install failed" "see the output above"
+  ok "node packages"
+}
+
+main() {
+  local start=$SECONDS
+  check_prereqs
+  ensure_debian_packages
+  ensure_pnpm
+  [ "${EDGEFLEET_SKIP_NODE_MODULES:-0}" = 1 ] || ensure_node_modules
+  ensure_nats
+  ensure_keycloak
+  ensure_mimir
+  step "install complete in $((SECONDS - start))s (cache: $EDGEFLEET_CACHE)"
+}
+
+main
