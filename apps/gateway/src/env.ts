@@ -1,0 +1,101 @@
+import { createEnv } from "@t3-oss/env-core";
+import { z } from "zod";
+
+// The only module that reads process.env: everything else receives a validated GatewayEnv, so a typo
+// or a missing variable stops the process here, before any connection is attempted.
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+function urlWithProtocols(name: string, protocols: readonly string[]) {
+  return z.string({ error: `${name} is required` }).refine(
+    (value) => URL.canParse(value) && protocols.includes(new URL(value).protocol),
+    // The value is not echoed: DATABASE_URL may carry a password.
+    { error: `${name} must be a URL starting with ${protocols.map((p) => `${p}//`).join(" or ")}` },
+  );
+}
+
+const natsServerList = z
+  .string({ error: "NATS_URL is required" })
+  // A comma-separated list lets production point at several members of the hub cluster.
+  .transform((value) =>
+    value
+      .split(",")
+      .map((server) => server.trim())
+      .filter((server) => server.length > 0),
+  )
+  .refine((servers) => servers.length > 0, { error: "NATS_URL must name at least one server" })
+  .refine(
+    (servers) =>
+      servers.every((server) => URL.canParse(server) && ["nats:", "tls:"].includes(new URL(server).protocol)),
+    { error: "NATS_URL must be nats://host:port or tls://host:port (comma-separated for several servers)" },
+  );
+
+function integerInRange(name: string, min: number, max: number, defaultValue: number) {
+  return z.coerce
+    .number({ error: `${name} must be an integer` })
+    .int({ error: `${name} must be an integer` })
+    .min(min, { error: `${name} must be between ${min} and ${max}` })
+    .max(max, { error: `${name} must be between ${min} and ${max}` })
+    .default(defaultValue);
+}
+
+const gatewayEnvSchema = {
+  DATABASE_URL: urlWithProtocols("DATABASE_URL", ["postgresql:", "postgres:"]),
+  NATS_URL: natsServerList,
+  MIMIR_URL: urlWithProtocols("MIMIR_URL", ["http:", "https:"]),
+  GATEWAY_HTTP_PORT: integerInRange("GATEWAY_HTTP_PORT", 1, 65535, 8090),
+  // Loopback by default: exposing the probes and metrics beyond the host is a deployment decision.
+  GATEWAY_HTTP_HOST: z.string().min(1).default("127.0.0.1"),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}` })
+    .default("info"),
+  // Below the usual 30 s SIGKILL grace of process supervisors, so our own forced exit logs why.
+  GATEWAY_SHUTDOWN_TIMEOUT_MS: integerInRange("GATEWAY_SHUTDOWN_TIMEOUT_MS", 100, 600_000, 10_000),
+  // How often a healthy dependency is re-probed; an unhealthy one is retried sooner, with backoff.
+  GATEWAY_HEALTH_INTERVAL_MS: integerInRange("GATEWAY_HEALTH_INTERVAL_MS", 100, 600_000, 5_000),
+};
+
+export class GatewayEnvError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid gateway environment:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`);
+    this.name = "GatewayEnvError";
+  }
+}
+
+/** Validates the given variables; throws GatewayEnvError naming every bad variable. */
+export function parseGatewayEnv(runtimeEnv: Record<string, string | undefined>) {
+  return createEnv({
+    server: gatewayEnvSchema,
+    runtimeEnv,
+    // `GATEWAY_HTTP_PORT=` in an env file means "use the default", not "invalid number".
+    emptyStringAsUndefined: true,
+    // t3-env must treat this as server code even if a test environment defines `window`.
+    isServer: true,
+    onValidationError: (issues) => {
+      throw new GatewayEnvError(
+        issues.map((issue) => {
+          const variable = issue.path?.[0];
+          const name = typeof variable === "object" ? String(variable.key) : String(variable ?? "?");
+          // Our messages already start with the variable name; zod's built-in ones do not.
+          return issue.message.startsWith(name) ? issue.message : `${name}: ${issue.message}`;
+        }),
+      );
+    },
+  });
+}
+
+export type GatewayEnv = ReturnType<typeof parseGatewayEnv>;
+
+/** Reads process.env; on bad input prints the problems to stderr and exits 1. */
+export function loadGatewayEnvOrExit(): GatewayEnv {
+  try {
+    return parseGatewayEnv(process.env);
+  } catch (error) {
+    if (error instanceof GatewayEnvError) {
+      // Plain stderr, not the JSON logger: the log level itself may be what is invalid.
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

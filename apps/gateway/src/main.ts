@@ -1,0 +1,88 @@
+import { once } from "node:events";
+import { createGatewayDatabase } from "./db.js";
+import { loadGatewayEnvOrExit } from "./env.js";
+import { DependencyHealth } from "./health/dependency-health.js";
+import { createMimirProbe } from "./health/mimir.js";
+import { NatsHub } from "./health/nats.js";
+import { createPostgresProbe } from "./health/postgres.js";
+import { ProbeLoop } from "./health/probe-loop.js";
+import { createHttpServer } from "./http/server.js";
+import { createLogger } from "./logger.js";
+import { createGatewayMetrics } from "./metrics.js";
+import { installShutdown } from "./shutdown.js";
+
+// Validation first: a bad variable must stop us before any connection is attempted.
+const env = loadGatewayEnvOrExit();
+const logger = createLogger(env.LOG_LEVEL);
+const metrics = createGatewayMetrics();
+const health = new DependencyHealth(logger.child({ component: "health" }), metrics.dependencyUp);
+
+const natsLogger = logger.child({ component: "nats" });
+const nats = new NatsHub(env.NATS_URL, natsLogger, {
+  onDisconnect: (reason) => {
+    health.markDown("nats", reason);
+    natsLoop.checkNow();
+  },
+  onReconnect: () => natsLoop.checkNow(),
+});
+const db = createGatewayDatabase(env.DATABASE_URL);
+
+const probeDefaults = { health, intervalMs: env.GATEWAY_HEALTH_INTERVAL_MS };
+const natsLoop = new ProbeLoop({
+  ...probeDefaults,
+  dependency: "nats",
+  probe: nats.probe,
+  logger: natsLogger,
+});
+const probeLoops = [
+  natsLoop,
+  new ProbeLoop({
+    ...probeDefaults,
+    dependency: "postgres",
+    probe: createPostgresProbe(db),
+    logger: logger.child({ component: "postgres" }),
+  }),
+  new ProbeLoop({
+    ...probeDefaults,
+    dependency: "mimir",
+    probe: createMimirProbe(env.MIMIR_URL),
+    logger: logger.child({ component: "mimir" }),
+  }),
+];
+
+let shuttingDown = false;
+const httpLogger = logger.child({ component: "http" });
+const server = createHttpServer({ health, metrics, logger: httpLogger, isShuttingDown: () => shuttingDown });
+
+// HTTP comes up before the dependencies so /healthz and /readyz can report while we wait for them.
+server.listen(env.GATEWAY_HTTP_PORT, env.GATEWAY_HTTP_HOST);
+try {
+  await once(server, "listening");
+} catch (error) {
+  logger.fatal({ err: error, port: env.GATEWAY_HTTP_PORT, host: env.GATEWAY_HTTP_HOST }, "cannot listen");
+  process.exit(1);
+}
+httpLogger.info({ host: env.GATEWAY_HTTP_HOST, port: env.GATEWAY_HTTP_PORT }, "HTTP listening");
+for (const loop of probeLoops) loop.start();
+
+installShutdown({
+  logger: logger.child({ component: "shutdown" }),
+  timeoutMs: env.GATEWAY_SHUTDOWN_TIMEOUT_MS,
+  steps: [
+    {
+      name: "stop accepting HTTP",
+      run: async () => {
+        shuttingDown = true;
+        const closed = new Promise<void>((resolve, reject) =>
+          server.close((error) => (error ? reject(error) : resolve())),
+        );
+        // Keep-alive sockets would otherwise hold close() open until they time out.
+        server.closeIdleConnections();
+        await closed;
+      },
+    },
+    { name: "stop health checks", run: () => Promise.all(probeLoops.map((loop) => loop.stop())) },
+    { name: "drain NATS", run: () => nats.close() },
+    { name: "disconnect Postgres", run: () => db.$disconnect() },
+  ],
+});
