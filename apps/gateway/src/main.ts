@@ -15,6 +15,16 @@ import { installShutdown } from "./shutdown.js";
 const env = loadGatewayEnvOrExit();
 const logger = createLogger(env.LOG_LEVEL);
 const metrics = createGatewayMetrics();
+// Last-resort handlers, so even a crash leaves a structured line saying why.
+process.on("unhandledRejection", (reason) => {
+  logger.fatal({ err: reason }, "unhandled promise rejection");
+  process.exit(1);
+});
+process.on("uncaughtException", (error) => {
+  logger.fatal({ err: error }, "uncaught exception");
+  process.exit(1);
+});
+
 const health = new DependencyHealth(logger.child({ component: "health" }), metrics.dependencyUp);
 
 const natsLogger = logger.child({ component: "nats" });

@@ -43,6 +43,8 @@ export class NatsHub {
       checkAPI: false,
     });
     const account = await this.jsm.getAccountInfo();
+    // The socket may have dropped while we awaited; "up" must not overwrite that news.
+    if (this.disconnected) throw new Error("disconnected from NATS during the JetStream check");
     return { server: nc.getServer(), jetstreamDomain: account.domain, streams: account.streams };
   };
 
