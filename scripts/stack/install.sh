@@ -92,10 +92,18 @@ ensure_keycloak() {
     run_with_progress "mvn dependency:copy keycloak" 120 "$EDGEFLEET_CACHE/logs/keycloak-download.log" \
       mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
       "-Dartifact=org.keycloak:keycloak-quarkus-dist:$KEYCLOAK_VERSION:zip" "-DoutputDirectory=$dl"
-    local dest="$EDGEFLEET_CACHE/keycloak/$KEYCLOAK_VERSION"
+    local dest="$(dirname "$KEYCLOAK_HOME")"
     rm -rf "$dest" && mkdir -p "$dest"
     unzip -q "$dl/keycloak-quarkus-dist-$KEYCLOAK_VERSION.zip" -d "$dest"
     rm -rf "$dl"
+  fi
+  # Build-time options are baked into the cached distribution once, so every start is
+  # `kc.sh start --optimized` (~15 s) instead of start-dev's ~65 s re-augmentation.
+  local options="--db=postgres --health-enabled=true --cache=local"
+  if [ "$(cat "$KEYCLOAK_HOME/.edgefleet-build" 2>/dev/null)" != "$options" ]; then
+    run_with_progress "kc.sh build" 90 "$EDGEFLEET_CACHE/logs/keycloak-build.log" \
+      env JAVA_HOME="$KEYCLOAK_JAVA_HOME" "$KEYCLOAK_HOME/bin/kc.sh" build $options
+    echo "$options" >"$KEYCLOAK_HOME/.edgefleet-build"
   fi
   ok "keycloak $KEYCLOAK_VERSION"
 }

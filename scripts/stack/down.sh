@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Stops exactly the processes this checkout's profile started (pid files in var/<profile>/pids).
+source "$(dirname "$0")/lib.sh"
+source "$STACK_DIR/profile.sh"
+source "$STACK_DIR/process.sh"
+source "$STACK_DIR/services.sh"
+
+step "stopping the $EDGEFLEET_PROFILE stack"
+for name in web gateway keycloak mimir nats; do
+  stop_process "$name" 30
+done
+stop_postgres

@@ -1,0 +1,31 @@
+# Ports and folders of one stack profile. Sourced after lib.sh.
+# `dev` (./edgefleet up) and `test` (./edgefleet test) use disjoint ports and data
+# folders so both can run at once on one machine.
+# shellcheck shell=bash
+EDGEFLEET_PROFILE="${EDGEFLEET_PROFILE:-dev}"
+case "$EDGEFLEET_PROFILE" in
+  dev) PORT_OFFSET=0 ;;
+  test) PORT_OFFSET=10000 ;;
+  # Used only by the stack scripts' own tests (scripts/test), never by people.
+  check) PORT_OFFSET=1000 ;;
+  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev or test" ;;
+esac
+
+PORT_POSTGRES=$((15432 + PORT_OFFSET))
+PORT_NATS=$((4222 + PORT_OFFSET))
+PORT_NATS_LEAF=$((7422 + PORT_OFFSET))
+PORT_NATS_MONITOR=$((8222 + PORT_OFFSET))
+PORT_MIMIR_HTTP=$((9009 + PORT_OFFSET))
+PORT_MIMIR_GRPC=$((9095 + PORT_OFFSET))
+PORT_MIMIR_MEMBERLIST=$((7946 + PORT_OFFSET))
+PORT_MIMIR_ALERTMANAGER_CLUSTER=$((9094 + PORT_OFFSET))
+PORT_KEYCLOAK=$((8080 + PORT_OFFSET))
+PORT_KEYCLOAK_MANAGEMENT=$((9000 + PORT_OFFSET))
+PORT_GATEWAY=$((8090 + PORT_OFFSET))
+PORT_WEB=$((3000 + PORT_OFFSET))
+
+VAR_DIR="$REPO_ROOT/var/$EDGEFLEET_PROFILE"
+LOG_DIR="$VAR_DIR/logs"
+PID_DIR="$VAR_DIR/pids"
+STACK_ENV="$VAR_DIR/stack.env"
+mkdir -p "$LOG_DIR" "$PID_DIR"

@@ -1,0 +1,162 @@
+# Start functions for each server of the stack. Sourced after process.sh.
+# shellcheck shell=bash
+
+# render TEMPLATE OUT: replaces @@NAME@@ with the value of $NAME.
+render() {
+  local template="$1" out="$2" content name
+  content="$(cat "$template")"
+  for name in $(grep -o '@@[A-Z_]*@@' "$template" | sort -u | tr -d '@'); do
+    content="${content//@@$name@@/${!name}}"
+  done
+  printf '%s\n' "$content" >"$out"
+}
+
+as_postgres() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+  local data="$VAR_DIR/postgres" sock="$VAR_DIR/pgsock"
+  if as_postgres "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    ok "postgres already running on :$PORT_POSTGRES"
+    return 0
+  fi
+  require_free_port "$PORT_POSTGRES" postgres
+  mkdir -p "$data" "$sock"
+  [ "$(id -u)" = 0 ] && chown postgres:postgres "$data" "$sock" && touch "$LOG_DIR/postgres.log" && chown postgres "$LOG_DIR/postgres.log"
+  if [ ! -f "$data/PG_VERSION" ]; then
+    as_postgres "$PG_BIN/initdb" -D "$data" --auth=trust --username=postgres -E UTF8 >"$LOG_DIR/initdb.log" 2>&1 ||
+      die "initdb failed" "log: $LOG_DIR/initdb.log"
+  fi
+  as_postgres "$PG_BIN/pg_ctl" -D "$data" -l "$LOG_DIR/postgres.log" -w -t 30 \
+    -o "-p $PORT_POSTGRES -k $sock -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=256MB" start >/dev/null ||
+    { tail -n 20 "$LOG_DIR/postgres.log" >&2; die "postgres did not start" "log: $LOG_DIR/postgres.log"; }
+  local psql=("$PG_BIN/psql" -h 127.0.0.1 -p "$PORT_POSTGRES" -U postgres -v ON_ERROR_STOP=1 -qAt)
+  "${psql[@]}" -d postgres -c "select 1 from pg_roles where rolname='edgefleet'" | grep -q 1 ||
+    "${psql[@]}" -d postgres -c "create role edgefleet login superuser"
+  local db
+  for db in edgefleet keycloak; do
+    "${psql[@]}" -d postgres -c "select 1 from pg_database where datname='$db'" | grep -q 1 ||
+      "${psql[@]}" -d postgres -c "create database $db owner edgefleet"
+  done
+  ok "postgres on :$PORT_POSTGRES (databases edgefleet, keycloak)"
+}
+
+stop_postgres() {
+  local data="$VAR_DIR/postgres"
+  if [ -f "$data/postmaster.pid" ]; then
+    as_postgres "$PG_BIN/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
+    ok "stopped postgres"
+  fi
+}
+
+start_nats() {
+  if is_running nats; then ok "nats already running on :$PORT_NATS"; return 0; fi
+  require_free_port "$PORT_NATS" "nats client port"
+  require_free_port "$PORT_NATS_LEAF" "nats leafnode port"
+  require_free_port "$PORT_NATS_MONITOR" "nats monitoring port"
+  local DATA_DIR="$VAR_DIR/nats" PROFILE="$EDGEFLEET_PROFILE"
+  mkdir -p "$DATA_DIR"
+  render "$STACK_DIR/config/nats-hub.conf" "$DATA_DIR/hub.conf"
+  start_process nats "$NATS_BIN" -c "$DATA_DIR/hub.conf"
+  wait_http nats "http://127.0.0.1:$PORT_NATS_MONITOR/healthz?js-enabled-only=true" 30
+}
+
+start_mimir() {
+  if is_running mimir; then ok "mimir already running on :$PORT_MIMIR_HTTP"; return 0; fi
+  require_free_port "$PORT_MIMIR_HTTP" "mimir http"
+  require_free_port "$PORT_MIMIR_GRPC" "mimir grpc"
+  require_free_port "$PORT_MIMIR_MEMBERLIST" "mimir memberlist"
+  require_free_port "$PORT_MIMIR_ALERTMANAGER_CLUSTER" "mimir alertmanager cluster"
+  local DATA_DIR="$VAR_DIR/mimir"
+  mkdir -p "$DATA_DIR"
+  render "$STACK_DIR/config/mimir.yaml" "$DATA_DIR/mimir.yaml"
+  start_process mimir "$MIMIR_BIN" -config.file="$DATA_DIR/mimir.yaml" \
+    -alertmanager.cluster.listen-address="127.0.0.1:$PORT_MIMIR_ALERTMANAGER_CLUSTER"
+  wait_http mimir "http://127.0.0.1:$PORT_MIMIR_HTTP/ready" 90
+}
+
+start_keycloak() {
+  if is_running keycloak; then ok "keycloak already running on :$PORT_KEYCLOAK"; return 0; fi
+  require_free_port "$PORT_KEYCLOAK" "keycloak http"
+  require_free_port "$PORT_KEYCLOAK_MANAGEMENT" "keycloak management"
+  # --import-realm reads <home>/data/import; it skips a realm that already exists.
+  mkdir -p "$KEYCLOAK_HOME/data/import"
+  cp "$STACK_DIR/keycloak/edgefleet-realm.json" "$KEYCLOAK_HOME/data/import/edgefleet-realm.json"
+  start_process keycloak env JAVA_HOME="$KEYCLOAK_JAVA_HOME" \
+    KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD=admin \
+    JAVA_OPTS_KC_HEAP="-XX:InitialRAMPercentage=1 -XX:MaxRAMPercentage=4" \
+    "$KEYCLOAK_HOME/bin/kc.sh" start --optimized \
+    --http-enabled=true --http-host=127.0.0.1 --http-port="$PORT_KEYCLOAK" \
+    --http-management-port="$PORT_KEYCLOAK_MANAGEMENT" --hostname-strict=false \
+    --db-url="jdbc:postgresql://127.0.0.1:$PORT_POSTGRES/keycloak" --db-username=edgefleet --db-password=edgefleet \
+    --import-realm
+  wait_http keycloak "http://127.0.0.1:$PORT_KEYCLOAK_MANAGEMENT/health/ready" 180
+}
+
+write_stack_env() {
+  local secret_file="$VAR_DIR/auth-secret"
+  [ -s "$secret_file" ] || head -c 32 /dev/urandom | base64 | tr -d '\n' >"$secret_file"
+  cat >"$STACK_ENV" <<ENV
+# Written by scripts/stack/up.sh for the '$EDGEFLEET_PROFILE' profile. Source it to talk to this stack.
+EDGEFLEET_PROFILE=$EDGEFLEET_PROFILE
+DATABASE_URL=postgresql://edgefleet@127.0.0.1:$PORT_POSTGRES/edgefleet
+NATS_URL=nats://127.0.0.1:$PORT_NATS
+NATS_LEAF_URL=nats-leaf://127.0.0.1:$PORT_NATS_LEAF
+NATS_MONITOR_URL=http://127.0.0.1:$PORT_NATS_MONITOR
+NATS_SERVER_BIN=$NATS_BIN
+MIMIR_URL=http://127.0.0.1:$PORT_MIMIR_HTTP
+KEYCLOAK_URL=http://127.0.0.1:$PORT_KEYCLOAK
+KEYCLOAK_ADMIN_USERNAME=admin
+KEYCLOAK_ADMIN_PASSWORD=admin
+AUTH_KEYCLOAK_ISSUER=http://127.0.0.1:$PORT_KEYCLOAK/realms/edgefleet
+AUTH_KEYCLOAK_ID=edgefleet-console
+AUTH_KEYCLOAK_SECRET=edgefleet-console-secret
+AUTH_SECRET=$(cat "$secret_file")
+AUTH_URL=http://127.0.0.1:$PORT_WEB
+AUTH_TRUST_HOST=true
+WEB_URL=http://127.0.0.1:$PORT_WEB
+WEB_PORT=$PORT_WEB
+GATEWAY_HTTP_PORT=$PORT_GATEWAY
+GATEWAY_URL=http://127.0.0.1:$PORT_GATEWAY
+NEXT_TELEMETRY_DISABLED=1
+TURBO_TELEMETRY_DISABLED=1
+ENV
+}
+
+load_stack_env() {
+  set -a
+  # shellcheck disable=SC1090
+  source "$STACK_ENV"
+  set +a
+}
+
+prepare_database() {
+  step "migrating and seeding the database"
+  (cd "$REPO_ROOT" && pnpm --silent --filter @edgefleet/db db:migrate >"$LOG_DIR/db-migrate.log" 2>&1) ||
+    { tail -n 20 "$LOG_DIR/db-migrate.log" >&2; die "database migration failed" "log: $LOG_DIR/db-migrate.log"; }
+  ok "migrations applied"
+  (cd "$REPO_ROOT" && pnpm --silent --filter @edgefleet/db db:seed >"$LOG_DIR/db-seed.log" 2>&1) ||
+    { tail -n 20 "$LOG_DIR/db-seed.log" >&2; die "database seed failed" "log: $LOG_DIR/db-seed.log"; }
+  ok "demo organizations seeded"
+}
+
+start_gateway() {
+  if is_running gateway; then ok "gateway already running on :$PORT_GATEWAY"; return 0; fi
+  require_free_port "$PORT_GATEWAY" gateway
+  start_process gateway bash -c "cd '$REPO_ROOT/apps/gateway' && exec node_modules/.bin/tsx src/main.ts"
+  wait_http gateway "http://127.0.0.1:$PORT_GATEWAY/readyz" 60
+}
+
+build_web() {
+  step "building the console (next build, ~1 min)"
+  run_with_progress "next build" 90 "$LOG_DIR/web-build.log" \
+    bash -c "cd '$REPO_ROOT/apps/web' && node_modules/.bin/next build"
+}
+
+start_web() {
+  if is_running web; then ok "web already running on :$PORT_WEB"; return 0; fi
+  require_free_port "$PORT_WEB" "web console"
+  start_process web bash -c "cd '$REPO_ROOT/apps/web' && exec node_modules/.bin/next start -H 127.0.0.1 -p $PORT_WEB"
+  wait_http web "http://127.0.0.1:$PORT_WEB/" 60 "^(2|3)"
+}
