@@ -110,7 +110,7 @@ describe("docker-compose.yml", () => {
           .replace(/_listen_address: 0\.0\.0\.0/g, "_listen_address: 127.0.0.1"),
       ) as unknown;
     expect(normalize(read("infra/compose/mimir.yaml"))).toEqual(
-      normalize(read("scripts/stack/config/mimir.yaml")),
+      normalize(read("scripts/stack/config/mimir.yaml.template")),
     );
   });
 
