@@ -67,12 +67,10 @@ start_mimir() {
   require_free_port "$PORT_MIMIR_HTTP" "mimir http"
   require_free_port "$PORT_MIMIR_GRPC" "mimir grpc"
   require_free_port "$PORT_MIMIR_MEMBERLIST" "mimir memberlist"
-  require_free_port "$PORT_MIMIR_ALERTMANAGER_CLUSTER" "mimir alertmanager cluster"
   local DATA_DIR="$VAR_DIR/mimir"
   mkdir -p "$DATA_DIR"
   render "$STACK_DIR/config/mimir.yaml.template" "$DATA_DIR/mimir.yaml"
-  start_process mimir "$MIMIR_BIN" -config.file="$DATA_DIR/mimir.yaml" \
-    -alertmanager.cluster.listen-address="127.0.0.1:$PORT_MIMIR_ALERTMANAGER_CLUSTER"
+  start_process mimir "$MIMIR_BIN" -config.file="$DATA_DIR/mimir.yaml"
   wait_http mimir "http://127.0.0.1:$PORT_MIMIR_HTTP/ready" 90
 }
 
