@@ -1,21 +1,10 @@
-import pg from "pg";
-import type { SqlQueryable } from "./health/postgres.js";
+import { createPrismaClient, type Db } from "@edgefleet/db";
 
-export interface GatewayDatabase extends SqlQueryable {
-  $disconnect(): Promise<void>;
-}
-
-// TEMPORARY: a pg pool shaped like the Prisma client until @edgefleet/db exports createPrismaClient.
-export function createGatewayDatabase(databaseUrl: string): GatewayDatabase {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
-  // An idle client losing its server must not crash the process; the next probe reports it.
-  pool.on("error", () => {});
-  return {
-    async $queryRaw<T>(query: TemplateStringsArray, ...values: unknown[]) {
-      const text = query.reduce((sql, part, index) => `${sql}$${index}${part}`);
-      const result = await pool.query(text, values);
-      return result.rows as T;
-    },
-    $disconnect: () => pool.end(),
-  };
+/**
+ * The gateway's one Prisma client. A connect timeout, because pg's default is to wait forever,
+ * and a connection attempt stuck on a dead host would hold a pool slot long after the health
+ * check gave up on it.
+ */
+export function createGatewayDatabase(databaseUrl: string): Db {
+  return createPrismaClient(databaseUrl, { pool: { connectionTimeoutMillis: 5_000 } });
 }

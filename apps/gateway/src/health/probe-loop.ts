@@ -103,15 +103,16 @@ export class ProbeLoop {
   }
 }
 
+/** One line per failure: Prisma's multi-line messages would otherwise break up the readyz JSON and logs. */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    // AggregateError (e.g. ECONNREFUSED on both ::1 and 127.0.0.1) hides the useful part in .errors.
-    if (error instanceof AggregateError && error.errors.length > 0 && !error.message) {
-      return error.errors.map(describeError).join("; ");
-    }
-    const code = (error as { code?: unknown }).code;
-    const cause = error.cause ? ` (cause: ${describeError(error.cause)})` : "";
-    return `${error.message || error.name}${typeof code === "string" && !error.message.includes(code) ? ` [${code}]` : ""}${cause}`;
+  if (!(error instanceof Error)) return String(error);
+  // AggregateError (e.g. ECONNREFUSED on both ::1 and 127.0.0.1) hides the useful part in .errors.
+  if (error instanceof AggregateError && error.errors.length > 0 && !error.message) {
+    return error.errors.map(describeError).join("; ");
   }
-  return String(error);
+  const message = (error.message || error.name).replace(/\s+/g, " ").trim();
+  const code = (error as { code?: unknown }).code;
+  const codeSuffix = typeof code === "string" && !message.includes(code) ? ` [${code}]` : "";
+  const cause = error.cause ? ` (cause: ${describeError(error.cause)})` : "";
+  return `${message}${codeSuffix}${cause}`;
 }
