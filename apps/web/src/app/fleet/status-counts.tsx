@@ -1,0 +1,24 @@
+import type { RouterOutputs } from "@edgefleet/api";
+import styles from "./fleet.module.css";
+
+type NodeCounts = RouterOutputs["node"]["counts"];
+type NodeStatus = keyof NodeCounts["byStatus"];
+
+// Type-only import from the API: its runtime code (Prisma) must stay out of the browser bundle.
+const statusOrder = ["online", "offline", "pending", "revoked"] as const satisfies readonly NodeStatus[];
+
+export function StatusCounts({ counts }: { counts: NodeCounts }) {
+  return (
+    <ul className={styles.counts} aria-label="Nodes by status">
+      <li>
+        <strong data-testid="count-total">{counts.total}</strong> nodes
+      </li>
+      {statusOrder.map((status) => (
+        <li key={status}>
+          <span className={`${styles.badge} ${styles[status]}`}>{status}</span>{" "}
+          <strong data-testid={`count-${status}`}>{counts.byStatus[status] ?? 0}</strong>
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,24 @@
+import { createEnv } from "@t3-oss/env-nextjs";
+import { z } from "zod";
+
+/**
+ * The one place the web app reads its environment. Every server-side setting is validated at
+ * start-up so a missing or malformed variable fails loudly instead of surfacing as an odd
+ * sign-in error later.
+ */
+export const env = createEnv({
+  server: {
+    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: "DATABASE_URL must be a postgresql:// URL" }),
+    AUTH_SECRET: z.string().min(16, "AUTH_SECRET must be at least 16 characters"),
+    AUTH_URL: z.url(),
+    AUTH_KEYCLOAK_ID: z.string().min(1),
+    AUTH_KEYCLOAK_SECRET: z.string().min(1),
+    AUTH_KEYCLOAK_ISSUER: z.url(),
+    NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+  },
+  client: {},
+  experimental__runtimeEnv: {},
+  // `next build` imports server modules; validation still runs when the server starts.
+  skipValidation: process.env.EDGEFLEET_SKIP_ENV_VALIDATION === "1",
+  emptyStringAsUndefined: true,
+});

@@ -1,0 +1,24 @@
+import "server-only";
+import { type ApiSession, createTRPCContext } from "@edgefleet/api";
+import { cookies } from "next/headers";
+import { auth } from "~/auth";
+import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/active-organization";
+import { db } from "./db";
+
+/** The signed-in user as the API sees it, or null. */
+export async function getApiSession(): Promise<ApiSession | null> {
+  const session = await auth();
+  if (!session?.user?.id || !session.user.email) return null;
+  return { userId: session.user.id, email: session.user.email, memberships: session.memberships };
+}
+
+/** tRPC context for the current request (route handler or server component). */
+export async function createRequestContext() {
+  const session = await getApiSession();
+  const cookieValue = (await cookies()).get(ACTIVE_ORGANIZATION_COOKIE)?.value;
+  return createTRPCContext({
+    db,
+    session,
+    activeOrganizationSlug: pickActiveOrganization(cookieValue, session?.memberships ?? []),
+  });
+}
