@@ -1,7 +1,7 @@
 // Prisma CLI configuration: the WASM schema engine ("js") driven through a pg driver adapter, so
 // generate/migrate need no downloaded engine binary and work offline.
-import { PrismaPg } from "@prisma/adapter-pg-migrate";
 import { defineConfig } from "prisma/config";
+import { MigrateAdapterFactory } from "./prisma/migrate-adapter";
 import { connectionConfigFromUrl, requireDatabaseUrl } from "./src/connection";
 
 unrefLongTimersInThisProcess();
@@ -12,10 +12,9 @@ export default defineConfig({
   schema: "prisma/schema.prisma",
   migrations: { path: "prisma/migrations" },
   // Called only by commands that touch a database (not by `generate`).
-  // adapter-pg 7.x here: 6.19.3 cannot read `name` columns during migrate.
   // allowExitOnIdle: the CLI never closes the pool, which would keep the process alive.
   adapter: async () =>
-    new PrismaPg({ ...connectionConfigFromUrl(requireDatabaseUrl()), allowExitOnIdle: true }),
+    new MigrateAdapterFactory({ ...connectionConfigFromUrl(requireDatabaseUrl()), allowExitOnIdle: true }),
 });
 
 /**
