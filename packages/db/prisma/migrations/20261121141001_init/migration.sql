@@ -324,7 +324,7 @@ ALTER TABLE "app_instance" ADD CONSTRAINT "app_instance_organization_id_node_id_
 ALTER TABLE "app_instance" ADD CONSTRAINT "app_instance_organization_id_app_id_fkey" FOREIGN KEY ("organization_id", "app_id") REFERENCES "app"("organization_id", "id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
-ALTER TABLE "app_instance" ADD CONSTRAINT "app_instance_organization_id_app_id_desired_version_id_fkey" FOREIGN KEY ("organization_id", "app_id", "desired_version_id") REFERENCES "app_version"("organization_id", "app_id", "id") ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE "app_instance" ADD CONSTRAINT "app_instance_organization_id_app_id_desired_version_id_fkey" FOREIGN KEY ("organization_id", "app_id", "desired_version_id") REFERENCES "app_version"("organization_id", "app_id", "id") ON DELETE NO ACTION ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "app_instance" ADD CONSTRAINT "app_instance_organization_id_app_id_observed_version_id_fkey" FOREIGN KEY ("organization_id", "app_id", "observed_version_id") REFERENCES "app_version"("organization_id", "app_id", "id") ON DELETE NO ACTION ON UPDATE CASCADE;
