@@ -45,15 +45,19 @@ if [ "$SERVICES_ONLY" = 0 ]; then
 fi
 trap - ERR INT TERM EXIT
 
-cat <<DONE
-
-${C_GREEN}${C_BOLD}Edgefleet ($EDGEFLEET_PROFILE) is up${C_OFF} in $((SECONDS - start))s.
-
+printf '\n%s%sEdgefleet (%s) is up%s in %ss.\n\n' "$C_GREEN" "$C_BOLD" "$EDGEFLEET_PROFILE" "$C_OFF" "$((SECONDS - start))"
+if [ "$SERVICES_ONLY" = 0 ]; then
+  cat <<DONE
   Console        $WEB_URL
   Demo logins    alice / edgefleet   (Acme Energy)
                  bob   / edgefleet   (Globex Logistics)
-  Keycloak admin $KEYCLOAK_URL/admin   (admin / admin)
   Gateway        $GATEWAY_URL/readyz   $GATEWAY_URL/metrics
+DONE
+else
+  echo "  Servers only: run the apps yourself with the variables of ${STACK_ENV#"$REPO_ROOT"/}"
+fi
+cat <<DONE
+  Keycloak admin $KEYCLOAK_URL/admin   (admin / admin)
   NATS           $NATS_URL   (leaf nodes: ${NATS_LEAF_URL#nats-leaf://}, monitor: $NATS_MONITOR_URL)
   Mimir          $MIMIR_URL
   PostgreSQL     $DATABASE_URL
