@@ -10,6 +10,9 @@ export async function signInAs(page: Page, username: string): Promise<void> {
   await page.goto("/fleet");
   await expect(page).toHaveURL(keycloakLoginUrl);
   await page.locator("#username").fill(username);
+  // With organizations enabled Keycloak asks for the username first (identity-first login, so
+  // it can route to an organization's identity provider) and for the password on a second page.
+  if (!(await page.locator("#password").isVisible())) await page.locator("#kc-login").click();
   await page.locator("#password").fill(DEMO_PASSWORD);
   await page.locator("#kc-login").click();
   await expect(page).toHaveURL(/\/fleet$/);

@@ -8,6 +8,7 @@ import { env } from "~/env";
 import { db } from "~/server/db";
 import { ACTIVE_ORGANIZATION_COOKIE } from "./active-organization";
 import { parseOrganizationClaim } from "./organization-claim";
+import { publicRedirect } from "./safe-redirect";
 
 const membershipSchema = z.object({
   organizationId: z.string(),
@@ -44,8 +45,15 @@ export const { handlers, auth, signIn, signOut } = NextAuth({
       authorization: { params: { scope: "openid email profile organization" } },
     }),
   ],
+  // Next.js presents 127.0.0.1 requests to route handlers as "localhost", so without this the
+  // code exchange would send redirect_uri=http://localhost:…, which Keycloak rejects as not the
+  // one used in the authorization request.
+  redirectProxyUrl: new URL("/api/auth", env.AUTH_URL).toString(),
   pages: { signIn: "/sign-in" },
   callbacks: {
+    redirect({ url, baseUrl }) {
+      return publicRedirect(url, baseUrl, env.AUTH_URL);
+    },
     async jwt({ token, account, profile }) {
       // `account` and `profile` are only present right after the OIDC callback: mirror the
       // identity and its Keycloak organizations into our database once per sign-in.

@@ -28,6 +28,10 @@ export default async function FleetPage() {
             {/* Keyed by organization so switching starts from a clean state (search, pages). */}
             <FleetView key={activeOrganization.slug} />
           </>
+        ) : activeSlug ? (
+          <p role="alert" className={styles.error}>
+            You are not a member of organization “{activeSlug}”. Pick one of your organizations above.
+          </p>
         ) : (
           <p>You are not a member of any organization yet. Ask an owner to invite you.</p>
         )}

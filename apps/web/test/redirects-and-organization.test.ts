@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isOrganizationSlug, pickActiveOrganization } from "../src/auth/active-organization";
-import { safeCallbackPath } from "../src/auth/safe-redirect";
+import { publicRedirect, safeCallbackPath } from "../src/auth/safe-redirect";
 
 const memberships = [{ slug: "acme" }, { slug: "globex" }];
 
@@ -43,5 +43,28 @@ describe("safeCallbackPath", () => {
     expect(safeCallbackPath("//evil.example/")).toBe("/fleet");
     expect(safeCallbackPath("/\\evil.example")).toBe("/fleet");
     expect(safeCallbackPath(null)).toBe("/fleet");
+  });
+});
+
+describe("publicRedirect", () => {
+  const publicOrigin = "http://127.0.0.1:13000";
+  const nextBase = "http://localhost:13000";
+
+  it("re-roots same-site destinations on the public origin", () => {
+    expect(publicRedirect("/fleet", nextBase, publicOrigin)).toBe("http://127.0.0.1:13000/fleet");
+    expect(publicRedirect("http://localhost:13000/fleet?x=1", nextBase, publicOrigin)).toBe(
+      "http://127.0.0.1:13000/fleet?x=1",
+    );
+    expect(publicRedirect("http://127.0.0.1:13000/fleet", nextBase, publicOrigin)).toBe(
+      "http://127.0.0.1:13000/fleet",
+    );
+  });
+
+  it("sends foreign destinations to the start page", () => {
+    expect(publicRedirect("https://evil.example/fleet", nextBase, publicOrigin)).toBe(
+      "http://127.0.0.1:13000/",
+    );
+    expect(publicRedirect("//evil.example/x", nextBase, publicOrigin)).toBe("http://127.0.0.1:13000/");
+    expect(publicRedirect("http://127.0.0.1:9999/", nextBase, publicOrigin)).toBe("http://127.0.0.1:13000/");
   });
 });
