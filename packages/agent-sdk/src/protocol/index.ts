@@ -1,0 +1,4 @@
+export * from "./codec.js";
+export * from "./messages.js";
+export * from "./run-spec.js";
+export * from "./subjects.js";

@@ -1,0 +1,192 @@
+import { z } from "zod";
+import { runSpecSchema } from "./run-spec.js";
+import { WIRE_ID_PATTERN } from "./subjects.js";
+
+/** The protocol version every message carries in `v`. */
+export const PROTOCOL_VERSION = 1;
+
+const version = z.literal(PROTOCOL_VERSION);
+const wireId = z.string().regex(WIRE_ID_PATTERN, "wire id must be [0-9a-z]{1,20}");
+const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+const revision = count;
+const sequence = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
+const epochMillis = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+const shortText = z.string().min(1).max(64);
+/** App key in deltas and reports: the app's name, unique in the organization. */
+const appName = z.string().min(1).max(128);
+const reason = z.string().max(256);
+
+export const INSTANCE_STATES = ["pending", "pulling", "starting", "running", "failed", "stopped"] as const;
+export type InstanceState = (typeof INSTANCE_STATES)[number];
+
+export const enrollRequestSchema = z.object({
+  v: version,
+  tok: z.string().min(1).max(256),
+  /** The node's public user nkey ("U..."); the seed never leaves the node. */
+  key: z.string().regex(/^U[A-Z2-7]{55}$/, "key must be a public user nkey (U + 55 base32 chars)"),
+  name: z.string().min(1).max(128),
+  lab: z.record(z.string().min(1).max(63), z.string().max(255)).optional(),
+  av: shortText,
+  os: shortText,
+  arch: shortText,
+});
+
+export const ENROLL_STATUSES = ["approved", "pending", "rejected"] as const;
+
+export const enrollReplySchema = z
+  .object({
+    v: version,
+    st: z.enum(ENROLL_STATUSES),
+    nid: z.string().min(1).max(64).optional(),
+    wid: wireId.optional(),
+    org: wireId.optional(),
+    jwt: z.string().min(1).max(6144).optional(),
+    err: reason.optional(),
+    /** Pending only: seconds the agent should wait before asking again. */
+    retry: z.int().min(1).max(3600).optional(),
+  })
+  .refine(
+    (reply) =>
+      reply.st !== "approved" ||
+      (reply.nid !== undefined &&
+        reply.wid !== undefined &&
+        reply.org !== undefined &&
+        reply.jwt !== undefined),
+    { message: "an approved reply carries nid, wid, org and jwt" },
+  );
+
+export const helloSchema = z.object({
+  v: version,
+  av: shortText,
+  os: shortText,
+  arch: shortText,
+  /** Random id of this agent process run: the gateway sees restarts. */
+  boot: z.string().min(1).max(64),
+  /** Last desired revision the agent applied (0: none). */
+  rev: revision,
+});
+
+export const desiredPutSchema = z.object({
+  app: appName,
+  ver: z.string().min(1).max(128),
+  spec: runSpecSchema,
+});
+
+/** Delta body, shared by DesiredDelta and HelloReply.d. */
+const deltaFields = {
+  from: revision,
+  to: revision,
+  put: z.array(desiredPutSchema).max(1024),
+  del: z.array(appName).max(1024),
+};
+const fromNotAfterTo = {
+  check: (delta: { from: number; to: number }) => delta.from <= delta.to,
+  message: { message: "delta from must not be after to" },
+};
+
+export const desiredDeltaBodySchema = z
+  .object(deltaFields)
+  .refine(fromNotAfterTo.check, fromNotAfterTo.message);
+export const desiredDeltaSchema = z
+  .object({ v: version, ...deltaFields })
+  .refine(fromNotAfterTo.check, fromNotAfterTo.message);
+
+export const helloReplySchema = z.object({
+  v: version,
+  /** Heartbeat interval, seconds. */
+  hb: z.int().min(1).max(3600),
+  /** Metrics interval, seconds. */
+  mx: z.int().min(5).max(86_400),
+  /** Everything stamped after Hello.rev, or null when the agent is up to date. */
+  d: desiredDeltaBodySchema.nullable(),
+});
+
+export const heartbeatSchema = z.object({ v: version, s: count });
+
+export const desiredAckSchema = z.object({ v: version, rev: revision });
+
+export const instanceStatusSchema = z.object({
+  app: appName,
+  /** Observed (running) version; absent before the first start. */
+  ver: z.string().min(1).max(128).optional(),
+  st: z.enum(INSTANCE_STATES),
+  why: reason.optional(),
+  /** Restarts since the agent took this version. */
+  rs: count,
+});
+
+export const statusReportSchema = z.object({
+  v: version,
+  seq: sequence,
+  at: epochMillis,
+  /** Full snapshot of the node's instances: an app absent here has no instance on the node. */
+  inst: z.array(instanceStatusSchema).max(512),
+});
+
+export const CONTROL_MESSAGE_TYPES = ["enroll", "hello", "hb", "st", "mx", "ack", "delta"] as const;
+export type ControlMessageType = (typeof CONTROL_MESSAGE_TYPES)[number];
+
+export const metricsReportSchema = z.object({
+  v: version,
+  seq: sequence,
+  at: epochMillis,
+  /** Host CPU busy over the interval, per mille of all cores (0–1000). */
+  cpu: z.int().min(0).max(1000),
+  /** Memory used (total − available) and total, bytes. */
+  mu: count,
+  mt: count,
+  /** Disk used and total of the filesystem holding the agent's state dir, bytes. */
+  du: count,
+  dt: count,
+  /** Round trip to the server, microseconds; absent when not measured. */
+  rtt: count.optional(),
+  /** Cumulative bytes received/sent per interface (lo skipped, at most 4). */
+  net: z.array(z.object({ if: z.string().min(1).max(32), rx: count, tx: count })).max(4),
+  /** Per app: CPU per mille of one core over the interval, resident memory bytes. */
+  apps: z.array(z.object({ app: appName, cpu: count, mem: count })).max(64),
+  /** Cumulative control-plane bytes [sent, received] per message type since the agent started. */
+  ctl: z.partialRecord(z.enum(CONTROL_MESSAGE_TYPES), z.tuple([count, count])),
+});
+
+export const messageSchemas = {
+  enrollRequest: enrollRequestSchema,
+  enrollReply: enrollReplySchema,
+  hello: helloSchema,
+  helloReply: helloReplySchema,
+  heartbeat: heartbeatSchema,
+  desiredDelta: desiredDeltaSchema,
+  desiredAck: desiredAckSchema,
+  statusReport: statusReportSchema,
+  metricsReport: metricsReportSchema,
+} as const;
+
+export type MessageType = keyof typeof messageSchemas;
+export const MESSAGE_TYPES = Object.keys(messageSchemas) as MessageType[];
+
+/** Largest encoded payload a receiver accepts, per message. */
+export const MESSAGE_SIZE_LIMITS: Record<MessageType, number> = {
+  enrollRequest: 4 * 1024,
+  enrollReply: 8 * 1024,
+  hello: 1024,
+  helloReply: 1024 * 1024,
+  heartbeat: 64,
+  desiredDelta: 1024 * 1024,
+  desiredAck: 64,
+  statusReport: 64 * 1024,
+  metricsReport: 16 * 1024,
+};
+
+export type MessageOf<T extends MessageType> = z.output<(typeof messageSchemas)[T]>;
+
+export type EnrollRequest = MessageOf<"enrollRequest">;
+export type EnrollReply = MessageOf<"enrollReply">;
+export type Hello = MessageOf<"hello">;
+export type HelloReply = MessageOf<"helloReply">;
+export type Heartbeat = MessageOf<"heartbeat">;
+export type DesiredDelta = MessageOf<"desiredDelta">;
+export type DesiredDeltaBody = z.output<typeof desiredDeltaBodySchema>;
+export type DesiredPut = z.output<typeof desiredPutSchema>;
+export type DesiredAck = MessageOf<"desiredAck">;
+export type StatusReport = MessageOf<"statusReport">;
+export type InstanceStatus = z.output<typeof instanceStatusSchema>;
+export type MetricsReport = MessageOf<"metricsReport">;
