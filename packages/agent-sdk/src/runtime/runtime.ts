@@ -1,0 +1,49 @@
+import type { InstanceStatus, RunSpec } from "../protocol/index.js";
+
+/** Resource use of one app's main process, sampled for MetricsReport. */
+export interface AppUsage {
+  app: string;
+  /** CPU per mille of one core since the previous sample. */
+  cpu: number;
+  /** Resident memory, bytes. */
+  mem: number;
+}
+
+/**
+ * Where desired apps run. The agent calls `put`/`remove` with absolute desired state (re-applying is
+ * harmless) and reports `instances()` whenever `onChange` fires.
+ */
+export interface Runtime {
+  /** Runs `app` at `version` (replacing another version or spec; a no-op if unchanged). */
+  put(app: string, version: string, spec: RunSpec): void;
+  /** Stops and forgets `app` (a no-op if unknown). */
+  remove(app: string): void;
+  /** Snapshot of every instance, in app-name order. */
+  instances(): InstanceStatus[];
+  /** Subscribes to state transitions; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void;
+  /** Per-app resource use since the previous call (empty for runtimes without real processes). */
+  sampleUsage(): Promise<AppUsage[]>;
+  /** Stops every app and waits until they are gone. */
+  shutdown(): Promise<void>;
+}
+
+/** Listener registry shared by runtimes; a throwing listener cannot break a state transition. */
+export class ChangeListeners {
+  private readonly listeners = new Set<() => void>();
+
+  add(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(): void {
+    for (const listener of this.listeners) {
+      try {
+        listener();
+      } catch {
+        // A reporting bug must not stop the runtime from supervising processes.
+      }
+    }
+  }
+}
