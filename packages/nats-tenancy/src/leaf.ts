@@ -1,0 +1,47 @@
+import type { TenancySecrets } from "./bootstrap";
+
+export interface LeafNodeConfigInput {
+  serverName: string;
+  /** Where the site's agents connect, e.g. 0.0.0.0:4222 on the site gateway box. */
+  listen: string;
+  /** The hub's leafnode URL(s), e.g. nats-leaf://hub.example.com:7422. */
+  hubLeafUrls: string[];
+  /** Path of the site's credentials file on the leaf machine. */
+  credentialsPath: string;
+  accountPublicKey: string;
+  accountJwt: string;
+}
+
+/**
+ * nats-server configuration for a site's leaf node. The leaf runs in operator mode with the
+ * organization's account preloaded, so it checks every agent's own credentials and
+ * permissions locally; towards the hub it speaks as the site (siteLeafUserJwt), bound to
+ * the organization's account. The platform account is deliberately not known here: service
+ * imports resolve on the hub.
+ */
+export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInput): string {
+  return [
+    "# Edgefleet site leaf node (generated). Agents of this site connect here.",
+    `server_name: ${JSON.stringify(input.serverName)}`,
+    `listen: ${JSON.stringify(input.listen)}`,
+    "max_payload: 1MB",
+    `operator: ${secrets.operator.jwt}`,
+    `system_account: ${secrets.system.publicKey}`,
+    "resolver: MEMORY",
+    "resolver_preload: {",
+    // The operator names a system account, so the leaf must know it (a public document).
+    `  ${secrets.system.publicKey}: ${secrets.system.jwt}`,
+    `  ${input.accountPublicKey}: ${input.accountJwt}`,
+    "}",
+    "leafnodes {",
+    "  remotes: [",
+    "    {",
+    `      urls: ${JSON.stringify(input.hubLeafUrls)}`,
+    `      credentials: ${JSON.stringify(input.credentialsPath)}`,
+    `      account: ${input.accountPublicKey}`,
+    "    }",
+    "  ]",
+    "}",
+    "",
+  ].join("\n");
+}
