@@ -64,10 +64,10 @@ export function platformUpWildcard(type: UpType): string {
   return `ef.t.*.up.*.${type}`;
 }
 
-/** Inbox prefix of a node's connection: its user may subscribe only under `_INBOX_<wid>.>`. */
+/** Inbox prefix of a node's connection: its user may subscribe only under `_INBOX.<wid>.>` (a whole token, so a leaf's site user can allow `_INBOX.>`). */
 export function nodeInboxPrefix(wid: string): string {
   assertWireId("node", wid);
-  return `_INBOX_${wid}`;
+  return `_INBOX.${wid}`;
 }
 
 /** `Nats-Msg-Id` of a durable up message: JetStream drops a redelivery within the duplicate window. */
