@@ -24,6 +24,19 @@ export function isWireId(value: string): boolean {
   return WIRE_ID_PATTERN.test(value);
 }
 
+/** Renders a database wire id (a bigint sequence) as its subject token. */
+export function formatWireId(id: bigint): string {
+  return id.toString(36);
+}
+
+/** Parses a subject token back into the database wire id; null if it is not one. */
+export function parseWireId(token: string): bigint | null {
+  if (!isWireId(token)) return null;
+  let value = 0n;
+  for (const char of token) value = value * 36n + BigInt(Number.parseInt(char, 36));
+  return value;
+}
+
 function assertWireId(kind: string, value: string): void {
   if (!isWireId(value))
     throw new Error(`invalid ${kind} wire id ${JSON.stringify(value)}: want [0-9a-z]{1,20}`);
