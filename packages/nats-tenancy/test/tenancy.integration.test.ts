@@ -16,12 +16,11 @@ import {
   leafNodeConfig,
   nodeUserJwt,
   pushAccountJwt,
-  serverAuthConfig,
   siteLeafUserJwt,
   type TenancySecrets,
   tenantAccountJwt,
 } from "../src/index";
-import { freePort, type RunningNats, startNats } from "./nats-server";
+import { type RunningNats, startNats, startOperatorModeHub } from "../src/testing";
 
 // Real hub and leaf nats-servers in operator mode, with accounts and users minted by this
 // package: proves who can reach which subject, through the hub and through a leaf.
@@ -30,9 +29,8 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 let secrets: TenancySecrets;
-let hub: RunningNats;
+let hub: RunningNats & { leafUrl: string };
 let leaf: RunningNats;
-let hubLeafPort: number;
 let platform: NatsConnection;
 let system: NatsConnection;
 const opened: NatsConnection[] = [];
@@ -113,15 +111,7 @@ let nodeB1: TestNode;
 
 beforeAll(async () => {
   secrets = await createTenancySecrets("test-operator");
-  hubLeafPort = await freePort();
-  hub = await startNats(
-    ({ dir, port, monitorPort }) => `
-listen: 127.0.0.1:${port}
-http: 127.0.0.1:${monitorPort}
-jetstream { domain: hub, store_dir: ${JSON.stringify(join(dir, "js"))} }
-leafnodes { listen: 127.0.0.1:${hubLeafPort}, isolate_leafnode_interest: true }
-${serverAuthConfig(secrets, join(dir, "jwt"))}`,
-  );
+  hub = await startOperatorModeHub(secrets);
   platform = await credsConnect(hub.url, secrets.platform.userCreds);
   system = await credsConnect(hub.url, secrets.system.userCreds);
   await pushAccountJwt(system, await accountJwt(orgA));
@@ -147,7 +137,7 @@ ${serverAuthConfig(secrets, join(dir, "jwt"))}`,
     return `${leafNodeConfig(secrets, {
       serverName: "site-plant-7",
       listen: `127.0.0.1:${port}`,
-      hubLeafUrls: [`nats-leaf://127.0.0.1:${hubLeafPort}`],
+      hubLeafUrls: [hub.leafUrl],
       credentialsPath,
       accountPublicKey: orgA.account.getPublicKey(),
       accountJwt: accountJwtA,

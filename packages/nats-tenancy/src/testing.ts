@@ -1,10 +1,12 @@
+// Test support shared by packages whose tests need real nats-server processes (hub and leaf).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serverAuthConfig, type TenancySecrets } from "./bootstrap";
 
-// Real nats-server processes for tests (hub and leaf), each in its own temp dir.
+// Each server runs in its own temp dir, removed on stop.
 
 export function natsServerBin(): string {
   const bin = process.env.NATS_SERVER_BIN;
@@ -82,4 +84,20 @@ export async function startNats(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A hub as the stack runs it: operator mode, JetStream domain "hub", a leafnode listener. */
+export async function startOperatorModeHub(
+  secrets: TenancySecrets,
+): Promise<RunningNats & { leafUrl: string }> {
+  const leafPort = await freePort();
+  const hub = await startNats(
+    ({ dir, port, monitorPort }) => `
+listen: 127.0.0.1:${port}
+http: 127.0.0.1:${monitorPort}
+jetstream { domain: hub, store_dir: ${JSON.stringify(join(dir, "js"))} }
+leafnodes { listen: 127.0.0.1:${leafPort}, isolate_leafnode_interest: true }
+${serverAuthConfig(secrets, join(dir, "jwt"))}`,
+  );
+  return Object.assign(hub, { leafUrl: `nats-leaf://127.0.0.1:${leafPort}` });
 }
