@@ -1,5 +1,21 @@
 export { type CreatePrismaClientOptions, createPrismaClient, type Db } from "./client";
 export { connectionConfigFromUrl, requireDatabaseUrl } from "./connection";
+export {
+  DESIRED_REVISION_CHANNEL,
+  type DesiredAppSpec,
+  type DesiredAppsChange,
+  type DesiredAppsResult,
+  type DesiredDelta,
+  DesiredStateError,
+  desiredDeltaSince,
+  setDesiredApps,
+} from "./desired-state";
+export {
+  createEnrollmentToken,
+  ENROLLMENT_TOKEN_PREFIX,
+  hashEnrollmentToken,
+  type NewEnrollmentToken,
+} from "./enrollment-tokens";
 export type * from "./generated/prisma/client";
 export {
   ActorType,
@@ -15,5 +31,6 @@ export {
   type OrganizationMembership,
   syncUserFromIdentity,
 } from "./identity";
+export { ACCOUNT_CHANGED_CHANNEL, approveNode, revokeNode } from "./node-lifecycle";
 export { DEMO_ORGANIZATIONS, type SeedSummary, seedDemoData } from "./seed";
 export { TENANT_OWNED_MODELS, type TenantDb, TenantScopeError, tenantDb } from "./tenant";

@@ -1,4 +1,5 @@
 import type { Db } from "./client";
+import { setDesiredApps } from "./desired-state";
 import type { AppInstanceState, NodeStatus } from "./generated/prisma/client";
 import { type TenantDb, tenantDb } from "./tenant";
 
@@ -133,14 +134,15 @@ export async function seedDemoData(db: Db, now = new Date()): Promise<SeedSummar
     summary.organizations += 1;
     summary.users += 1;
     summary.sites += demo.sites.length;
-    const counts = await seedInventory(tdb, organization.id, demo, now);
+    const counts = await seedInventory(db, organization.id, demo, now);
     summary.nodes += counts.nodes;
     summary.appInstances += counts.appInstances;
   }
   return summary;
 }
 
-async function seedInventory(tdb: TenantDb, organizationId: string, demo: DemoOrganization, now: Date) {
+async function seedInventory(db: Db, organizationId: string, demo: DemoOrganization, now: Date) {
+  const tdb: TenantDb = tenantDb(db, organizationId);
   const siteIds = new Map<string, string>();
   for (const site of demo.sites) {
     const row = await tdb.site.upsert({
@@ -191,22 +193,24 @@ async function seedInventory(tdb: TenantDb, organizationId: string, demo: DemoOr
       create: { organizationId, name: node.name, ...state },
       update: state,
     });
-    for (const app of demo.apps) {
+    // Desired apps go through setDesiredApps so they carry revisions (unchanged ones are skipped,
+    // so seeding again uses no new revision); the observed side is what an agent would report.
+    const placed = demo.apps.flatMap((app) => {
       const version = app.placement(node);
       const ids = version ? versionIds.get(`${app.name}@${version}`) : undefined;
-      if (!ids) continue;
+      return ids ? [ids] : [];
+    });
+    await setDesiredApps(db, organizationId, nodeRow.id, { put: placed.map((ids) => ids.versionId) });
+    for (const ids of placed) {
       const instanceState: AppInstanceState =
         node.status === "online" ? "running" : node.status === "offline" ? "stopped" : "pending";
-      const instance = {
-        desiredVersionId: ids.versionId,
-        observedVersionId: node.status === "pending" ? null : ids.versionId,
-        state: instanceState,
-        reason: node.status === "offline" ? "node offline" : null,
-      };
-      await tdb.appInstance.upsert({
+      await tdb.appInstance.update({
         where: { nodeId_appId: { nodeId: nodeRow.id, appId: ids.appId } },
-        create: { organizationId, nodeId: nodeRow.id, appId: ids.appId, ...instance },
-        update: instance,
+        data: {
+          observedVersionId: node.status === "pending" ? null : ids.versionId,
+          state: instanceState,
+          reason: node.status === "offline" ? "node offline" : null,
+        },
       });
       appInstances += 1;
     }

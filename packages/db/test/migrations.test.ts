@@ -31,6 +31,7 @@ describe("migrations", () => {
       "app_instance",
       "app_version",
       "audit_log",
+      "desired_app_removal",
       "enrollment_token",
       "membership",
       "node",

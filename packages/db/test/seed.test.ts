@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../src/client";
+import { desiredDeltaSince } from "../src/desired-state";
 import { syncUserFromIdentity } from "../src/identity";
 import { seedDemoData } from "../src/seed";
 import { tenantDb } from "../src/tenant";
@@ -81,6 +82,22 @@ describe("db:seed", () => {
       include: { memberships: true },
     });
     expect(bob.memberships).toEqual([expect.objectContaining({ organizationId: globex.id, role: "owner" })]);
+  });
+
+  it("gives demo nodes wire ids and desired apps with revisions, stable across re-seeding", async () => {
+    const db = database.db;
+    const node = await db.node.findFirstOrThrow({ where: { name: "acme-plant-7-01" } });
+    const wireIds = await db.node.findMany({ select: { wireId: true } });
+    expect(new Set(wireIds.map((row) => row.wireId)).size).toBe(36);
+    expect(node.desiredRevision).toBeGreaterThan(0);
+    const delta = await desiredDeltaSince(db, node.id, 0);
+    expect(delta?.put.map((spec) => `${spec.app}@${spec.version}`)).toEqual([
+      "modbus-bridge@2.0.1",
+      "telemetry-collector@1.5.0",
+    ]);
+    await seedDemoData(db);
+    const again = await db.node.findUniqueOrThrow({ where: { id: node.id } });
+    expect(again.desiredRevision).toBe(node.desiredRevision);
   });
 
   it("does not unlink a user who already signed in", async () => {

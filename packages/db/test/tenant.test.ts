@@ -72,6 +72,7 @@ describe("tenantDb reads", () => {
         "AppInstance",
         "AppVersion",
         "AuditLog",
+        "DesiredAppRemoval",
         "EnrollmentToken",
         "Membership",
         "Node",
