@@ -96,7 +96,7 @@ export const helloReplySchema = z.object({
   /** Heartbeat interval, seconds. */
   hb: z.int().min(1).max(3600),
   /** Metrics interval, seconds. */
-  mx: z.int().min(5).max(86_400),
+  mx: z.int().min(1).max(86_400),
   /** Everything stamped after Hello.rev, or null when the agent is up to date. */
   d: desiredDeltaBodySchema.nullable(),
 });

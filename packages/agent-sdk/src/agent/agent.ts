@@ -1,0 +1,530 @@
+import { randomBytes } from "node:crypto";
+import { arch as osArch, platform } from "node:os";
+import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
+import { type Authenticator, connect, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { type Logger, silentLogger } from "../logger.js";
+import type { HostSampler } from "../metrics/host.js";
+import {
+  agentDownSubject,
+  agentUpSubject,
+  type DecodeFailureReason,
+  type DesiredDeltaBody,
+  type DurableUpType,
+  decodeMessage,
+  encodeMessage,
+  nodeInboxPrefix,
+  PROTOCOL_VERSION,
+  upMessageId,
+} from "../protocol/index.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { AGENT_VERSION } from "../version.js";
+import { type BackoffPolicy, fullJitterDelay, ReconnectBackoff } from "./backoff.js";
+import { ControlBytes } from "./control-bytes.js";
+import { type Outbox, SerialQueue } from "./outbox.js";
+import type { AgentState, StateStore } from "./state-store.js";
+
+export interface AgentOptions {
+  /** NATS URLs: the site's leaf node, or the hub's leaf port. */
+  servers: string[];
+  /** The node's wire id (from enrollment); names every subject the node may use. */
+  wid: string;
+  /** Node credentials (`credsAuthenticator` / `jwtAuthenticator`). */
+  authenticator: Authenticator;
+  runtime: Runtime;
+  outbox: Outbox;
+  stateStore: StateStore;
+  hostSampler: HostSampler;
+  /** Used until the first HelloReply names the interval. */
+  heartbeatSeconds?: number;
+  metricsSeconds?: number;
+  /** A StatusReport also goes out this often without a change (default 600). */
+  statusRefreshSeconds?: number;
+  reconnect?: BackoffPolicy;
+  requestTimeoutMs?: number;
+  /** Connection name shown in the server's monitoring. */
+  name?: string;
+  logger?: Logger;
+}
+
+export interface AgentStats {
+  connected: boolean;
+  appliedRevision: number;
+  heartbeatsSent: number;
+  hellosAnswered: number;
+  durableDelivered: number;
+  /** Received messages rejected by decodeMessage, per reason. */
+  rejected: Partial<Record<DecodeFailureReason, number>>;
+  outbox: ReturnType<Outbox["stats"]>;
+  controlBytes: ReturnType<ControlBytes["snapshot"]>;
+}
+
+const DEFAULT_RECONNECT: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
+const RETRY_POLICY: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000 };
+const STATUS_DEBOUNCE_MS = 100;
+const FLUSH_BATCH = 32;
+/** Rough NATS framing per message (verb, sid, sizes, CRLFs), counted in control bytes. */
+const FRAMING_BYTES = 20;
+
+/**
+ * The agent core: one connection with node credentials, Hello on every (re)connect, desired state
+ * applied through a Runtime and acknowledged, heartbeats, and status/metrics/acks through the
+ * on-disk outbox so nothing is lost or duplicated across link loss or agent restarts.
+ */
+export class Agent {
+  private readonly logger: Logger;
+  private readonly control = new ControlBytes();
+  private readonly backoff: ReconnectBackoff;
+  private readonly stateQueue = new SerialQueue();
+  private readonly bootId = randomBytes(6).toString("hex");
+  private readonly stopping = new AbortController();
+  private state!: AgentState;
+  private nc: NatsConnection | undefined;
+  private js: JetStreamClient | undefined;
+  private connected = false;
+  private heartbeatMs: number;
+  private metricsMs: number;
+  private heartbeatSequence = 0;
+  private timers = new Set<NodeJS.Timeout>();
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private metricsTimer: NodeJS.Timeout | undefined;
+  private statusDebounce: NodeJS.Timeout | undefined;
+  private lastStatusKey = "";
+  private unsubscribeRuntime: (() => void) | undefined;
+  private flushing = false;
+  private flushAgain = false;
+  private flushFailures = 0;
+  private helloRunning = false;
+  private helloAgain = false;
+  private connectionLoop: Promise<void> = Promise.resolve();
+  private readonly counters = { heartbeatsSent: 0, hellosAnswered: 0, durableDelivered: 0 };
+  private readonly rejected: Partial<Record<DecodeFailureReason, number>> = {};
+
+  private constructor(private readonly options: AgentOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.backoff = new ReconnectBackoff(options.reconnect ?? DEFAULT_RECONNECT);
+    this.heartbeatMs = (options.heartbeatSeconds ?? 30) * 1000;
+    this.metricsMs = (options.metricsSeconds ?? 60) * 1000;
+  }
+
+  /** Restores state, restarts the desired apps, and connects in the background (works offline). */
+  static async start(options: AgentOptions): Promise<Agent> {
+    const agent = new Agent(options);
+    await agent.begin();
+    return agent;
+  }
+
+  stats(): AgentStats {
+    return {
+      connected: this.connected,
+      appliedRevision: this.state.rev,
+      ...this.counters,
+      rejected: { ...this.rejected },
+      outbox: this.options.outbox.stats(),
+      controlBytes: this.control.snapshot(),
+    };
+  }
+
+  /** Clean shutdown: stop apps, deliver what is buffered (bounded wait), close the connection. */
+  async stop(flushTimeoutMs = 5_000): Promise<void> {
+    if (this.stopping.signal.aborted) return;
+    this.unsubscribeRuntime?.();
+    for (const timer of [this.heartbeatTimer, this.metricsTimer, this.statusDebounce, ...this.timers])
+      clearTimeout(timer);
+    await this.options.runtime.shutdown();
+    const deadline = Date.now() + flushTimeoutMs;
+    while (this.connected && this.options.outbox.stats().records > 0 && Date.now() < deadline) {
+      this.kickFlush();
+      await sleep(50);
+    }
+    this.stopping.abort();
+    const nc = this.nc;
+    if (nc) await nc.drain().catch(() => nc.close());
+    await this.connectionLoop;
+    await this.stateQueue.run(async () => undefined);
+    await this.options.outbox.close();
+  }
+
+  private async begin(): Promise<void> {
+    this.state = await this.options.stateStore.load();
+    for (const [app, desired] of Object.entries(this.state.desired))
+      this.options.runtime.put(app, desired.ver, desired.spec);
+    this.unsubscribeRuntime = this.options.runtime.onChange(() => this.scheduleStatus());
+    this.scheduleStatus();
+    this.scheduleHeartbeat();
+    this.scheduleMetrics();
+    this.every((this.options.statusRefreshSeconds ?? 600) * 1000, () => this.reportStatus(true));
+    this.connectionLoop = this.runConnections();
+  }
+
+  /** Connects, and connects again from scratch if the client gives up (e.g. rejected credentials). */
+  private async runConnections(): Promise<void> {
+    let attempt = 0;
+    while (!this.stopping.signal.aborted) {
+      let nc: NatsConnection;
+      try {
+        nc = await connect({
+          servers: this.options.servers,
+          authenticator: this.options.authenticator,
+          inboxPrefix: nodeInboxPrefix(this.options.wid),
+          name: this.options.name ?? `edgefleet-agent ${this.options.wid}`,
+          maxReconnectAttempts: -1,
+          waitOnFirstConnect: true,
+          reconnectDelayHandler: this.backoff.delay,
+          // A dead link is noticed within ~1 min without costing idle uplink bytes every few seconds.
+          pingInterval: 30_000,
+          maxPingOut: 2,
+        });
+      } catch (error) {
+        const delay = fullJitterDelay(attempt++, this.options.reconnect ?? DEFAULT_RECONNECT);
+        this.logger.warn("cannot connect", { error: errorText(error), retryInMs: delay });
+        await sleep(delay, this.stopping.signal);
+        continue;
+      }
+      attempt = 0;
+      if (this.stopping.signal.aborted) {
+        await nc.close();
+        return;
+      }
+      this.attach(nc);
+      const closedWith = await nc.closed();
+      this.connected = false;
+      this.nc = undefined;
+      this.js = undefined;
+      if (!this.stopping.signal.aborted) {
+        this.logger.warn("connection closed, starting over", { error: errorText(closedWith) });
+        await sleep(fullJitterDelay(6, this.options.reconnect ?? DEFAULT_RECONNECT), this.stopping.signal);
+      }
+    }
+  }
+
+  private attach(nc: NatsConnection): void {
+    this.nc = nc;
+    this.js = jetstream(nc);
+    this.connected = true;
+    this.backoff.reset();
+    this.logger.info("connected", { server: nc.getServer() });
+    nc.subscribe(agentDownSubject(this.options.wid), {
+      callback: (error, msg) => {
+        if (!error) this.onDelta(msg);
+      },
+    });
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === "disconnect") {
+          this.connected = false;
+          this.logger.warn("disconnected", { server: status.server });
+        } else if (status.type === "reconnecting") {
+          this.backoff.nextAttempt();
+        } else if (status.type === "reconnect") {
+          this.connected = true;
+          this.backoff.reset();
+          this.logger.info("reconnected", { server: status.server });
+          this.requestHello();
+          this.kickFlush();
+        }
+      }
+    })();
+    this.requestHello();
+    this.kickFlush();
+  }
+
+  // --- desired state ---------------------------------------------------------------------------
+
+  private onDelta(msg: Msg): void {
+    this.control.received("delta", msg.subject.length + msg.data.byteLength + FRAMING_BYTES);
+    const decoded = decodeMessage("desiredDelta", msg.data);
+    if (!decoded.ok) {
+      this.reject("desiredDelta", decoded.reason, decoded.detail);
+      return;
+    }
+    void this.applyDelta(decoded.msg);
+  }
+
+  /** Applies a delta in order with other state changes; asks again through Hello on a gap. */
+  private applyDelta(delta: DesiredDeltaBody): Promise<void> {
+    return this.stateQueue.run(async () => {
+      if (delta.to <= this.state.rev) return;
+      if (delta.from > this.state.rev) {
+        this.logger.warn("desired state gap, asking again", { applied: this.state.rev, from: delta.from });
+        this.requestHello();
+        return;
+      }
+      for (const put of delta.put) {
+        this.options.runtime.put(put.app, put.ver, put.spec);
+        this.state.desired[put.app] = { ver: put.ver, spec: put.spec };
+      }
+      for (const app of delta.del) {
+        this.options.runtime.remove(app);
+        delete this.state.desired[app];
+      }
+      this.state.rev = delta.to;
+      await this.options.stateStore.save(this.state);
+      this.logger.info("desired state applied", {
+        rev: delta.to,
+        put: delta.put.length,
+        del: delta.del.length,
+      });
+      await this.appendDurable(
+        "ack",
+        delta.to,
+        encodeMessage("desiredAck", { v: PROTOCOL_VERSION, rev: delta.to }),
+      );
+    });
+  }
+
+  private requestHello(): void {
+    if (this.helloRunning) {
+      this.helloAgain = true;
+      return;
+    }
+    this.helloRunning = true;
+    void this.hello().finally(() => {
+      this.helloRunning = false;
+      if (this.helloAgain) {
+        this.helloAgain = false;
+        this.requestHello();
+      }
+    });
+  }
+
+  /** Hello until answered (while connected); applies the delta in the reply. */
+  private async hello(): Promise<void> {
+    const subject = agentUpSubject(this.options.wid, "hello");
+    for (let attempt = 0; this.connected && !this.stopping.signal.aborted; attempt++) {
+      const nc = this.nc;
+      if (!nc) return;
+      const payload = encodeMessage("hello", {
+        v: PROTOCOL_VERSION,
+        av: AGENT_VERSION,
+        os: platform(),
+        arch: osArch(),
+        boot: this.bootId,
+        rev: this.state.rev,
+      });
+      try {
+        this.control.sent("hello", subject.length + payload.byteLength + FRAMING_BYTES);
+        const reply = await nc.request(subject, payload, { timeout: this.options.requestTimeoutMs ?? 5_000 });
+        this.control.received("hello", reply.subject.length + reply.data.byteLength + FRAMING_BYTES);
+        const decoded = decodeMessage("helloReply", reply.data);
+        if (decoded.ok) {
+          this.counters.hellosAnswered++;
+          this.setIntervals(decoded.msg.hb, decoded.msg.mx);
+          if (decoded.msg.d) await this.applyDelta(decoded.msg.d);
+          return;
+        }
+        this.reject("helloReply", decoded.reason, decoded.detail);
+      } catch (error) {
+        this.logger.warn("hello not answered", { error: errorText(error) });
+      }
+      await sleep(fullJitterDelay(attempt, RETRY_POLICY), this.stopping.signal);
+    }
+  }
+
+  private setIntervals(heartbeatSeconds: number, metricsSeconds: number): void {
+    const heartbeatMs = heartbeatSeconds * 1000;
+    const metricsMs = metricsSeconds * 1000;
+    if (heartbeatMs !== this.heartbeatMs) {
+      this.heartbeatMs = heartbeatMs;
+      this.scheduleHeartbeat();
+    }
+    if (metricsMs !== this.metricsMs) {
+      this.metricsMs = metricsMs;
+      this.scheduleMetrics();
+    }
+  }
+
+  // --- up messages -----------------------------------------------------------------------------
+
+  private scheduleHeartbeat(): void {
+    clearTimeout(this.heartbeatTimer);
+    if (this.stopping.signal.aborted) return;
+    this.heartbeatTimer = setTimeout(() => {
+      this.heartbeat();
+      this.scheduleHeartbeat();
+    }, this.heartbeatMs);
+  }
+
+  /** Core publish, only while connected: a missed heartbeat is the signal, not something to buffer. */
+  private heartbeat(): void {
+    const nc = this.nc;
+    if (!nc || !this.connected) return;
+    const subject = agentUpSubject(this.options.wid, "hb");
+    const payload = encodeMessage("heartbeat", { v: PROTOCOL_VERSION, s: this.heartbeatSequence++ });
+    try {
+      nc.publish(subject, payload);
+      this.counters.heartbeatsSent++;
+      this.control.sent("hb", subject.length + payload.byteLength + FRAMING_BYTES);
+    } catch (error) {
+      this.logger.warn("heartbeat not sent", { error: errorText(error) });
+    }
+  }
+
+  private scheduleMetrics(): void {
+    clearTimeout(this.metricsTimer);
+    if (this.stopping.signal.aborted) return;
+    this.metricsTimer = setTimeout(() => {
+      void this.reportMetrics().catch((error) =>
+        this.logger.error("metrics report failed", { error: errorText(error) }),
+      );
+      this.scheduleMetrics();
+    }, this.metricsMs);
+  }
+
+  private async reportMetrics(): Promise<void> {
+    const [host, apps] = await Promise.all([
+      this.options.hostSampler.sample(),
+      this.options.runtime.sampleUsage(),
+    ]);
+    let rtt: number | undefined;
+    if (this.nc && this.connected) {
+      // A PING/PONG round trip timed here: nc.rtt() has only millisecond resolution.
+      const started = performance.now();
+      rtt = await this.nc.flush().then(
+        () => Math.max(1, Math.round((performance.now() - started) * 1000)),
+        () => undefined,
+      );
+    }
+    await this.stateQueue.run(async () => {
+      const seq = ++this.state.seq.mx;
+      await this.options.stateStore.save(this.state);
+      const payload = encodeMessage("metricsReport", {
+        v: PROTOCOL_VERSION,
+        seq,
+        at: Date.now(),
+        ...host,
+        ...(rtt !== undefined ? { rtt } : {}),
+        apps: apps.slice(0, 64),
+        ctl: this.control.snapshot(),
+      });
+      await this.appendDurable("mx", seq, payload);
+    });
+  }
+
+  private scheduleStatus(): void {
+    clearTimeout(this.statusDebounce);
+    // Debounced: a burst of transitions (several apps starting) becomes one report.
+    this.statusDebounce = setTimeout(() => {
+      void this.reportStatus(false).catch((error) =>
+        this.logger.error("status report failed", { error: errorText(error) }),
+      );
+    }, STATUS_DEBOUNCE_MS);
+  }
+
+  private reportStatus(force: boolean): Promise<void> {
+    return this.stateQueue.run(async () => {
+      const inst = this.options.runtime.instances();
+      const key = JSON.stringify(inst);
+      if (!force && key === this.lastStatusKey) return;
+      this.lastStatusKey = key;
+      // The sequence is saved before the report is buffered: a crash can skip a number, never reuse one.
+      const seq = ++this.state.seq.st;
+      await this.options.stateStore.save(this.state);
+      await this.appendDurable(
+        "st",
+        seq,
+        encodeMessage("statusReport", { v: PROTOCOL_VERSION, seq, at: Date.now(), inst }),
+      );
+    });
+  }
+
+  private async appendDurable(type: DurableUpType, key: number, payload: Uint8Array): Promise<void> {
+    await this.options.outbox.append(type, key, payload);
+    this.kickFlush();
+  }
+
+  private kickFlush(): void {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushing = true;
+    void this.flush()
+      .catch((error) => this.logger.error("outbox flush failed", { error: errorText(error) }))
+      .finally(() => {
+        this.flushing = false;
+        if (this.flushAgain) {
+          this.flushAgain = false;
+          this.kickFlush();
+        }
+      });
+  }
+
+  /** Sends buffered records strictly in order, one PubAck at a time; stops at the first failure. */
+  private async flush(): Promise<void> {
+    while (this.connected && this.js) {
+      const batch = await this.options.outbox.peek(FLUSH_BATCH);
+      if (batch.length === 0) return;
+      for (const record of batch) {
+        const js = this.js;
+        if (!this.connected || !js) return;
+        const subject = agentUpSubject(this.options.wid, record.type);
+        const msgID = upMessageId(this.options.wid, record.type, record.key);
+        try {
+          await js.publish(subject, record.payload, {
+            msgID,
+            timeout: this.options.requestTimeoutMs ?? 5_000,
+            retries: 0,
+          });
+        } catch (error) {
+          const delay = fullJitterDelay(this.flushFailures++, RETRY_POLICY);
+          this.logger.warn("buffered report not delivered yet", {
+            msgID,
+            error: errorText(error),
+            retryInMs: delay,
+          });
+          this.later(delay, () => this.kickFlush());
+          return;
+        }
+        this.flushFailures = 0;
+        // Subject, the Nats-Msg-Id header and framing up; the PubAck (~60 bytes) down.
+        this.control.sent(
+          record.type,
+          subject.length + record.payload.byteLength + msgID.length + 40 + FRAMING_BYTES,
+        );
+        this.control.received(record.type, 60 + FRAMING_BYTES);
+        await this.options.outbox.ack(record.index);
+        this.counters.durableDelivered++;
+      }
+    }
+  }
+
+  // --- helpers ---------------------------------------------------------------------------------
+
+  private reject(type: string, reason: DecodeFailureReason, detail: string): void {
+    this.rejected[reason] = (this.rejected[reason] ?? 0) + 1;
+    this.logger.warn("rejected message", { type, reason, detail });
+  }
+
+  private every(ms: number, task: () => Promise<void>): void {
+    const timer = setInterval(() => {
+      void task().catch((error) => this.logger.error("periodic task failed", { error: errorText(error) }));
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private later(ms: number, task: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      task();
+    }, ms);
+    this.timers.add(timer);
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+function errorText(error: unknown): string | undefined {
+  if (error === undefined || error === null) return undefined;
+  return error instanceof Error ? error.message : String(error);
+}

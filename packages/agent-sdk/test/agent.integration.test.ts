@@ -1,0 +1,207 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Agent } from "../src/agent/agent.js";
+import type { MessageOf } from "../src/protocol/index.js";
+import type { ProcessRuntime } from "../src/runtime/process.js";
+import { startTestAgent } from "./support/agent-fixture.js";
+import { TestNatsServer } from "./support/nats-server.js";
+import { readUpStream, TestPlatform } from "./support/platform.js";
+import { sleep, waitFor } from "./support/wait.js";
+
+let server: TestNatsServer;
+let platformConnection: NatsConnection;
+let platform: TestPlatform;
+let stateDir: string;
+let agent: Agent | undefined;
+let runtime: ProcessRuntime | undefined;
+
+beforeAll(async () => {
+  server = await TestNatsServer.create();
+  await server.start();
+});
+afterAll(async () => {
+  await server.destroy();
+});
+
+beforeEach(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), "agent-sdk-agent-"));
+  platformConnection = await server.connect();
+  await server.createUpStream(platformConnection);
+  // Each test starts from an empty stream.
+  await (await jetstreamManager(platformConnection)).streams.purge("EF_UP");
+  platform = new TestPlatform(platformConnection);
+  platform.start();
+});
+afterEach(async () => {
+  await agent?.stop(1_000);
+  agent = undefined;
+  platform.stop();
+  await platformConnection.close();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+const sleeper = (ver: string) => ({ app: "sleeper", ver, spec: { command: ["sleep", "1000"] } });
+
+async function stored(type: "st" | "mx" | "ack") {
+  return (await readUpStream(platformConnection)).filter((message) => message.type === type);
+}
+
+describe("agent", () => {
+  it("applies the delta in the Hello reply, runs the app, acknowledges, and reports status", async () => {
+    platform.change("n1", { put: sleeper("1.0") });
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n1"));
+    await waitFor("sleeper running", () =>
+      runtime?.instances().find((instance) => instance.st === "running") ? true : undefined,
+    );
+    expect(platform.hellos[0]?.hello.rev).toBe(0);
+    await waitFor("ack of revision 1", async () =>
+      (await stored("ack")).some((message) => (message.body as MessageOf<"desiredAck">).rev === 1)
+        ? true
+        : undefined,
+    );
+    const status = await waitFor("running status in the stream", async () =>
+      (await stored("st")).find((message) =>
+        (message.body as MessageOf<"statusReport">).inst.some((instance) => instance.st === "running"),
+      ),
+    );
+    expect(status.subject).toBe("ef.up.n1.st");
+    expect((status.body as MessageOf<"statusReport">).inst).toEqual([
+      { app: "sleeper", ver: "1.0", st: "running", rs: 0 },
+    ]);
+    expect(status.msgId).toBe(`n1.st.${(status.body as MessageOf<"statusReport">).seq}`);
+
+    // A live delta on ef.down.<wid>: the app is removed and the removal acknowledged.
+    platform.change("n1", { del: "sleeper" });
+    await waitFor("sleeper gone", () => (runtime?.instances().length === 0 ? true : undefined));
+    await waitFor("ack of revision 2", async () =>
+      (await stored("ack")).some((message) => (message.body as MessageOf<"desiredAck">).rev === 2)
+        ? true
+        : undefined,
+    );
+    expect(agent.stats().appliedRevision).toBe(2);
+  });
+
+  it("heartbeats, sends metrics with host gauges, RTT and control bytes", async () => {
+    const heartbeats: string[] = [];
+    platformConnection.subscribe("ef.up.*.hb", {
+      callback: (_error, msg) => {
+        heartbeats.push(msg.subject);
+      },
+    });
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n2"));
+    await waitFor("3 heartbeats", () => (heartbeats.length >= 3 ? true : undefined));
+    expect(new Set(heartbeats)).toEqual(new Set(["ef.up.n2.hb"]));
+    const metrics = await waitFor("2 metrics reports", async () => {
+      const found = await stored("mx");
+      return found.length >= 2 ? found : undefined;
+    });
+    const report = metrics.at(-1)?.body as MessageOf<"metricsReport">;
+    expect(report.mt).toBeGreaterThan(0);
+    expect(report.mu).toBeGreaterThan(0);
+    expect(report.dt).toBeGreaterThan(report.du);
+    expect(report.rtt).toBeGreaterThan(0);
+    expect(report.net.every((entry) => entry.if !== "lo")).toBe(true);
+    expect(report.ctl.hb?.[0]).toBeGreaterThan(0);
+    expect(report.ctl.hello?.[0]).toBeGreaterThan(0);
+    expect(report.ctl.hello?.[1]).toBeGreaterThan(0);
+    expect(metrics.map((message) => (message.body as MessageOf<"metricsReport">).seq)).toEqual(
+      metrics.map((_, i) => i + 1),
+    );
+  });
+
+  it("rejects a malformed delta with a counted reason and keeps working", async () => {
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n3"));
+    await waitFor("connected", () => (agent?.stats().hellosAnswered ? true : undefined));
+    platformConnection.publish("ef.down.n3", new Uint8Array([0xc1]));
+    platformConnection.publish("ef.down.n3", new Uint8Array([0x82, 0xa1, 0x76, 0x07, 0xa1, 0x73, 0x01]));
+    await waitFor("two rejections", () => {
+      const rejected = agent?.stats().rejected;
+      return rejected?.not_msgpack === 1 && rejected.unknown_version === 1 ? true : undefined;
+    });
+    platform.change("n3", { put: sleeper("1.0") });
+    await waitFor("sleeper running", () => (runtime?.instances()[0]?.st === "running" ? true : undefined));
+  });
+
+  it("asks again through Hello when it sees a gap, and reconnects resume from the applied revision", async () => {
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n4"));
+    await waitFor("first hello", () => (platform.hellos.length === 1 ? true : undefined));
+    platform.change("n4", { put: sleeper("1.0") });
+    await waitFor("revision 1 applied", () => (agent?.stats().appliedRevision === 1 ? true : undefined));
+
+    // Revision 2 is recorded but its delta is lost; revision 3 arrives: the agent must not skip 2.
+    platform.stop();
+    const lost = platformConnection.subscribe("ef.down.n4", { max: 1 });
+    platformConnection.publish("ef.down.dropped", new Uint8Array());
+    void lost;
+    platform.start();
+    const entries = platform as unknown as { history: Map<string, Array<{ rev: number; put?: unknown }>> };
+    entries.history
+      .get("n4")
+      ?.push({ rev: 2, put: { app: "other", ver: "1", spec: { command: ["sleep", "1000"] } } });
+    platform.change("n4", { put: sleeper("2.0") });
+    await waitFor("gap resolved by hello", () => (agent?.stats().appliedRevision === 3 ? true : undefined));
+    const gapHello = platform.hellos.at(-1);
+    expect(gapHello?.hello.rev).toBe(1);
+    await waitFor("both apps running", () =>
+      runtime?.instances().filter((instance) => instance.st === "running").length === 2 ? true : undefined,
+    );
+
+    // A server restart: the agent reconnects and says it has revision 3, so it gets nothing again.
+    const hellosBefore = platform.hellos.length;
+    await server.kill();
+    await sleep(300);
+    await server.start();
+    await waitFor("hello after reconnect", () => (platform.hellos.length > hellosBefore ? true : undefined));
+    expect(platform.hellos.at(-1)?.hello.rev).toBe(3);
+    expect(platform.deltaSince("n4", 3)).toBeNull();
+  });
+});
+
+describe("offline buffer", () => {
+  it("keeps reports on disk across link loss and an agent restart; delivers each exactly once, in order", async () => {
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n5"));
+    await waitFor("first metrics delivered", async () =>
+      (await stored("mx")).length >= 1 ? true : undefined,
+    );
+
+    await server.kill();
+    // Status changes and metrics while offline: they must accumulate on disk.
+    runtime.put("local", "1", { command: ["sleep", "1000"] });
+    await sleep(3_500);
+    expect(agent.stats().connected).toBe(false);
+    const buffered = agent.stats().outbox.records;
+    expect(buffered).toBeGreaterThanOrEqual(3);
+    await agent.stop(200);
+    expect((await readdir(join(stateDir, "outbox"))).some((name) => name.endsWith(".seg"))).toBe(true);
+
+    // Agent restarts while still offline, buffers more, then the link comes back.
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n5"));
+    await sleep(2_000);
+    expect(agent.stats().outbox.records).toBeGreaterThan(buffered);
+    await server.start();
+    await waitFor("outbox drained", () => (agent?.stats().outbox.records === 0 ? true : undefined), 30_000);
+    await agent.stop(1_000);
+    agent = undefined;
+
+    // The test's own connection reconnects on its own schedule: retry until it answers.
+    const all = await waitFor("stream contents", () => readUpStream(platformConnection));
+    const state = JSON.parse(await readFile(join(stateDir, "state.json"), "utf8")) as {
+      seq: { st: number; mx: number };
+    };
+    for (const type of ["st", "mx"] as const) {
+      const seqs = all
+        .filter((message) => message.type === type)
+        .map((message) => (message.body as MessageOf<"metricsReport">).seq);
+      // Every sequence number the agent ever used, once each, in order: nothing lost, nothing twice.
+      expect(seqs, `${type} sequences in the stream`).toEqual(
+        Array.from({ length: state.seq[type] }, (_, i) => i + 1),
+      );
+    }
+    const msgIds = all.map((message) => message.msgId);
+    expect(new Set(msgIds).size).toBe(msgIds.length);
+  });
+});

@@ -1,0 +1,36 @@
+import { join } from "node:path";
+import { jwtAuthenticator } from "@nats-io/transport-node";
+import { Agent, type AgentOptions } from "../../src/agent/agent.js";
+import { DiskOutbox } from "../../src/agent/disk-outbox.js";
+import { FileStateStore } from "../../src/agent/state-store.js";
+import { LinuxHostSampler } from "../../src/metrics/host.js";
+import { ProcessRuntime } from "../../src/runtime/process.js";
+
+/** A reference agent (process runtime, disk outbox, file state) on a state dir, as the CLI builds it. */
+export async function startTestAgent(
+  stateDir: string,
+  servers: string[],
+  wid: string,
+  overrides: Partial<AgentOptions> = {},
+): Promise<{ agent: Agent; runtime: ProcessRuntime }> {
+  const runtime = new ProcessRuntime({
+    appsDir: join(stateDir, "apps"),
+    restartBackoff: { minMs: 200, maxMs: 2_000 },
+  });
+  const agent = await Agent.start({
+    servers,
+    wid,
+    // The test server has no auth: any JWT is accepted, the point is the agent's connect path.
+    authenticator: jwtAuthenticator("test-jwt"),
+    runtime,
+    outbox: await DiskOutbox.open({ dir: join(stateDir, "outbox"), maxBytes: 1 << 20, sync: false }),
+    stateStore: new FileStateStore(join(stateDir, "state.json")),
+    hostSampler: new LinuxHostSampler(stateDir),
+    heartbeatSeconds: 1,
+    metricsSeconds: 1,
+    reconnect: { baseMs: 100, maxMs: 1_000 },
+    requestTimeoutMs: 2_000,
+    ...overrides,
+  });
+  return { agent, runtime };
+}

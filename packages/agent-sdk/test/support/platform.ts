@@ -1,0 +1,113 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import {
+  type DesiredPut,
+  decodeMessage,
+  encodeMessage,
+  type Hello,
+  type MessageOf,
+  parseAgentUpSubject,
+} from "../../src/protocol/index.js";
+
+/**
+ * A small stand-in for the gateway's Hello handling in these tests (the real gateway is tested by
+ * its own suite and by the lead's end-to-end tests): keeps a per-node desired history and answers
+ * Hello with exactly the changes stamped after the agent's revision.
+ */
+export class TestPlatform {
+  readonly hellos: Array<{ wid: string; hello: Hello }> = [];
+  /** Revision-stamped desired changes per node, oldest first. */
+  private readonly history = new Map<string, Array<{ rev: number; put?: DesiredPut; del?: string }>>();
+  private subscription: Subscription | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly intervals: { hb: number; mx: number } = { hb: 1, mx: 1 },
+  ) {}
+
+  start(): void {
+    this.subscription = this.nc.subscribe("ef.up.*.hello", {
+      callback: (error, msg) => {
+        if (error) return;
+        const subject = parseAgentUpSubject(msg.subject);
+        const decoded = decodeMessage("hello", msg.data);
+        if (!subject || !decoded.ok) return;
+        this.hellos.push({ wid: subject.wid, hello: decoded.msg });
+        msg.respond(
+          encodeMessage("helloReply", {
+            v: 1,
+            ...this.intervals,
+            d: this.deltaSince(subject.wid, decoded.msg.rev),
+          }),
+        );
+      },
+    });
+  }
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+  }
+
+  revision(wid: string): number {
+    return this.history.get(wid)?.at(-1)?.rev ?? 0;
+  }
+
+  /** Records a change and pushes it down as a DesiredDelta (from the previous revision). */
+  change(wid: string, change: { put?: DesiredPut; del?: string }): MessageOf<"desiredDelta"> {
+    const entries = this.history.get(wid) ?? [];
+    this.history.set(wid, entries);
+    const from = this.revision(wid);
+    entries.push({ rev: from + 1, ...change });
+    const delta = {
+      v: 1 as const,
+      from,
+      to: from + 1,
+      put: change.put ? [change.put] : [],
+      del: change.del ? [change.del] : [],
+    };
+    this.nc.publish(`ef.down.${wid}`, encodeMessage("desiredDelta", delta));
+    return delta;
+  }
+
+  deltaSince(wid: string, rev: number): MessageOf<"helloReply">["d"] {
+    const entries = (this.history.get(wid) ?? []).filter((entry) => entry.rev > rev);
+    if (entries.length === 0) return null;
+    const latest = new Map<string, { put?: DesiredPut; del?: string }>();
+    for (const entry of entries) latest.set(entry.put?.app ?? (entry.del as string), entry);
+    return {
+      from: rev,
+      to: this.revision(wid),
+      put: [...latest.values()].flatMap((entry) => (entry.put ? [entry.put] : [])),
+      del: [...latest.values()].flatMap((entry) => (entry.del !== undefined ? [entry.del] : [])),
+    };
+  }
+}
+
+export interface StoredUpMessage {
+  subject: string;
+  type: "st" | "mx" | "ack";
+  msgId: string | undefined;
+  body: MessageOf<"statusReport"> | MessageOf<"metricsReport"> | MessageOf<"desiredAck">;
+}
+
+/** Everything in EF_UP, in stream order, decoded. */
+export async function readUpStream(nc: NatsConnection): Promise<StoredUpMessage[]> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info("EF_UP");
+  const stored: StoredUpMessage[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    const message = await jsm.streams.getMessage("EF_UP", { seq });
+    if (!message) continue;
+    const type = message.subject.split(".").at(-1) as StoredUpMessage["type"];
+    const schema = type === "st" ? "statusReport" : type === "mx" ? "metricsReport" : "desiredAck";
+    const decoded = decodeMessage(schema, message.data);
+    if (!decoded.ok) throw new Error(`stream holds an undecodable ${type}: ${decoded.detail}`);
+    stored.push({
+      subject: message.subject,
+      type,
+      msgId: message.header?.get("Nats-Msg-Id"),
+      body: decoded.msg,
+    });
+  }
+  return stored;
+}
