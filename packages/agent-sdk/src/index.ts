@@ -1,1 +1,16 @@
+export * from "./agent/agent.js";
+export * from "./agent/backoff.js";
+export * from "./agent/disk-outbox.js";
+export * from "./agent/outbox.js";
+export * from "./agent/state-store.js";
+export * from "./config.js";
+export * from "./enroll/enroll.js";
+export * from "./enroll/identity.js";
+export * from "./hollow.js";
+export * from "./logger.js";
+export * from "./metrics/host.js";
 export * from "./protocol/index.js";
+export * from "./runtime/hollow.js";
+export * from "./runtime/process.js";
+export * from "./runtime/runtime.js";
+export { AGENT_VERSION } from "./version.js";

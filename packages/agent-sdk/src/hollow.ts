@@ -1,0 +1,107 @@
+import { connect, credsAuthenticator, jwtAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { Agent } from "./agent/agent.js";
+import type { BackoffPolicy } from "./agent/backoff.js";
+import { MemoryOutbox } from "./agent/outbox.js";
+import { MemoryStateStore } from "./agent/state-store.js";
+import { enroll } from "./enroll/enroll.js";
+import type { NodeIdentity } from "./enroll/identity.js";
+import { type Logger, silentLogger } from "./logger.js";
+import { SyntheticHostSampler } from "./metrics/host.js";
+import { HollowRuntime } from "./runtime/hollow.js";
+
+export interface HollowFleetOptions {
+  count: number;
+  token: string;
+  /** Where the hollow agents connect (a leaf node or the hub's leaf port). */
+  servers: string[];
+  /** Where `ef.enroll` is answered; default `servers`. */
+  enrollServers?: string[];
+  enrollCreds?: string;
+  /** Node names are `<namePrefix>-<i>`. */
+  namePrefix: string;
+  labels?: Record<string, string>;
+  /** Enrollment requests in flight at once. */
+  enrollConcurrency?: number;
+  reconnect?: BackoffPolicy;
+  logger?: Logger;
+  onProgress?: (progress: { enrolled: number; started: number }) => void;
+}
+
+export interface HollowFleet {
+  identities: NodeIdentity[];
+  agents: Agent[];
+  enrollMs: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Thousands of simulated agents in one process: each enrolls with the token, holds its own
+ * connection and credentials and speaks the real protocol; only the runtime (HollowRuntime),
+ * the host sampler and the buffers are simulated (in memory).
+ */
+export async function startHollowFleet(options: HollowFleetOptions): Promise<HollowFleet> {
+  const logger = options.logger ?? silentLogger;
+  const enrollCreds = options.enrollCreds;
+  const enrollConnection: NatsConnection = await connect({
+    servers: options.enrollServers ?? options.servers,
+    ...(enrollCreds ? { authenticator: credsAuthenticator(new TextEncoder().encode(enrollCreds)) } : {}),
+    name: `edgefleet-hollow enroll ${options.namePrefix}`,
+    maxReconnectAttempts: -1,
+    waitOnFirstConnect: true,
+  });
+
+  const identities: NodeIdentity[] = new Array(options.count);
+  const agents: Agent[] = [];
+  const started = Date.now();
+  let next = 0;
+  let enrolled = 0;
+  const worker = async () => {
+    while (next < options.count) {
+      const index = next++;
+      identities[index] = await enroll({
+        connection: enrollConnection,
+        token: options.token,
+        name: `${options.namePrefix}-${index}`,
+        ...(options.labels ? { labels: options.labels } : {}),
+        retry: { baseMs: 500, maxMs: 10_000 },
+        logger,
+      });
+      enrolled++;
+      if (enrolled % 500 === 0) options.onProgress?.({ enrolled, started: 0 });
+    }
+  };
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(options.count, options.enrollConcurrency ?? 64) }, worker),
+    );
+  } finally {
+    await enrollConnection.close();
+  }
+  const enrollMs = Date.now() - started;
+
+  for (const identity of identities) {
+    agents.push(
+      await Agent.start({
+        servers: options.servers,
+        wid: identity.wid,
+        authenticator: jwtAuthenticator(identity.jwt, new TextEncoder().encode(identity.seed)),
+        runtime: new HollowRuntime(),
+        outbox: new MemoryOutbox(),
+        stateStore: new MemoryStateStore(),
+        hostSampler: new SyntheticHostSampler(),
+        ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+        name: `edgefleet-hollow ${identity.wid}`,
+      }),
+    );
+    if (agents.length % 500 === 0) options.onProgress?.({ enrolled, started: agents.length });
+  }
+
+  return {
+    identities,
+    agents,
+    enrollMs,
+    async stop() {
+      await Promise.all(agents.map((agent) => agent.stop(1_000)));
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { decodeMessage, type EnrollRequest, encodeMessage } from "../../src/protocol/index.js";
+
+/**
+ * Stand-in for the gateway's enrollment handler: the token "approve-me" is approved after
+ * `pendingAnswers` pending replies per key, "reject-me" is rejected. Issues wids n0, n1, ….
+ */
+export class EnrollResponder {
+  readonly requests: EnrollRequest[] = [];
+  private readonly asked = new Map<string, number>();
+  private subscription: Subscription | undefined;
+  private issued = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly pendingAnswers = 0,
+  ) {}
+
+  start(): void {
+    this.subscription = this.nc.subscribe("ef.enroll", {
+      callback: (error, msg) => {
+        if (error) return;
+        const decoded = decodeMessage("enrollRequest", msg.data);
+        if (!decoded.ok) return;
+        const request = decoded.msg;
+        this.requests.push(request);
+        if (request.tok !== "approve-me") {
+          msg.respond(encodeMessage("enrollReply", { v: 1, st: "rejected", err: "unknown token" }));
+          return;
+        }
+        const asked = (this.asked.get(request.key) ?? 0) + 1;
+        this.asked.set(request.key, asked);
+        if (asked <= this.pendingAnswers) {
+          msg.respond(encodeMessage("enrollReply", { v: 1, st: "pending", retry: 1 }));
+          return;
+        }
+        const wid = `n${this.issued++}`;
+        msg.respond(
+          encodeMessage("enrollReply", {
+            v: 1,
+            st: "approved",
+            nid: `node-${wid}`,
+            wid,
+            org: "o1",
+            jwt: `test-jwt-for-${request.key}`,
+          }),
+        );
+      },
+    });
+  }
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+  }
+}
