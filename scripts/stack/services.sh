@@ -57,6 +57,9 @@ start_nats() {
   require_free_port "$PORT_NATS_MONITOR" "nats monitoring port"
   local DATA_DIR="$VAR_DIR/nats" PROFILE="$EDGEFLEET_PROFILE"
   mkdir -p "$DATA_DIR"
+  # The trust root (operator, system/platform/enroll accounts) is made once per data folder.
+  (cd "$REPO_ROOT/packages/nats-tenancy" && node_modules/.bin/tsx src/cli.ts bootstrap "$DATA_DIR/auth") \
+    >"$LOG_DIR/nats-bootstrap.log" 2>&1 || { cat "$LOG_DIR/nats-bootstrap.log" >&2; die "NATS bootstrap failed"; }
   render "$STACK_DIR/config/nats-hub.conf" "$DATA_DIR/hub.conf"
   start_process nats "$NATS_BIN" -c "$DATA_DIR/hub.conf"
   wait_http nats "http://127.0.0.1:$PORT_NATS_MONITOR/healthz?js-enabled-only=true" 30
@@ -103,6 +106,10 @@ NATS_URL=nats://127.0.0.1:$PORT_NATS
 NATS_LEAF_URL=nats-leaf://127.0.0.1:$PORT_NATS_LEAF
 NATS_MONITOR_URL=http://127.0.0.1:$PORT_NATS_MONITOR
 NATS_SERVER_BIN=$NATS_BIN
+NATS_CREDS=$VAR_DIR/nats/auth/gateway.creds
+NATS_SYSTEM_CREDS=$VAR_DIR/nats/auth/gateway-system.creds
+NATS_TENANCY_FILE=$VAR_DIR/nats/auth/tenancy.json
+NATS_ENROLL_CREDS=$VAR_DIR/nats/auth/enroll.creds
 MIMIR_URL=http://127.0.0.1:$PORT_MIMIR_HTTP
 KEYCLOAK_URL=http://127.0.0.1:$PORT_KEYCLOAK
 KEYCLOAK_ADMIN_USERNAME=admin

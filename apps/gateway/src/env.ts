@@ -43,6 +43,11 @@ const gatewayEnvSchema = {
   DATABASE_URL: urlWithProtocols("DATABASE_URL", ["postgresql:", "postgres:"]),
   NATS_URL: natsServerList,
   MIMIR_URL: urlWithProtocols("MIMIR_URL", ["http:", "https:"]),
+  // Operator-mode hub (docs/protocol.md): the platform user, the system user (pushes account
+  // JWTs) and the tenancy secrets (signing keys). Without the last two, enrollment is off.
+  NATS_CREDS: z.string().min(1).optional(),
+  NATS_SYSTEM_CREDS: z.string().min(1).optional(),
+  NATS_TENANCY_FILE: z.string().min(1).optional(),
   GATEWAY_HTTP_PORT: integerInRange("GATEWAY_HTTP_PORT", 1, 65535, 8090),
   // Loopback by default: exposing the probes and metrics beyond the host is a deployment decision.
   GATEWAY_HTTP_HOST: z.string().min(1).default("127.0.0.1"),
@@ -53,6 +58,13 @@ const gatewayEnvSchema = {
   GATEWAY_SHUTDOWN_TIMEOUT_MS: integerInRange("GATEWAY_SHUTDOWN_TIMEOUT_MS", 100, 600_000, 10_000),
   // How often a healthy dependency is re-probed; an unhealthy one is retried sooner, with backoff.
   GATEWAY_HEALTH_INTERVAL_MS: integerInRange("GATEWAY_HEALTH_INTERVAL_MS", 100, 600_000, 5_000),
+  // Told to agents in HelloReply; liveness timing (offline after 2 intervals + slack) derives from it.
+  GATEWAY_HEARTBEAT_INTERVAL_S: integerInRange("GATEWAY_HEARTBEAT_INTERVAL_S", 1, 3600, 30),
+  GATEWAY_METRICS_INTERVAL_S: integerInRange("GATEWAY_METRICS_INTERVAL_S", 1, 86_400, 60),
+  // Heartbeats are collected in memory and written to Postgres in one UPDATE this often.
+  GATEWAY_LIVENESS_FLUSH_MS: integerInRange("GATEWAY_LIVENESS_FLUSH_MS", 50, 60_000, 2_000),
+  // Safety net behind LISTEN/NOTIFY: re-publish deltas online nodes have not acknowledged.
+  GATEWAY_DESIRED_RESCAN_MS: integerInRange("GATEWAY_DESIRED_RESCAN_MS", 100, 3_600_000, 30_000),
 };
 
 export class GatewayEnvError extends Error {

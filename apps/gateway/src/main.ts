@@ -1,5 +1,8 @@
 import { once } from "node:events";
+import { setTimeout as delay } from "node:timers/promises";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { createGatewayDatabase } from "./db.js";
+import { createEnrollment } from "./enrollment/index.js";
 import { loadGatewayEnvOrExit } from "./env.js";
 import { DependencyHealth } from "./health/dependency-health.js";
 import { createMimirProbe } from "./health/mimir.js";
@@ -28,13 +31,18 @@ process.on("uncaughtException", (error) => {
 const health = new DependencyHealth(logger.child({ component: "health" }), metrics.dependencyUp);
 
 const natsLogger = logger.child({ component: "nats" });
-const nats = new NatsHub(env.NATS_URL, natsLogger, {
-  onDisconnect: (reason) => {
-    health.markDown("nats", reason);
-    natsLoop.checkNow();
+const nats = new NatsHub(
+  env.NATS_URL,
+  natsLogger,
+  {
+    onDisconnect: (reason) => {
+      health.markDown("nats", reason);
+      natsLoop.checkNow();
+    },
+    onReconnect: () => natsLoop.checkNow(),
   },
-  onReconnect: () => natsLoop.checkNow(),
-});
+  env.NATS_CREDS,
+);
 const db = createGatewayDatabase(env.DATABASE_URL);
 
 const probeDefaults = { health, intervalMs: env.GATEWAY_HEALTH_INTERVAL_MS };
@@ -75,6 +83,53 @@ try {
 httpLogger.info({ host: env.GATEWAY_HTTP_HOST, port: env.GATEWAY_HTTP_PORT }, "HTTP listening");
 for (const loop of probeLoops) loop.start();
 
+// Edge services run on the platform connection once NATS and Postgres answer. Each owns its
+// subscriptions and is stopped before NATS drains.
+interface EdgeService {
+  name: string;
+  start(platform: NatsConnection): Promise<void>;
+  stop(): Promise<void>;
+}
+const edgeServices: EdgeService[] = [];
+if (env.NATS_TENANCY_FILE && env.NATS_SYSTEM_CREDS) {
+  const enrollment = createEnrollment(
+    db,
+    {
+      databaseUrl: env.DATABASE_URL,
+      natsServers: env.NATS_URL,
+      tenancyFile: env.NATS_TENANCY_FILE,
+      systemCredsFile: env.NATS_SYSTEM_CREDS,
+    },
+    logger,
+    metrics.registry,
+  );
+  edgeServices.push({
+    name: "enrollment",
+    start: (nc) => enrollment.start(nc),
+    stop: () => enrollment.stop(),
+  });
+} else {
+  logger.warn("NATS_TENANCY_FILE / NATS_SYSTEM_CREDS not set: enrollment is disabled");
+}
+const startedServices: EdgeService[] = [];
+const edgeServicesStarted = (async () => {
+  const healthy = () => {
+    const status = health.snapshot();
+    return status.nats.state === "up" && status.postgres.state === "up";
+  };
+  while (!shuttingDown && !(healthy() && nats.nc)) await delay(200);
+  const platform = nats.nc;
+  if (shuttingDown || !platform) return;
+  for (const service of edgeServices) {
+    await service.start(platform);
+    startedServices.push(service);
+    logger.info({ service: service.name }, "edge service started");
+  }
+})().catch((error: unknown) => {
+  logger.fatal({ err: error }, "an edge service failed to start");
+  process.exit(1);
+});
+
 installShutdown({
   logger: logger.child({ component: "shutdown" }),
   timeoutMs: env.GATEWAY_SHUTDOWN_TIMEOUT_MS,
@@ -92,6 +147,13 @@ installShutdown({
       },
     },
     { name: "stop health checks", run: () => Promise.all(probeLoops.map((loop) => loop.stop())) },
+    {
+      name: "stop edge services",
+      run: async () => {
+        await edgeServicesStarted;
+        await Promise.all(startedServices.map((service) => service.stop()));
+      },
+    },
     { name: "drain NATS", run: () => nats.close() },
     { name: "disconnect Postgres", run: () => db.$disconnect() },
   ],

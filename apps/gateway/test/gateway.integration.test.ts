@@ -12,6 +12,8 @@ describe("gateway against the real stack", () => {
     stackEnv = {
       DATABASE_URL: requireTestEnv("DATABASE_URL"),
       NATS_URL: requireTestEnv("NATS_URL"),
+      // The stack's hub runs in operator mode: the gateway speaks as the platform account user.
+      NATS_CREDS: requireTestEnv("NATS_CREDS"),
       MIMIR_URL: requireTestEnv("MIMIR_URL"),
       GATEWAY_HEALTH_INTERVAL_MS: "500",
     };

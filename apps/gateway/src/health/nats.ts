@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../logger.js";
 import { describeError, type Probe } from "./probe-loop.js";
 
@@ -31,6 +32,8 @@ export class NatsHub {
     private readonly servers: string[],
     private readonly logger: Logger,
     private readonly events: NatsHubEvents,
+    /** Platform-account credentials (a `.creds` file); none for a server without auth. */
+    private readonly credsFile?: string,
   ) {}
 
   /** Connected and JetStream answering in the hub domain: what the gateway's features need. */
@@ -74,6 +77,8 @@ export class NatsHub {
       // -1: never give up; a gateway without NATS is useless, and restarting it would not help.
       maxReconnectAttempts: -1,
       reconnectTimeWait: 1_000,
+      // The file is read when a fresh connection is made (not on automatic reconnects).
+      ...(this.credsFile ? { authenticator: credsAuthenticator(readFileSync(this.credsFile)) } : {}),
     });
     if (signal.aborted) {
       // The probe already timed out or the process is shutting down: nobody will own this.

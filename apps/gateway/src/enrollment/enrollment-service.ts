@@ -1,0 +1,81 @@
+import {
+  decodeMessage,
+  ENROLL_SUBJECT,
+  encodeMessage,
+  GATEWAY_QUEUE_GROUP,
+  PROTOCOL_VERSION,
+} from "@edgefleet/agent-sdk/protocol";
+import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { Counter, type Registry } from "prom-client";
+import { type EnrollDeps, enrollNode } from "./enroll-node.js";
+
+/**
+ * Answers `ef.enroll` (platform side of the ENROLL account's import) for all gateway
+ * replicas through a queue group. A malformed request gets a `rejected` reply saying why;
+ * an internal error gets no reply, so the agent's request times out and it retries.
+ */
+export class EnrollmentService {
+  private subscription: Subscription | null = null;
+  private readonly outcomes: Counter<"outcome">;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: EnrollDeps,
+    private readonly logger: Logger,
+    registry: Registry,
+  ) {
+    this.outcomes = new Counter({
+      name: "edgefleet_gateway_enrollments_total",
+      help: "Enrollment requests by outcome (approved, pending, rejected reasons, malformed, error)",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    });
+  }
+
+  start(nc: NatsConnection): void {
+    this.subscription = nc.subscribe(ENROLL_SUBJECT, {
+      queue: GATEWAY_QUEUE_GROUP,
+      callback: (_error, msg) => {
+        const handling = this.handle(msg).finally(() => this.inFlight.delete(handling));
+        this.inFlight.add(handling);
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.subscription?.unsubscribe();
+    this.subscription = null;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async handle(msg: Msg): Promise<void> {
+    const decoded = decodeMessage("enrollRequest", msg.data);
+    if (!decoded.ok) {
+      this.outcomes.inc({ outcome: `malformed_${decoded.reason}` });
+      this.logger.warn({ reason: decoded.reason, detail: decoded.detail }, "malformed enrollment request");
+      msg.respond(
+        encodeMessage("enrollReply", {
+          v: PROTOCOL_VERSION,
+          st: "rejected",
+          err: `malformed request (${decoded.reason})`.slice(0, 256),
+        }),
+      );
+      return;
+    }
+    try {
+      const outcome = await enrollNode(this.deps, decoded.msg);
+      const label = outcome.status === "rejected" ? `rejected_${outcome.reason}` : outcome.status;
+      this.outcomes.inc({ outcome: label });
+      if (outcome.status === "rejected") {
+        this.logger.warn({ reason: outcome.reason, name: decoded.msg.name }, "enrollment rejected");
+      } else if (outcome.created) {
+        this.logger.info({ nodeId: outcome.nodeId, status: outcome.status }, "node enrolled");
+      }
+      msg.respond(encodeMessage("enrollReply", outcome.reply));
+    } catch (error) {
+      this.outcomes.inc({ outcome: "error" });
+      this.logger.error({ err: error }, "enrollment failed; the agent will retry");
+    }
+  }
+}

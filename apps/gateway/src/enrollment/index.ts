@@ -1,0 +1,64 @@
+import { readFileSync } from "node:fs";
+import type { Db } from "@edgefleet/db";
+import { loadTenancySecrets } from "@edgefleet/nats-tenancy";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import { AccountChangeListener } from "./account-change-listener.js";
+import { EnrollmentService } from "./enrollment-service.js";
+import { TenantAccounts } from "./tenant-accounts.js";
+
+export interface EnrollmentConfig {
+  databaseUrl: string;
+  natsServers: string[];
+  /** JSON written by the stack bootstrap (packages/nats-tenancy): operator and signing keys. */
+  tenancyFile: string;
+  /** System-account user: pushes account JWTs to the hub's resolver. */
+  systemCredsFile: string;
+}
+
+/**
+ * Enrollment and node credentials: answers `ef.enroll`, keeps each organization's NATS
+ * account in step with the database (revocations), using a system-account connection of its own.
+ */
+export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logger, registry: Registry) {
+  const secrets = loadTenancySecrets(config.tenancyFile);
+  let system: Promise<NatsConnection> | null = null;
+  const systemConnection = () => {
+    system ??= connect({
+      servers: config.natsServers,
+      name: "edgefleet-gateway-system",
+      authenticator: credsAuthenticator(readFileSync(config.systemCredsFile)),
+      maxReconnectAttempts: -1,
+    }).catch((error: unknown) => {
+      system = null;
+      throw error;
+    });
+    return system;
+  };
+  const accounts = new TenantAccounts(db, secrets, systemConnection, logger.child({ component: "accounts" }));
+  const service = new EnrollmentService(
+    { db, secrets, accounts },
+    logger.child({ component: "enrollment" }),
+    registry,
+  );
+  const listener = new AccountChangeListener(
+    config.databaseUrl,
+    (organizationId) => accounts.publish(organizationId),
+    logger.child({ component: "accounts" }),
+  );
+
+  return {
+    accounts,
+    async start(platform: NatsConnection) {
+      service.start(platform);
+      await listener.start();
+    },
+    async stop() {
+      await service.stop();
+      await listener.stop();
+      const connection = await system?.catch(() => null);
+      await connection?.drain().catch(() => undefined);
+    },
+  };
+}

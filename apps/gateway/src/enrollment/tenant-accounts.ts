@@ -1,0 +1,90 @@
+import { formatWireId } from "@edgefleet/agent-sdk/protocol";
+import type { Db } from "@edgefleet/db";
+import { pushAccountJwt, type TenancySecrets, tenantAccountJwt } from "@edgefleet/nats-tenancy";
+import { createAccount } from "@nats-io/nkeys";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+
+export interface TenantAccount {
+  organizationId: string;
+  accountPublicKey: string;
+  organizationWireId: string;
+}
+
+/**
+ * One NATS account per organization. The account's identity key is made once and stored
+ * (only its public half: the operator's signing key signs the account JWT, and the shared
+ * tenant signing key signs its users, so the account's own seed is never needed). The JWT
+ * itself is derived from the database (wire id, revoked nodes) and pushed to the hub's
+ * resolver whenever it changes.
+ */
+export class TenantAccounts {
+  /** Organizations whose current JWT this process has pushed. */
+  private readonly pushed = new Set<string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: TenancySecrets,
+    private readonly systemConnection: () => Promise<NatsConnection>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The organization's account, created and pushed if this process has not done so yet. */
+  async ensure(organizationId: string): Promise<TenantAccount> {
+    const account = await this.load(organizationId);
+    if (!this.pushed.has(organizationId)) await this.publish(organizationId);
+    return account;
+  }
+
+  /** Re-issues and pushes the account JWT (after a revocation, say). */
+  async publish(organizationId: string): Promise<void> {
+    const account = await this.load(organizationId);
+    const organization = await this.db.organization.findUniqueOrThrow({
+      where: { id: organizationId },
+      select: { slug: true },
+    });
+    const revoked = await this.db.node.findMany({
+      where: { organizationId, status: "revoked", publicKey: { not: null } },
+      select: { publicKey: true, revokedAt: true },
+    });
+    const revokedUserKeys: Record<string, number> = {};
+    for (const node of revoked) {
+      // JWT revocation cuts off credentials issued up to this time (unix seconds): all of them.
+      if (node.publicKey) revokedUserKeys[node.publicKey] = Math.ceil(Date.now() / 1000);
+    }
+    const jwt = await tenantAccountJwt(this.secrets, {
+      accountPublicKey: account.accountPublicKey,
+      organizationWireId: account.organizationWireId,
+      name: organization.slug,
+      revokedUserKeys,
+    });
+    await pushAccountJwt(await this.systemConnection(), jwt);
+    this.pushed.add(organizationId);
+    this.logger.info({ organizationId, revoked: revoked.length }, "pushed tenant account JWT");
+  }
+
+  private async load(organizationId: string): Promise<TenantAccount> {
+    let organization = await this.db.organization.findUniqueOrThrow({
+      where: { id: organizationId },
+      select: { natsAccountKey: true, wireId: true },
+    });
+    if (!organization.natsAccountKey) {
+      // Conditional update: two gateways racing on the first enrollment agree on one key.
+      await this.db.organization.updateMany({
+        where: { id: organizationId, natsAccountKey: null },
+        data: { natsAccountKey: createAccount().getPublicKey() },
+      });
+      organization = await this.db.organization.findUniqueOrThrow({
+        where: { id: organizationId },
+        select: { natsAccountKey: true, wireId: true },
+      });
+    }
+    if (!organization.natsAccountKey)
+      throw new Error(`organization ${organizationId} has no NATS account key`);
+    return {
+      organizationId,
+      accountPublicKey: organization.natsAccountKey,
+      organizationWireId: formatWireId(organization.wireId),
+    };
+  }
+}

@@ -1,0 +1,233 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  decodeMessage,
+  type EnrollReply,
+  encodeMessage,
+  PROTOCOL_VERSION,
+} from "@edgefleet/agent-sdk/protocol";
+import { approveNode, createEnrollmentToken, type Db, revokeNode } from "@edgefleet/db";
+import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
+import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
+import { type RunningNats, startOperatorModeHub } from "@edgefleet/nats-tenancy/testing";
+import { createUser, type KeyPair } from "@nats-io/nkeys";
+import { connect, credsAuthenticator, jwtAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "./support/free-port.js";
+import { GatewayProcess, metricValue } from "./support/gateway-process.js";
+import { requireTestEnv } from "./support/required-env.js";
+
+// Enrollment end to end: the real gateway process, a real operator-mode hub, real Postgres.
+// The "agent" side here speaks the protocol by hand so each bad input can be sent on purpose.
+
+let secrets: TenancySecrets;
+let hub: RunningNats;
+let database: TestDatabase;
+let db: Db;
+let gateway: GatewayProcess;
+let enrollClient: NatsConnection;
+let organizationId: string;
+const credsDir = mkdtempSync(join(tmpdir(), "ef-enroll-"));
+const opened: NatsConnection[] = [];
+
+beforeAll(async () => {
+  secrets = await createTenancySecrets("enroll-test");
+  hub = await startOperatorModeHub(secrets);
+  database = await createMigratedDatabase();
+  db = database.db;
+  organizationId = (await db.organization.create({ data: { slug: "enroll-test", name: "Enroll Test" } })).id;
+  const file = (name: string, content: string) => {
+    writeFileSync(join(credsDir, name), content);
+    return join(credsDir, name);
+  };
+  gateway = await GatewayProcess.start({
+    DATABASE_URL: database.url,
+    NATS_URL: hub.url,
+    MIMIR_URL: requireTestEnv("MIMIR_URL"),
+    NATS_CREDS: file("gateway.creds", secrets.platform.userCreds),
+    NATS_SYSTEM_CREDS: file("system.creds", secrets.system.userCreds),
+    NATS_TENANCY_FILE: file("tenancy.json", JSON.stringify(secrets)),
+    GATEWAY_HEALTH_INTERVAL_MS: "500",
+  });
+  await gateway.waitForReadyz(200);
+  await waitFor("enrollment service", async () =>
+    gateway.logLines().some((line) => line.service === "enrollment") ? true : undefined,
+  );
+  enrollClient = await connect({
+    servers: hub.url,
+    authenticator: credsAuthenticator(new TextEncoder().encode(secrets.enroll.userCreds)),
+  });
+});
+
+afterAll(async () => {
+  await Promise.allSettled([enrollClient?.close(), ...opened.map((nc) => nc.close())]);
+  await gateway?.kill();
+  await hub?.stop();
+  await database?.drop();
+  rmSync(credsDir, { recursive: true, force: true });
+});
+
+const token = (overrides: Partial<Parameters<typeof createEnrollmentToken>[2]> = {}) =>
+  createEnrollmentToken(db, organizationId, {
+    expiresAt: new Date(Date.now() + 3_600_000),
+    maxUses: 10,
+    labels: { site: "plant-7" },
+    ...overrides,
+  });
+
+async function requestRaw(payload: Uint8Array): Promise<EnrollReply> {
+  const reply = await enrollClient.request("ef.enroll", payload, { timeout: 5_000 });
+  const decoded = decodeMessage("enrollReply", reply.data);
+  if (!decoded.ok) throw new Error(`gateway sent an invalid reply: ${decoded.reason}`);
+  return decoded.msg;
+}
+
+const enroll = (tok: string, key: KeyPair, name = "gw-1") =>
+  requestRaw(
+    encodeMessage("enrollRequest", {
+      v: PROTOCOL_VERSION,
+      tok,
+      key: key.getPublicKey(),
+      name,
+      lab: { hw: "rpi4", site: "forged" },
+      av: "0.1.0",
+      os: "linux",
+      arch: "x64",
+    }),
+  );
+
+async function connectAsNode(reply: EnrollReply, key: KeyPair) {
+  if (!reply.jwt || !reply.wid) throw new Error("not approved");
+  const nc = await connect({
+    servers: hub.url,
+    authenticator: jwtAuthenticator(reply.jwt, key.getSeed()),
+    inboxPrefix: `_INBOX.${reply.wid}`,
+    maxReconnectAttempts: 0,
+  });
+  opened.push(nc);
+  return nc;
+}
+
+describe("enrollment through ef.enroll", () => {
+  it("exchanges a valid token and the node's public key for working, node-scoped credentials", async () => {
+    const { token: secret, id } = await token();
+    const key = createUser();
+    const reply = await enroll(secret, key);
+    expect(reply).toMatchObject({ st: "approved" });
+    const node = await db.node.findUniqueOrThrow({ where: { id: reply.nid } });
+    expect(node).toMatchObject({
+      organizationId,
+      name: "gw-1",
+      status: "offline",
+      publicKey: key.getPublicKey(),
+    });
+    // The token's labels win over what the agent claims.
+    expect(node.labels).toEqual({ hw: "rpi4", site: "plant-7" });
+    expect(reply.wid).toBe(node.wireId.toString(36));
+
+    const nc = await connectAsNode(reply, key);
+    const platform = await connect({
+      servers: hub.url,
+      authenticator: credsAuthenticator(new TextEncoder().encode(secrets.platform.userCreds)),
+    });
+    opened.push(platform);
+    const seen = platform.subscribe(`ef.t.*.up.${reply.wid}.hb`, { max: 1 });
+    await platform.flush();
+    nc.publish(`ef.up.${reply.wid}.hb`, new Uint8Array([1]));
+    for await (const msg of seen) expect(msg.subject).toBe(`ef.t.${reply.org}.up.${reply.wid}.hb`);
+
+    // Asking again with the same key is idempotent: same node, no second use of the token.
+    const again = await enroll(secret, key);
+    expect(again).toMatchObject({ st: "approved", nid: reply.nid });
+    expect((await db.enrollmentToken.findUniqueOrThrow({ where: { id } })).uses).toBe(1);
+  });
+
+  it("gives a clashing name a suffix instead of failing", async () => {
+    const { token: secret } = await token();
+    const first = await enroll(secret, createUser(), "twin");
+    const second = await enroll(secret, createUser(), "twin");
+    const names = await db.node.findMany({ where: { id: { in: [first.nid ?? "", second.nid ?? ""] } } });
+    expect(names.map((node) => node.name).sort()).toEqual(["twin", "twin-2"]);
+  });
+
+  it("never lets a token enroll more nodes than its max uses, even concurrently", async () => {
+    const { token: secret, id } = await token({ maxUses: 2 });
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => enroll(secret, createUser(), `race-${i}`)),
+    );
+    expect(replies.filter((reply) => reply.st === "approved")).toHaveLength(2);
+    expect(replies.filter((reply) => reply.st === "rejected").map((reply) => reply.err)).toEqual(
+      Array(4).fill("enrollment token has no uses left"),
+    );
+    expect((await db.enrollmentToken.findUniqueOrThrow({ where: { id } })).uses).toBe(2);
+  });
+
+  it("rejects unknown, expired and revoked tokens with a reason, creating nothing", async () => {
+    const before = await db.node.count();
+    expect(await enroll("efe_not-a-token", createUser())).toMatchObject({
+      st: "rejected",
+      err: "enrollment token is not valid",
+    });
+    const expired = await token({ expiresAt: new Date(Date.now() - 1000) });
+    expect(await enroll(expired.token, createUser())).toMatchObject({ err: "enrollment token has expired" });
+    const revoked = await token();
+    await db.enrollmentToken.update({ where: { id: revoked.id }, data: { revokedAt: new Date() } });
+    expect(await enroll(revoked.token, createUser())).toMatchObject({ err: "enrollment token was revoked" });
+    expect(await db.node.count()).toBe(before);
+  });
+
+  it("answers malformed and unknown-version requests with a rejection, and counts them", async () => {
+    expect(await requestRaw(new TextEncoder().encode("{not msgpack"))).toMatchObject({ st: "rejected" });
+    const futureVersion = encodeMessage("enrollRequest", {
+      v: PROTOCOL_VERSION,
+      tok: "x",
+      key: createUser().getPublicKey(),
+      name: "n",
+      av: "1",
+      os: "linux",
+      arch: "x64",
+    });
+    // Bump the encoded `v` (msgpack fixint 1 → 9) without touching anything else.
+    const versionAt = futureVersion.indexOf(0xa1) + 2; // after the 1-char key "v"
+    futureVersion[versionAt] = 9;
+    expect(await requestRaw(futureVersion)).toMatchObject({
+      st: "rejected",
+      err: "malformed request (unknown_version)",
+    });
+    const metrics = (await gateway.get("/metrics")).text;
+    expect(metricValue(metrics, 'edgefleet_gateway_enrollments_total{outcome="malformed_not_msgpack"}')).toBe(
+      1,
+    );
+    expect(
+      metricValue(metrics, 'edgefleet_gateway_enrollments_total{outcome="malformed_unknown_version"}'),
+    ).toBe(1);
+  });
+
+  it("keeps a node pending until approved, then hands out credentials", async () => {
+    const { token: secret } = await token({ requiresApproval: true });
+    const key = createUser();
+    const pending = await enroll(secret, key, "needs-approval");
+    expect(pending).toMatchObject({ st: "pending" });
+    expect(pending.jwt).toBeUndefined();
+    expect(await approveNode(db, organizationId, pending.nid ?? "")).toBe(true);
+    expect(await enroll(secret, key, "needs-approval")).toMatchObject({ st: "approved", nid: pending.nid });
+  });
+
+  it("cuts a revoked node off at once and refuses to enroll its key again", async () => {
+    const { token: secret } = await token();
+    const key = createUser();
+    const reply = await enroll(secret, key, "to-revoke");
+    const nc = await connectAsNode(reply, key);
+    const closed = nc.closed().then(() => "closed");
+    expect(await revokeNode(db, organizationId, reply.nid ?? "")).toBe(true);
+    await expect(
+      Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve("still connected"), 5_000))]),
+    ).resolves.toBe("closed");
+    await expect(connectAsNode(reply, key)).rejects.toThrow();
+    expect(await enroll(secret, key, "to-revoke")).toMatchObject({
+      st: "rejected",
+      err: "this node was revoked; enroll it again with a new key",
+    });
+  });
+});
