@@ -50,6 +50,7 @@ export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logge
 
   return {
     accounts,
+    secrets,
     async start(platform: NatsConnection) {
       service.start(platform);
       await listener.start();

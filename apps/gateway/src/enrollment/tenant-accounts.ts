@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 
 export interface TenantAccount {
   organizationId: string;
+  slug: string;
   accountPublicKey: string;
   organizationWireId: string;
 }
@@ -38,35 +39,44 @@ export class TenantAccounts {
 
   /** Re-issues and pushes the account JWT (after a revocation, say). */
   async publish(organizationId: string): Promise<void> {
+    const { jwt, revoked } = await this.currentJwt(organizationId);
+    await pushAccountJwt(await this.systemConnection(), jwt);
+    this.pushed.add(organizationId);
+    this.logger.info({ organizationId, revoked }, "pushed tenant account JWT");
+  }
+
+  /** The account JWT as the database says it should be now (also shipped to leaf nodes). */
+  async currentJwt(
+    organizationId: string,
+  ): Promise<{ account: TenantAccount; jwt: string; revoked: number }> {
     const account = await this.load(organizationId);
-    const organization = await this.db.organization.findUniqueOrThrow({
-      where: { id: organizationId },
-      select: { slug: true },
-    });
-    const revoked = await this.db.node.findMany({
-      where: { organizationId, status: "revoked", publicKey: { not: null } },
-      select: { publicKey: true, revokedAt: true },
-    });
-    const revokedUserKeys: Record<string, number> = {};
-    for (const node of revoked) {
-      // JWT revocation cuts off credentials issued up to this time (unix seconds): all of them.
-      if (node.publicKey) revokedUserKeys[node.publicKey] = Math.ceil(Date.now() / 1000);
-    }
+    const revokedUserKeys = await this.revokedUserKeys(organizationId);
     const jwt = await tenantAccountJwt(this.secrets, {
       accountPublicKey: account.accountPublicKey,
       organizationWireId: account.organizationWireId,
-      name: organization.slug,
+      name: account.slug,
       revokedUserKeys,
     });
-    await pushAccountJwt(await this.systemConnection(), jwt);
-    this.pushed.add(organizationId);
-    this.logger.info({ organizationId, revoked: revoked.length }, "pushed tenant account JWT");
+    return { account, jwt, revoked: Object.keys(revokedUserKeys).length };
+  }
+
+  /** Keys of the organization's revoked nodes, as the account JWT's revocation list. */
+  private async revokedUserKeys(organizationId: string): Promise<Record<string, number>> {
+    const revoked = await this.db.node.findMany({
+      where: { organizationId, status: "revoked", publicKey: { not: null } },
+      select: { publicKey: true },
+    });
+    // JWT revocation cuts off credentials issued up to this time (unix seconds): all of them.
+    const now = Math.ceil(Date.now() / 1000);
+    const keys: Record<string, number> = {};
+    for (const node of revoked) if (node.publicKey) keys[node.publicKey] = now;
+    return keys;
   }
 
   private async load(organizationId: string): Promise<TenantAccount> {
     let organization = await this.db.organization.findUniqueOrThrow({
       where: { id: organizationId },
-      select: { natsAccountKey: true, wireId: true },
+      select: { natsAccountKey: true, wireId: true, slug: true },
     });
     if (!organization.natsAccountKey) {
       // Conditional update: two gateways racing on the first enrollment agree on one key.
@@ -76,13 +86,14 @@ export class TenantAccounts {
       });
       organization = await this.db.organization.findUniqueOrThrow({
         where: { id: organizationId },
-        select: { natsAccountKey: true, wireId: true },
+        select: { natsAccountKey: true, wireId: true, slug: true },
       });
     }
     if (!organization.natsAccountKey)
       throw new Error(`organization ${organizationId} has no NATS account key`);
     return {
       organizationId,
+      slug: organization.slug,
       accountPublicKey: organization.natsAccountKey,
       organizationWireId: formatWireId(organization.wireId),
     };

@@ -1,0 +1,75 @@
+// pnpm --filter @edgefleet/gateway site-leaf --org <slug> --site <name> --hub <nats-leaf://host:port>
+//     [--listen 0.0.0.0:4222] [--creds-path /etc/edgefleet/site.creds] --out <dir>
+// Writes leaf.conf and site.creds for a site's leaf node. Reads the gateway's environment
+// (DATABASE_URL, NATS_URL, NATS_SYSTEM_CREDS, NATS_TENANCY_FILE): run it where the gateway runs.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { createPrismaClient } from "@edgefleet/db";
+import { createEnrollment } from "../enrollment/index.js";
+import { loadGatewayEnvOrExit } from "../env.js";
+import { createLogger } from "../logger.js";
+import { createGatewayMetrics } from "../metrics.js";
+import { createLeafBundle } from "../sites/leaf-bundle.js";
+
+const { values } = parseArgs({
+  options: {
+    org: { type: "string" },
+    site: { type: "string" },
+    hub: { type: "string", multiple: true },
+    listen: { type: "string", default: "0.0.0.0:4222" },
+    "creds-path": { type: "string" },
+    out: { type: "string" },
+  },
+});
+if (!values.org || !values.site || !values.hub?.length || !values.out) {
+  process.stderr.write(
+    "usage: site-leaf --org <slug> --site <name> --hub <nats-leaf://host:port> [--listen host:port] [--creds-path path] --out <dir>\n",
+  );
+  process.exit(2);
+}
+const env = loadGatewayEnvOrExit();
+if (!env.NATS_TENANCY_FILE || !env.NATS_SYSTEM_CREDS) {
+  process.stderr.write("NATS_TENANCY_FILE and NATS_SYSTEM_CREDS must be set (the gateway's NATS secrets)\n");
+  process.exit(2);
+}
+const db = createPrismaClient(env.DATABASE_URL);
+const logger = createLogger("warn");
+const enrollment = createEnrollment(
+  db,
+  {
+    databaseUrl: env.DATABASE_URL,
+    natsServers: env.NATS_URL,
+    tenancyFile: env.NATS_TENANCY_FILE,
+    systemCredsFile: env.NATS_SYSTEM_CREDS,
+  },
+  logger,
+  createGatewayMetrics().registry,
+);
+try {
+  const site = await db.site.findFirst({
+    where: { name: values.site, organization: { slug: values.org } },
+    select: { id: true, organizationId: true },
+  });
+  if (!site) throw new Error(`no site "${values.site}" in organization "${values.org}"`);
+  const out = resolve(values.out);
+  const bundle = await createLeafBundle(db, enrollment.secrets, enrollment.accounts, {
+    organizationId: site.organizationId,
+    siteId: site.id,
+    hubLeafUrls: values.hub,
+    listen: values.listen,
+    credentialsPath: values["creds-path"] ?? join(out, "site.creds"),
+  });
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, "leaf.conf"), bundle.config);
+  writeFileSync(join(out, "site.creds"), bundle.creds, { mode: 0o600 });
+  process.stdout.write(
+    `wrote ${join(out, "leaf.conf")} and ${join(out, "site.creds")}\nrun the site's leaf node with: nats-server -c ${join(out, "leaf.conf")}\n`,
+  );
+} catch (error) {
+  process.stderr.write(`site-leaf: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  await enrollment.stop();
+  await db.$disconnect();
+}

@@ -1,0 +1,60 @@
+import type { Db } from "@edgefleet/db";
+import { formatCreds, leafNodeConfig, siteLeafUserJwt, type TenancySecrets } from "@edgefleet/nats-tenancy";
+import { createUser } from "@nats-io/nkeys";
+import type { TenantAccounts } from "../enrollment/tenant-accounts.js";
+
+export interface LeafBundle {
+  /** nats-server configuration for the site's leaf node. */
+  config: string;
+  /** The site's credentials towards the hub (secret: keep it on the leaf machine only). */
+  creds: string;
+}
+
+export interface LeafBundleInput {
+  organizationId: string;
+  siteId: string;
+  /** The hub's leafnode URL(s) as the site reaches them, e.g. nats-leaf://hub.example.com:7422. */
+  hubLeafUrls: string[];
+  /** Where the site's agents connect, e.g. 0.0.0.0:4222. */
+  listen: string;
+  /** Where the creds file will live on the leaf machine (the config refers to it). */
+  credentialsPath: string;
+}
+
+/**
+ * Everything an operator needs to run a site's leaf node: its config (operator mode, the
+ * organization's account preloaded, one remote bound to that account) and fresh site
+ * credentials. Each call mints a new site key; the account JWT includes current revocations.
+ */
+export async function createLeafBundle(
+  db: Db,
+  secrets: TenancySecrets,
+  accounts: TenantAccounts,
+  input: LeafBundleInput,
+): Promise<LeafBundle> {
+  const site = await db.site.findFirst({
+    where: { id: input.siteId, organizationId: input.organizationId },
+    select: { id: true, name: true },
+  });
+  if (!site) throw new Error(`site ${input.siteId} not found in organization ${input.organizationId}`);
+  // The hub must know the account before the site's leaf connects to it.
+  await accounts.ensure(input.organizationId);
+  const { account, jwt: accountJwt } = await accounts.currentJwt(input.organizationId);
+  const siteKey = createUser();
+  const siteJwt = await siteLeafUserJwt(secrets, {
+    siteId: site.id,
+    publicKey: siteKey.getPublicKey(),
+    accountPublicKey: account.accountPublicKey,
+  });
+  return {
+    config: leafNodeConfig(secrets, {
+      serverName: `${account.slug}-${site.name}`,
+      listen: input.listen,
+      hubLeafUrls: input.hubLeafUrls,
+      credentialsPath: input.credentialsPath,
+      accountPublicKey: account.accountPublicKey,
+      accountJwt,
+    }),
+    creds: formatCreds(siteJwt, siteKey),
+  };
+}

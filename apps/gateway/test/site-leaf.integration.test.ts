@@ -1,0 +1,172 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decodeMessage, encodeMessage, PROTOCOL_VERSION } from "@edgefleet/agent-sdk/protocol";
+import { createEnrollmentToken, type Db } from "@edgefleet/db";
+import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
+import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
+import { freePort, type RunningNats, startNats, startOperatorModeHub } from "@edgefleet/nats-tenancy/testing";
+import { createUser } from "@nats-io/nkeys";
+import { connect, credsAuthenticator, jwtAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "./support/free-port.js";
+import { GatewayProcess } from "./support/gateway-process.js";
+import { requireTestEnv } from "./support/required-env.js";
+
+// The operator's path to a site leaf node: generate its bundle with the CLI, run a real leaf
+// nats-server from it, and an enrolled agent reaches the platform through that leaf.
+
+const gatewayDir = join(import.meta.dirname, "..");
+const workDir = mkdtempSync(join(tmpdir(), "ef-site-leaf-"));
+let secrets: TenancySecrets;
+let hub: RunningNats & { leafUrl: string };
+let leaf: RunningNats | undefined;
+let database: TestDatabase;
+let db: Db;
+let gateway: GatewayProcess;
+let env: Record<string, string>;
+const opened: NatsConnection[] = [];
+
+beforeAll(async () => {
+  secrets = await createTenancySecrets("site-leaf-test");
+  hub = await startOperatorModeHub(secrets);
+  database = await createMigratedDatabase();
+  db = database.db;
+  const organization = await db.organization.create({ data: { slug: "leafy", name: "Leafy" } });
+  await db.site.create({ data: { organizationId: organization.id, name: "plant-7" } });
+  const file = (name: string, content: string) => {
+    writeFileSync(join(workDir, name), content);
+    return join(workDir, name);
+  };
+  env = {
+    DATABASE_URL: database.url,
+    NATS_URL: hub.url,
+    MIMIR_URL: requireTestEnv("MIMIR_URL"),
+    NATS_CREDS: file("gateway.creds", secrets.platform.userCreds),
+    NATS_SYSTEM_CREDS: file("system.creds", secrets.system.userCreds),
+    NATS_TENANCY_FILE: file("tenancy.json", JSON.stringify(secrets)),
+  };
+  gateway = await GatewayProcess.start({ ...env, GATEWAY_HEALTH_INTERVAL_MS: "500" });
+  await waitFor("enrollment service", async () =>
+    gateway.logLines().some((line) => line.service === "enrollment") ? true : undefined,
+  );
+});
+
+afterAll(async () => {
+  await Promise.allSettled(opened.map((nc) => nc.close()));
+  await gateway?.kill();
+  await leaf?.stop();
+  await hub?.stop();
+  await database?.drop();
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+const siteLeaf = (args: string[]) =>
+  spawnSync(
+    process.execPath,
+    [join(gatewayDir, "node_modules/tsx/dist/cli.mjs"), "src/cli/site-leaf.ts", ...args],
+    {
+      cwd: gatewayDir,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      encoding: "utf8",
+    },
+  );
+
+describe("site-leaf CLI", () => {
+  it("writes a leaf bundle that a real leaf node runs, and agents reach the platform through it", async () => {
+    const agentPort = await freePort();
+    const out = join(workDir, "bundle");
+    const result = siteLeaf([
+      "--org",
+      "leafy",
+      "--site",
+      "plant-7",
+      "--hub",
+      hub.leafUrl,
+      "--listen",
+      `127.0.0.1:${agentPort}`,
+      "--out",
+      out,
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    expect(statSync(join(out, "site.creds")).mode & 0o777).toBe(0o600);
+
+    leaf = await startNats(
+      ({ monitorPort }) =>
+        `${readFileSync(join(out, "leaf.conf"), "utf8")}\nhttp: 127.0.0.1:${monitorPort}\n`,
+    );
+    await waitFor("leaf connected to the hub", async () => {
+      const leafz = (await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as { leafnodes: number };
+      return leafz.leafnodes > 0 ? true : undefined;
+    });
+
+    // Enroll a node through the gateway, then connect it to the leaf, not the hub.
+    const organizationId = (await db.organization.findUniqueOrThrow({ where: { slug: "leafy" } })).id;
+    const { token } = await createEnrollmentToken(db, organizationId, {
+      expiresAt: new Date(Date.now() + 60_000),
+      maxUses: 1,
+    });
+    const key = createUser();
+    const enrollClient = await connect({
+      servers: hub.url,
+      authenticator: credsAuthenticator(new TextEncoder().encode(secrets.enroll.userCreds)),
+    });
+    opened.push(enrollClient);
+    const raw = await enrollClient.request(
+      "ef.enroll",
+      encodeMessage("enrollRequest", {
+        v: PROTOCOL_VERSION,
+        tok: token,
+        key: key.getPublicKey(),
+        name: "edge-1",
+        av: "0.1.0",
+        os: "linux",
+        arch: "x64",
+      }),
+      { timeout: 5_000 },
+    );
+    const reply = decodeMessage("enrollReply", raw.data);
+    if (!reply.ok || reply.msg.st !== "approved" || !reply.msg.jwt) throw new Error("enrollment failed");
+    const { wid, org, jwt } = reply.msg;
+
+    const platform = await connect({
+      servers: hub.url,
+      authenticator: credsAuthenticator(new TextEncoder().encode(secrets.platform.userCreds)),
+    });
+    opened.push(platform);
+    const heardAtPlatform = new Promise<string>((resolve) => {
+      platform.subscribe(`ef.t.${org}.up.${wid}.hb`, { callback: (_error, msg) => resolve(msg.subject) });
+    });
+    await platform.flush();
+    const agent = await connect({
+      servers: `nats://127.0.0.1:${agentPort}`,
+      authenticator: jwtAuthenticator(jwt, key.getSeed()),
+      inboxPrefix: `_INBOX.${wid}`,
+    });
+    opened.push(agent);
+    // Interest crosses the leaf link asynchronously: keep beating until the platform hears one.
+    const beat = setInterval(() => agent.publish(`ef.up.${wid}.hb`, new Uint8Array([1])), 200);
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve("nothing heard"), 10_000));
+    try {
+      expect(await Promise.race([heardAtPlatform, timeout])).toBe(`ef.t.${org}.up.${wid}.hb`);
+    } finally {
+      clearInterval(beat);
+    }
+  });
+
+  it("refuses an unknown site with a clear message and writes nothing", () => {
+    const out = join(workDir, "nothing");
+    const result = siteLeaf(["--org", "leafy", "--site", "nope", "--hub", hub.leafUrl, "--out", out]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('no site "nope" in organization "leafy"');
+    expect(() => statSync(out)).toThrow();
+  });
+
+  it("prints usage for missing arguments", () => {
+    const result = siteLeaf(["--org", "leafy"]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("usage: site-leaf");
+  });
+});
