@@ -6,5 +6,7 @@ import { createPrismaClient, type Db } from "@edgefleet/db";
  * check gave up on it.
  */
 export function createGatewayDatabase(databaseUrl: string): Db {
-  return createPrismaClient(databaseUrl, { pool: { connectionTimeoutMillis: 5_000 } });
+  // log: [] because Prisma's own logging writes plain "prisma:error …" lines to stdout, which would
+  // break the JSON log stream; every caller logs its failures through pino with context instead.
+  return createPrismaClient(databaseUrl, { pool: { connectionTimeoutMillis: 5_000 }, log: [] });
 }

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createGatewayDatabase } from "./db.js";
+import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment } from "./enrollment/index.js";
 import { loadGatewayEnvOrExit } from "./env.js";
 import { DependencyHealth } from "./health/dependency-health.js";
@@ -111,6 +112,22 @@ if (env.NATS_TENANCY_FILE && env.NATS_SYSTEM_CREDS) {
 } else {
   logger.warn("NATS_TENANCY_FILE / NATS_SYSTEM_CREDS not set: enrollment is disabled");
 }
+// Liveness, Hello, desired-state publishing, EF_UP ingest (src/edge/index.ts).
+edgeServices.push(
+  ...createEdgeServices(
+    db,
+    {
+      databaseUrl: env.DATABASE_URL,
+      mimirUrl: env.MIMIR_URL,
+      heartbeatIntervalS: env.GATEWAY_HEARTBEAT_INTERVAL_S,
+      metricsIntervalS: env.GATEWAY_METRICS_INTERVAL_S,
+      livenessFlushMs: env.GATEWAY_LIVENESS_FLUSH_MS,
+      desiredRescanMs: env.GATEWAY_DESIRED_RESCAN_MS,
+    },
+    logger,
+    metrics.registry,
+  ),
+);
 const startedServices: EdgeService[] = [];
 const edgeServicesStarted = (async () => {
   const healthy = () => {

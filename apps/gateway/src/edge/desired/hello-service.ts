@@ -1,0 +1,86 @@
+import {
+  encodeMessage,
+  GATEWAY_QUEUE_GROUP,
+  type HelloReply,
+  PROTOCOL_VERSION,
+  platformUpWildcard,
+} from "@edgefleet/agent-sdk/protocol";
+import { type Db, desiredDeltaSince, Prisma } from "@edgefleet/db";
+import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { Logger } from "../../logger.js";
+import type { EdgeMetrics } from "../edge-metrics.js";
+import { type IntakeDeps, intakeUpMessage } from "../intake.js";
+import type { EdgeService } from "../service.js";
+import { toWireDelta } from "./wire-delta.js";
+
+export interface HelloConfig {
+  heartbeatIntervalS: number;
+  metricsIntervalS: number;
+}
+
+/**
+ * Hello (request/reply on `ef.t.*.up.*.hello`, queue group `gateway`): records the agent's
+ * version and boot id, marks the node online, and answers with the intervals and the delta since
+ * the revision the agent last applied: null when it is up to date, never a re-list.
+ */
+export class HelloService implements EdgeService {
+  readonly name = "hello";
+  private subscription: Subscription | null = null;
+  private loop: Promise<void> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly intake: IntakeDeps,
+    private readonly config: HelloConfig,
+    private readonly metrics: EdgeMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(platform: NatsConnection): Promise<void> {
+    const subscription = platform.subscribe(platformUpWildcard("hello"), { queue: GATEWAY_QUEUE_GROUP });
+    this.subscription = subscription;
+    this.loop = (async () => {
+      for await (const msg of subscription) {
+        const handled = this.handle(msg).finally(() => this.inFlight.delete(handled));
+        this.inFlight.add(handled);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.subscription?.unsubscribe();
+    this.subscription = null;
+    await this.loop;
+    await Promise.all(this.inFlight);
+  }
+
+  private async handle(msg: Msg): Promise<void> {
+    try {
+      const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "hello", "hello");
+      // No answer to a rejected Hello: the agent's request times out and it retries with backoff.
+      if (!taken) return;
+      const { node, msg: hello } = taken;
+      await this.db.$executeRaw(Prisma.sql`
+        UPDATE node SET agent_version = ${hello.av}, boot_id = ${hello.boot},
+          status = 'online', last_seen_at = now(), updated_at = now(),
+          applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END
+        WHERE id = ${node.id}::uuid AND status <> 'revoked'`);
+      const delta = await desiredDeltaSince(this.db, node.id, hello.rev);
+      const reply: HelloReply = {
+        v: PROTOCOL_VERSION,
+        hb: this.config.heartbeatIntervalS,
+        mx: this.config.metricsIntervalS,
+        d: delta ? toWireDelta(delta) : null,
+      };
+      msg.respond(encodeMessage("helloReply", reply));
+      this.metrics.accepted.inc({ type: "hello" });
+      if (delta) {
+        this.metrics.desiredDeltas.inc({ via: "hello" });
+        if (delta.from === 0) this.metrics.desiredFullLists.inc({ via: "hello" });
+      }
+    } catch (error) {
+      this.logger.error({ err: error, subject: msg.subject }, "hello handling failed");
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import { Counter, Histogram, type Registry } from "prom-client";
+import { METRIC_PREFIX } from "../metrics.js";
+
+export type EdgeMetrics = ReturnType<typeof createEdgeMetrics>;
+
+/** Counters of the edge data path (README "Metrics"). */
+export function createEdgeMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    accepted: new Counter({
+      name: `${METRIC_PREFIX}edge_messages_total`,
+      help: "Edge messages accepted, by protocol message type",
+      labelNames: ["type"] as const,
+      registers,
+    }),
+    rejected: new Counter({
+      name: `${METRIC_PREFIX}rejected_messages_total`,
+      help: "Edge messages rejected (and not redelivered), by message type and reason",
+      labelNames: ["type", "reason"] as const,
+      registers,
+    }),
+    desiredDeltas: new Counter({
+      name: `${METRIC_PREFIX}desired_deltas_total`,
+      help: "DesiredDeltas sent to nodes, by path (publish = on change, hello = at (re)connect)",
+      labelNames: ["via"] as const,
+      registers,
+    }),
+    desiredFullLists: new Counter({
+      name: `${METRIC_PREFIX}desired_full_lists_total`,
+      help: "Deltas from revision 0 (the whole desired state): a node's first sync or an unknown revision; reconnects must not raise it",
+      labelNames: ["via"] as const,
+      registers,
+    }),
+    livenessUpdates: new Counter({
+      name: `${METRIC_PREFIX}liveness_updates_total`,
+      help: "UPDATE statements written by the heartbeat batcher (one per flush)",
+      registers,
+    }),
+    livenessRows: new Counter({
+      name: `${METRIC_PREFIX}liveness_rows_total`,
+      help: "Node rows those UPDATEs changed (status change or stale last_seen_at only)",
+      registers,
+    }),
+    markedOffline: new Counter({
+      name: `${METRIC_PREFIX}nodes_marked_offline_total`,
+      help: "Nodes the offline sweeper marked offline",
+      registers,
+    }),
+    mimirWrites: new Counter({
+      name: `${METRIC_PREFIX}mimir_writes_total`,
+      help: "Remote-write requests to Mimir, by result",
+      labelNames: ["result"] as const,
+      registers,
+    }),
+    mimirSamples: new Counter({
+      name: `${METRIC_PREFIX}mimir_samples_total`,
+      help: "Samples written to Mimir",
+      registers,
+    }),
+    mimirWriteSeconds: new Histogram({
+      name: `${METRIC_PREFIX}mimir_write_seconds`,
+      help: "Duration of one remote-write request",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,83 @@
+import { DURABLE_UP_TYPES, EF_UP_STREAM, platformUpWildcard } from "@edgefleet/agent-sdk/protocol";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  type JetStreamManager,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+} from "@nats-io/jetstream";
+import type { Logger } from "../../logger.js";
+
+/** Durable pull consumer shared by every gateway replica (each message goes to one of them). */
+export const GATEWAY_CONSUMER = "gateway";
+
+const NANOS_PER_MS = 1_000_000;
+
+/**
+ * `EF_UP`: status reports, metrics and desired acks from every node, file-backed.
+ * Work-queue retention: a message is deleted once the gateway acked it, so the stream holds only
+ * the backlog (bounded by max_bytes / max_age; when full the oldest backlog goes first).
+ * Duplicate window 10 min keyed by Nats-Msg-Id `<wid>.<type>.<seq>`: an agent re-publishing after
+ * a lost ack is stored once.
+ */
+export const EF_UP_STREAM_CONFIG = {
+  name: EF_UP_STREAM,
+  subjects: DURABLE_UP_TYPES.map((type) => platformUpWildcard(type)),
+  storage: StorageType.File,
+  retention: RetentionPolicy.Workqueue,
+  discard: DiscardPolicy.Old,
+  duplicate_window: 10 * 60_000 * NANOS_PER_MS,
+  max_age: 24 * 3_600_000 * NANOS_PER_MS,
+  max_bytes: 4 * 1024 ** 3,
+  // The largest up message is a StatusReport (64 KiB payload) plus headers.
+  max_msg_size: 64 * 1024 + 1024,
+  num_replicas: 1,
+} satisfies Partial<StreamConfig>;
+
+/**
+ * Creates EF_UP, or brings the settings we own up to date if it exists. Replicas starting together
+ * may race to create it; the loser finds it there. A stream made elsewhere with settings we cannot
+ * change (retention, storage) is used as it is, with a warning, rather than stopping the gateway.
+ */
+export async function ensureEfUpStream(jsm: JetStreamManager, logger: Logger): Promise<void> {
+  const exists = () =>
+    jsm.streams.info(EF_UP_STREAM).then(
+      () => true,
+      () => false,
+    );
+  if (!(await exists())) {
+    try {
+      await jsm.streams.add(EF_UP_STREAM_CONFIG);
+      logger.info({ stream: EF_UP_STREAM }, "stream created");
+      return;
+    } catch (error) {
+      if (!(await exists())) throw error;
+    }
+  }
+  const { name: _name, retention: _retention, storage: _storage, ...mutable } = EF_UP_STREAM_CONFIG;
+  try {
+    await jsm.streams.update(EF_UP_STREAM, mutable);
+  } catch (error) {
+    logger.warn(
+      { err: error, stream: EF_UP_STREAM },
+      "cannot update the existing stream's settings; using it as it is",
+    );
+  }
+}
+
+/** The shared durable consumer: explicit acks, redelivery after 30 s, bounded in-flight work. */
+export async function ensureGatewayConsumer(jsm: JetStreamManager): Promise<void> {
+  const config = {
+    durable_name: GATEWAY_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: 30_000 * NANOS_PER_MS,
+    max_ack_pending: 20_000,
+    // Poison messages are terminated by the handler; this bounds a handler that keeps crashing.
+    max_deliver: 20,
+  };
+  // consumers.add is idempotent for an identical config, and updates the mutable fields otherwise.
+  await jsm.consumers.add(EF_UP_STREAM, config);
+}

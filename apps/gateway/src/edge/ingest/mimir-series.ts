@@ -1,0 +1,55 @@
+import type { MetricsReport } from "@edgefleet/agent-sdk/protocol";
+
+/** One remote-write time series (the shape prometheus-remote-write takes). */
+export interface Series {
+  labels: { __name__: string; [label: string]: string };
+  samples: Array<{ value: number; timestamp: number }>;
+}
+
+/**
+ * Series of one MetricsReport (docs/protocol.md "Metrics"). Every series carries `org`
+ * (organization id) and `node` (node id); the tenant is also the request's X-Scope-OrgID.
+ * Budget per node: 9 host series + 2 per interface (≤ 4) + 2 per app + 2 per control message
+ * type seen (≤ 7), i.e. about 30 for a node with two apps on one interface.
+ */
+export function seriesOfReport(organizationId: string, nodeId: string, report: MetricsReport): Series[] {
+  const base = { org: organizationId, node: nodeId };
+  const at = report.at;
+  const series: Series[] = [];
+  const add = (name: string, value: number, labels: Record<string, string> = {}) => {
+    series.push({ labels: { __name__: name, ...base, ...labels }, samples: [{ value, timestamp: at }] });
+  };
+  add("edgefleet_node_cpu_usage_ratio", report.cpu / 1000);
+  add("edgefleet_node_memory_used_bytes", report.mu);
+  add("edgefleet_node_memory_total_bytes", report.mt);
+  add("edgefleet_node_disk_used_bytes", report.du);
+  add("edgefleet_node_disk_total_bytes", report.dt);
+  if (report.rtt !== undefined) add("edgefleet_node_rtt_seconds", report.rtt / 1_000_000);
+  for (const net of report.net) {
+    add("edgefleet_node_network_receive_bytes_total", net.rx, { interface: net.if });
+    add("edgefleet_node_network_transmit_bytes_total", net.tx, { interface: net.if });
+  }
+  for (const app of report.apps) {
+    add("edgefleet_app_cpu_usage_ratio", app.cpu / 1000, { app: app.app });
+    add("edgefleet_app_memory_bytes", app.mem, { app: app.app });
+  }
+  for (const [type, bytes] of Object.entries(report.ctl)) {
+    if (!bytes) continue;
+    add("edgefleet_node_control_bytes_total", bytes[0], { type, direction: "sent" });
+    add("edgefleet_node_control_bytes_total", bytes[1], { type, direction: "received" });
+  }
+  return series;
+}
+
+/** Merges series with identical labels (several reports of one node in a batch), samples in time order. */
+export function mergeSeries(all: Series[]): Series[] {
+  const byKey = new Map<string, Series>();
+  for (const one of all) {
+    const key = JSON.stringify(Object.entries(one.labels).sort(([a], [b]) => a.localeCompare(b)));
+    const existing = byKey.get(key);
+    if (existing) existing.samples.push(...one.samples);
+    else byKey.set(key, { labels: one.labels, samples: [...one.samples] });
+  }
+  for (const one of byKey.values()) one.samples.sort((a, b) => a.timestamp - b.timestamp);
+  return [...byKey.values()];
+}

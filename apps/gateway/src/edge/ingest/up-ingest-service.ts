@@ -1,0 +1,109 @@
+import { EF_UP_STREAM, parsePlatformUpSubject } from "@edgefleet/agent-sdk/protocol";
+import type { Db } from "@edgefleet/db";
+import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "../../logger.js";
+import type { EdgeMetrics } from "../edge-metrics.js";
+import { type IntakeDeps, intakeUpMessage } from "../intake.js";
+import type { EdgeService } from "../service.js";
+import { ensureEfUpStream, ensureGatewayConsumer, GATEWAY_CONSUMER } from "./ef-up-stream.js";
+import type { MetricsBatcher } from "./metrics-batcher.js";
+import { writeDesiredAck, writeStatusReport } from "./status-writer.js";
+
+const RETRY_DELAY_MS = 5_000;
+
+/**
+ * Consumes EF_UP through the shared durable pull consumer and dispatches by subject type:
+ * StatusReport and DesiredAck to Postgres (idempotent, sequence/revision guarded), MetricsReport
+ * to the metrics batcher (Mimir). Bad or stale messages are terminated (never redelivered) and
+ * counted; a failing dependency naks the message for a later retry.
+ */
+export class UpIngestService implements EdgeService {
+  readonly name = "up-ingest";
+  private messages: ConsumerMessages | null = null;
+  private loop: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly intake: IntakeDeps,
+    private readonly metricsBatcher: MetricsBatcher,
+    private readonly metrics: EdgeMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(platform: NatsConnection): Promise<void> {
+    const jsm = await jetstreamManager(platform, { domain: "hub" });
+    await ensureEfUpStream(jsm, this.logger);
+    await ensureGatewayConsumer(jsm);
+    const consumer = await jetstream(platform, { domain: "hub" }).consumers.get(
+      EF_UP_STREAM,
+      GATEWAY_CONSUMER,
+    );
+    const messages = await consumer.consume({ max_messages: 512 });
+    this.messages = messages;
+    this.loop = (async () => {
+      for await (const msg of messages) await this.handle(msg);
+    })();
+  }
+
+  async stop(): Promise<void> {
+    await this.messages?.close();
+    this.messages = null;
+    await this.loop;
+    await this.metricsBatcher.flush();
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    const type = parsePlatformUpSubject(msg.subject)?.type;
+    try {
+      if (type === "st") {
+        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "st", "statusReport");
+        if (!taken) return msg.term("rejected");
+        const outcome = await writeStatusReport(this.db, taken.node, taken.msg);
+        if (outcome !== "stored") {
+          this.intake.rejections.reject(
+            "st",
+            outcome,
+            `seq ${taken.msg.seq} is not newer than the stored one`,
+            msg.subject,
+          );
+          return msg.term(outcome);
+        }
+        this.metrics.accepted.inc({ type: "st" });
+        return msg.ack();
+      }
+      if (type === "ack") {
+        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "ack", "desiredAck");
+        if (!taken) return msg.term("rejected");
+        const outcome = await writeDesiredAck(this.db, taken.node, taken.msg.rev);
+        if (outcome !== "stored") {
+          this.intake.rejections.reject(
+            "ack",
+            outcome,
+            `revision ${taken.msg.rev} was never desired`,
+            msg.subject,
+          );
+          return msg.term(outcome);
+        }
+        this.metrics.accepted.inc({ type: "ack" });
+        return msg.ack();
+      }
+      if (type === "mx") {
+        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "mx", "metricsReport");
+        if (!taken) return msg.term("rejected");
+        return await this.metricsBatcher.add(taken.node, taken.msg, msg);
+      }
+      this.intake.rejections.reject(
+        type ?? "unknown",
+        "bad_subject",
+        "not a durable up subject",
+        msg.subject,
+      );
+      msg.term("bad_subject");
+    } catch (error) {
+      // Postgres or the lookup failed: not the message's fault, so it comes back later.
+      this.logger.error({ err: error, subject: msg.subject }, "EF_UP message handling failed; redelivering");
+      msg.nak(RETRY_DELAY_MS);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import { parseWireId } from "@edgefleet/agent-sdk/protocol";
+import { type Db, Prisma } from "@edgefleet/db";
+
+/** A node as the edge path needs it, found from the wire ids of a subject. */
+export interface EdgeNode {
+  id: string;
+  organizationId: string;
+  /** Organization and node wire ids (subject tokens). */
+  org: string;
+  wid: string;
+  revoked: boolean;
+}
+
+export interface NodeDirectoryOptions {
+  /** How long a lookup result is reused (revocation also cuts the node off at NATS at once). */
+  ttlMs?: number;
+  maxEntries?: number;
+  /** Lookups arriving within this window share one query (reconnect storms). */
+  batchWindowMs?: number;
+}
+
+interface Waiter {
+  resolve: (node: EdgeNode | null) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Resolves `(org wire id, node wire id)` from a subject to a node, with a small TTL cache and
+ * batched queries. Both tokens must match one row: a node's wire id under another organization's
+ * token resolves to nothing, so a subject can never be attributed across tenants.
+ */
+export class NodeDirectory {
+  private readonly cache = new Map<string, { node: EdgeNode | null; expiresAt: number }>();
+  private pending = new Map<string, Waiter[]>();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly batchWindowMs: number;
+
+  constructor(
+    private readonly db: Db,
+    options: NodeDirectoryOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 30_000;
+    this.maxEntries = options.maxEntries ?? 200_000;
+    this.batchWindowMs = options.batchWindowMs ?? 5;
+  }
+
+  /** null: no such node in that organization (or tokens that are not wire ids). */
+  resolve(org: string, wid: string): Promise<EdgeNode | null> {
+    const key = `${org}.${wid}`;
+    const cached = this.cache.get(key);
+    if (cached && cached.expiresAt > Date.now()) return Promise.resolve(cached.node);
+    if (parseWireId(org) === null || parseWireId(wid) === null) return Promise.resolve(null);
+    return new Promise((resolve, reject) => {
+      const waiters = this.pending.get(key);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.pending.set(key, [{ resolve, reject }]);
+      this.timer ??= setTimeout(() => void this.flush(), this.batchWindowMs);
+    });
+  }
+
+  /** Forgets a node (e.g. after a revocation) so the next message re-reads it. */
+  forget(org: string, wid: string): void {
+    this.cache.delete(`${org}.${wid}`);
+  }
+
+  private async flush(): Promise<void> {
+    this.timer = null;
+    const batch = this.pending;
+    this.pending = new Map();
+    const keys = [...batch.keys()];
+    const orgIds = keys.map((key) => String(parseWireId(key.split(".")[0] ?? "")));
+    const nodeIds = keys.map((key) => String(parseWireId(key.split(".")[1] ?? "")));
+    let found = new Map<string, EdgeNode>();
+    try {
+      const rows = await this.db.$queryRaw<
+        Array<{ id: string; organization_id: string; org: string; wid: string; revoked: boolean }>
+      >(Prisma.sql`
+        SELECT n.id, n.organization_id, q.org::text AS org, q.wid::text AS wid,
+               (n.status = 'revoked' OR n.revoked_at IS NOT NULL) AS revoked
+        FROM unnest(${orgIds}::bigint[], ${nodeIds}::bigint[]) AS q(org, wid)
+        JOIN organization o ON o.wire_id = q.org
+        JOIN node n ON n.wire_id = q.wid AND n.organization_id = o.id`);
+      found = new Map(
+        rows.map((row) => {
+          const node: EdgeNode = {
+            id: row.id,
+            organizationId: row.organization_id,
+            org: BigInt(row.org).toString(36),
+            wid: BigInt(row.wid).toString(36),
+            revoked: row.revoked,
+          };
+          return [`${node.org}.${node.wid}`, node];
+        }),
+      );
+    } catch (error) {
+      // Not cached: the next message asks again. Waiters get the error.
+      for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    const expiresAt = Date.now() + this.ttlMs;
+    for (const [key, waiters] of batch) {
+      const node = found.get(key) ?? null;
+      this.remember(key, node, expiresAt);
+      for (const waiter of waiters) waiter.resolve(node);
+    }
+  }
+
+  private remember(key: string, node: EdgeNode | null, expiresAt: number): void {
+    if (this.cache.size >= this.maxEntries) {
+      // Oldest insertion first (Map order): a cheap approximation of LRU.
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+    this.cache.delete(key);
+    this.cache.set(key, { node, expiresAt });
+  }
+}

@@ -1,0 +1,47 @@
+import type { Logger } from "../logger.js";
+import type { EdgeMetrics } from "./edge-metrics.js";
+
+/** Why an edge message was refused (the `reason` label; a closed set keeps the label cheap). */
+export type RejectReason =
+  | "bad_subject"
+  | "unknown_node"
+  | "revoked"
+  | "too_large"
+  | "not_msgpack"
+  | "unknown_version"
+  | "invalid"
+  | "duplicate"
+  | "out_of_order"
+  | "revision_ahead"
+  | "mimir_rejected";
+
+const LOG_INTERVAL_MS = 1_000;
+
+/**
+ * Counts every rejection and logs it with its reason, at most once a second per (type, reason)
+ * with the number suppressed since: a misbehaving fleet must not turn into a log flood.
+ */
+export class Rejections {
+  private readonly lastLogged = new Map<string, { at: number; suppressed: number }>();
+
+  constructor(
+    private readonly metrics: EdgeMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  reject(type: string, reason: RejectReason, detail: string, subject?: string): void {
+    this.metrics.rejected.inc({ type, reason });
+    const key = `${type}/${reason}`;
+    const now = Date.now();
+    const last = this.lastLogged.get(key);
+    if (last && now - last.at < LOG_INTERVAL_MS) {
+      last.suppressed += 1;
+      return;
+    }
+    this.lastLogged.set(key, { at: now, suppressed: 0 });
+    this.logger.warn(
+      { type, reason, detail, subject, suppressedSinceLastLog: last?.suppressed ?? 0 },
+      "edge message rejected",
+    );
+  }
+}

@@ -1,0 +1,141 @@
+import { encodeMessage, platformUpSubject } from "@edgefleet/agent-sdk/protocol";
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEdgeMetrics } from "../../src/edge/edge-metrics.js";
+import { HeartbeatBatcher } from "../../src/edge/liveness/heartbeat-batcher.js";
+import { livenessTiming } from "../../src/edge/liveness/timing.js";
+import { type EdgeHarness, startEdgeHarness } from "../support/edge-harness.js";
+import { waitFor } from "../support/free-port.js";
+
+// Heartbeat interval 1 s, flush 200 ms: offline after 2 intervals + 0.8 s slack.
+const timing = livenessTiming(1_000, 200);
+let harness: EdgeHarness;
+beforeAll(async () => {
+  harness = await startEdgeHarness();
+});
+afterAll(async () => {
+  await harness?.stop();
+});
+
+const heartbeat = (node: { org: string; wid: string }, s = 1) =>
+  harness.nc.publish(platformUpSubject(node.org, node.wid, "hb"), encodeMessage("heartbeat", { v: 1, s }));
+const nodeRow = (id: string) => harness.db.node.findUniqueOrThrow({ where: { id } });
+
+describe("liveness", () => {
+  it("derives timing that never sweeps a node whose heartbeats flow", () => {
+    expect(timing.offlineAfterMs).toBe(2_800);
+    // Worst-case age of the stored last_seen_at while heartbeats arrive every interval.
+    expect(timing.refreshAfterMs + timing.heartbeatIntervalMs + timing.flushIntervalMs).toBeLessThan(
+      timing.offlineAfterMs,
+    );
+    const production = livenessTiming(30_000, 2_000);
+    expect(production.offlineAfterMs).toBe(70_000);
+    expect(production.refreshAfterMs).toBeGreaterThan(production.heartbeatIntervalMs); // every other heartbeat
+  });
+
+  it("a heartbeat makes a node online within two intervals; silence makes it offline", async () => {
+    const org = await harness.createOrganization("live-a");
+    const node = await harness.createNode(org, "n1");
+    const started = Date.now();
+    heartbeat(node);
+    await waitFor(
+      "online",
+      async () => ((await nodeRow(node.id)).status === "online" ? true : undefined),
+      2_000,
+    );
+    expect(Date.now() - started).toBeLessThan(2 * timing.heartbeatIntervalMs);
+
+    // Heartbeats every interval for 4 s: never swept, even though not every one is written.
+    for (let i = 0; i < 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, timing.heartbeatIntervalMs));
+      heartbeat(node, i + 2);
+      expect((await nodeRow(node.id)).status).toBe("online");
+    }
+    const silentSince = Date.now();
+    await waitFor(
+      "offline",
+      async () => ((await nodeRow(node.id)).status === "offline" ? true : undefined),
+      timing.offlineAfterMs + 2 * timing.sweepIntervalMs + 1_000,
+    );
+    expect(Date.now() - silentSince).toBeGreaterThan(timing.heartbeatIntervalMs);
+    expect(await harness.metric("edgefleet_gateway_nodes_marked_offline_total")).toBeGreaterThanOrEqual(1);
+  });
+
+  it("the batcher writes many nodes in one UPDATE, and does not rewrite fresh rows", async () => {
+    const org = await harness.createOrganization("live-b");
+    const nodes = await Promise.all(Array.from({ length: 50 }, (_, i) => harness.createNode(org, `b${i}`)));
+    const registry = new Registry();
+    const metrics = createEdgeMetrics(registry);
+    const batcher = new HeartbeatBatcher(harness.db, timing, metrics, pino({ level: "silent" }));
+    for (const node of nodes) batcher.see(node.id);
+    await batcher.flush();
+    expect((await metrics.livenessUpdates.get()).values[0]?.value).toBe(1);
+    expect((await metrics.livenessRows.get()).values[0]?.value).toBe(50);
+    const ids = nodes.map((node) => node.id);
+    const online = await harness.db.node.findMany({ where: { id: { in: ids } } });
+    expect(online.every((row) => row.status === "online" && row.lastSeenAt !== null)).toBe(true);
+
+    // Seen again right away: one statement, zero rows rewritten, last_seen_at untouched.
+    for (const node of nodes) batcher.see(node.id);
+    await batcher.flush();
+    expect((await metrics.livenessUpdates.get()).values[0]?.value).toBe(2);
+    expect((await metrics.livenessRows.get()).values[0]?.value).toBe(50);
+    const again = await harness.db.node.findMany({ where: { id: { in: ids } } });
+    expect(again.map((row) => row.lastSeenAt?.getTime()).sort()).toEqual(
+      online.map((row) => row.lastSeenAt?.getTime()).sort(),
+    );
+  });
+
+  it("rejects heartbeats of unknown nodes, other organizations' tokens and bad payloads", async () => {
+    const org = await harness.createOrganization("live-c");
+    const other = await harness.createOrganization("live-d");
+    const node = await harness.createNode(org, "c1");
+    const reasons = ["unknown_node", "not_msgpack", "unknown_version", "too_large", "invalid"];
+    const before = Object.fromEntries(
+      await Promise.all(
+        reasons.map(async (reason) => [
+          reason,
+          await harness.metric("edgefleet_gateway_rejected_messages_total", { type: "hb", reason }),
+        ]),
+      ),
+    );
+    // The node's wire id under another organization's token: not this node.
+    harness.nc.publish(
+      platformUpSubject(other.org, node.wid, "hb"),
+      encodeMessage("heartbeat", { v: 1, s: 1 }),
+    );
+    harness.nc.publish(
+      platformUpSubject(org.org, "zzzzzz", "hb"),
+      encodeMessage("heartbeat", { v: 1, s: 1 }),
+    );
+    const subject = platformUpSubject(org.org, node.wid, "hb");
+    harness.nc.publish(subject, new Uint8Array([0xc1]));
+    harness.nc.publish(subject, Uint8Array.from([0x82, 0xa1, 0x76, 0x02, 0xa1, 0x73, 0x01])); // {v:2,s:1}
+    harness.nc.publish(subject, new Uint8Array(65));
+    harness.nc.publish(subject, Uint8Array.from([0x81, 0xa1, 0x76, 0x01])); // {v:1}, no s
+    await waitFor("rejections counted", async () => {
+      const after = await harness.metric("edgefleet_gateway_rejected_messages_total", {
+        type: "hb",
+        reason: "invalid",
+      });
+      return after > (before.invalid ?? 0) ? true : undefined;
+    });
+    for (const [reason, delta] of [
+      ["unknown_node", 2],
+      ["not_msgpack", 1],
+      ["unknown_version", 1],
+      ["too_large", 1],
+      ["invalid", 1],
+    ] as const) {
+      expect(await harness.metric("edgefleet_gateway_rejected_messages_total", { type: "hb", reason })).toBe(
+        (before[reason] ?? 0) + delta,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3 * timing.flushIntervalMs));
+    expect((await nodeRow(node.id)).status).toBe("offline");
+    expect(
+      harness.logs.some((line) => line.msg === "edge message rejected" && line.reason === "too_large"),
+    ).toBe(true);
+  });
+});
