@@ -54,19 +54,24 @@ export class TestPlatform {
 
   /** Records a change and pushes it down as a DesiredDelta (from the previous revision). */
   change(wid: string, change: { put?: DesiredPut; del?: string }): MessageOf<"desiredDelta"> {
+    const delta = this.record(wid, change);
+    this.nc.publish(`ef.down.${wid}`, encodeMessage("desiredDelta", delta));
+    return delta;
+  }
+
+  /** Records a change whose DesiredDelta is never sent (the agent only learns of it by Hello). */
+  record(wid: string, change: { put?: DesiredPut; del?: string }): MessageOf<"desiredDelta"> {
     const entries = this.history.get(wid) ?? [];
     this.history.set(wid, entries);
     const from = this.revision(wid);
     entries.push({ rev: from + 1, ...change });
-    const delta = {
-      v: 1 as const,
+    return {
+      v: 1,
       from,
       to: from + 1,
       put: change.put ? [change.put] : [],
       del: change.del ? [change.del] : [],
     };
-    this.nc.publish(`ef.down.${wid}`, encodeMessage("desiredDelta", delta));
-    return delta;
   }
 
   deltaSince(wid: string, rev: number): MessageOf<"helloReply">["d"] {
