@@ -9,8 +9,8 @@ export interface Series {
 /**
  * Series of one MetricsReport (docs/protocol.md "Metrics"). Every series carries `org`
  * (organization id) and `node` (node id); the tenant is also the request's X-Scope-OrgID.
- * Budget per node: 9 host series + 2 per interface (≤ 4) + 2 per app + 2 per control message
- * type seen (≤ 7), i.e. about 30 for a node with two apps on one interface.
+ * Budget per node: 6 host series + 2 per interface (≤ 4) + 2 per app + 2 per control message
+ * type seen (≤ 7): 26 for a node with two apps on one interface using all 7 message types.
  */
 export function seriesOfReport(organizationId: string, nodeId: string, report: MetricsReport): Series[] {
   const base = { org: organizationId, node: nodeId };

@@ -1,0 +1,223 @@
+import { randomUUID } from "node:crypto";
+import {
+  encodeMessage,
+  type MetricsReport,
+  platformUpSubject,
+  type StatusReport,
+  upMessageId,
+} from "@edgefleet/agent-sdk/protocol";
+import { setDesiredApps } from "@edgefleet/db";
+import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
+import { waitFor } from "../support/free-port.js";
+import { requireTestEnv } from "../support/required-env.js";
+
+let harness: EdgeHarness;
+let js: JetStreamClient;
+let org: { id: string; org: string };
+let web: { appId: string; v1: string; v2: string };
+
+beforeAll(async () => {
+  harness = await startEdgeHarness();
+  js = jetstream(harness.nc, { domain: "hub" });
+  org = await harness.createOrganization(`ingest-${randomUUID().slice(0, 8)}`);
+  const app = await harness.db.app.create({ data: { organizationId: org.id, name: "web" } });
+  const v1 = await harness.db.appVersion.create({
+    data: { organizationId: org.id, appId: app.id, version: "1.0", artifactUrl: "https://a.test/1" },
+  });
+  const v2 = await harness.db.appVersion.create({
+    data: { organizationId: org.id, appId: app.id, version: "2.0", artifactUrl: "https://a.test/2" },
+  });
+  web = { appId: app.id, v1: v1.id, v2: v2.id };
+});
+afterAll(async () => {
+  await harness?.stop();
+});
+
+const rejected = (type: string, reason: string) =>
+  harness.metric("edgefleet_gateway_rejected_messages_total", { type, reason });
+
+async function waitForCount(type: string, reason: string, atLeast: number) {
+  await waitFor(`${type}/${reason} >= ${atLeast}`, async () =>
+    (await rejected(type, reason)) >= atLeast ? true : undefined,
+  );
+}
+
+function status(
+  seq: number,
+  st: StatusReport["inst"][number]["st"],
+  extra: Partial<StatusReport["inst"][number]> = {},
+) {
+  return encodeMessage("statusReport", {
+    v: 1,
+    seq,
+    at: Date.now(),
+    inst: [{ app: "web", ver: "1.0", st, rs: seq, ...extra }],
+  });
+}
+
+async function nodeWithWeb(name: string): Promise<TestNode> {
+  const node = await harness.createNode(org, name);
+  await setDesiredApps(harness.db, org.id, node.id, { put: [web.v1] });
+  return node;
+}
+
+const instance = (node: TestNode) =>
+  harness.db.appInstance.findUniqueOrThrow({
+    where: { nodeId_appId: { nodeId: node.id, appId: web.appId } },
+  });
+
+describe("EF_UP status ingest", () => {
+  it("stores a StatusReport; redelivery and older reports never duplicate or regress it", async () => {
+    const node = await nodeWithWeb("st-1");
+    const subject = platformUpSubject(node.org, node.wid, "st");
+    await js.publish(subject, status(5, "running"), { msgID: upMessageId(node.wid, "st", 5) });
+    await waitFor("running", async () => ((await instance(node)).state === "running" ? true : undefined));
+    const stored = await instance(node);
+    expect(stored).toMatchObject({ state: "running", restarts: 5, observedVersionId: web.v1, statusSeq: 5n });
+
+    const duplicates = await rejected("st", "duplicate");
+    const outOfOrder = await rejected("st", "out_of_order");
+    // The same report again (past the stream's dedup: a different msg id) and an older one.
+    await js.publish(subject, status(5, "failed", { why: "replayed" }));
+    await js.publish(subject, status(3, "starting"));
+    await waitForCount("st", "out_of_order", outOfOrder + 1);
+    await waitForCount("st", "duplicate", duplicates + 1);
+    expect(await instance(node)).toMatchObject({
+      state: "running",
+      restarts: 5,
+      reason: null,
+      statusSeq: 5n,
+    });
+
+    await js.publish(subject, status(6, "failed", { why: "exit code 2", ver: "9.9" }));
+    await waitFor("failed", async () => ((await instance(node)).state === "failed" ? true : undefined));
+    // An observed version the control plane does not know is stored as unknown, not guessed.
+    expect(await instance(node)).toMatchObject({
+      reason: "exit code 2",
+      observedVersionId: null,
+      restarts: 6,
+    });
+    expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).statusSeq).toBe(6n);
+  });
+
+  it("terminates malformed, oversized, unknown-version and foreign-subject reports without touching rows", async () => {
+    const node = await nodeWithWeb("st-bad");
+    const other = await harness.createOrganization(`ingest-other-${randomUUID().slice(0, 8)}`);
+    const subject = platformUpSubject(node.org, node.wid, "st");
+    const before = {
+      not_msgpack: await rejected("st", "not_msgpack"),
+      too_large: await rejected("st", "too_large"),
+      unknown_version: await rejected("st", "unknown_version"),
+      invalid: await rejected("st", "invalid"),
+      unknown_node: await rejected("st", "unknown_node"),
+    };
+    await js.publish(subject, new Uint8Array([0xc1, 0x00]));
+    await js.publish(subject, new Uint8Array(64 * 1024 + 1));
+    await js.publish(subject, Uint8Array.from([0x81, 0xa1, 0x76, 0x02]));
+    await js.publish(subject, encodeMessage("heartbeat", { v: 1, s: 1 })); // valid msgpack, wrong schema
+    await js.publish(platformUpSubject(other.org, node.wid, "st"), status(10, "running"));
+    for (const [reason, count] of Object.entries(before)) await waitForCount("st", reason, count + 1);
+    expect(await instance(node)).toMatchObject({ state: "pending", statusSeq: 0n, restarts: 0 });
+
+    // Terminated, so never redelivered: the consumer has nothing pending or in flight.
+    const info = await (await js.consumers.get("EF_UP", "gateway")).info();
+    await waitFor("consumer drained", async () => {
+      const now = await (await js.consumers.get("EF_UP", "gateway")).info();
+      return now.num_ack_pending === 0 && now.num_pending === 0 ? true : undefined;
+    });
+    expect(info.config.ack_policy).toBe("explicit");
+  });
+});
+
+describe("EF_UP metrics ingest", () => {
+  const mimirUrl = () => requireTestEnv("MIMIR_URL");
+
+  async function query(tenant: string, promql: string) {
+    const url = new URL("/prometheus/api/v1/query", mimirUrl());
+    url.searchParams.set("query", promql);
+    const response = await fetch(url, {
+      headers: { "X-Scope-OrgID": tenant },
+      signal: AbortSignal.timeout(10_000),
+    }).catch((error: unknown) => {
+      // Seen when Mimir listens on loopback but its query frontend advertises another address.
+      throw new Error(
+        `Mimir query timed out or failed (${String(error)}): its config needs frontend.address: 127.0.0.1`,
+      );
+    });
+    const body = (await response.json()) as {
+      status: string;
+      data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    };
+    expect(body.status).toBe("success");
+    return body.data.result;
+  }
+
+  function report(seq: number, at: number): Uint8Array {
+    const message: MetricsReport = {
+      v: 1,
+      seq,
+      at,
+      cpu: 250,
+      mu: 1_000_000,
+      mt: 4_000_000,
+      du: 10,
+      dt: 100,
+      rtt: 12_000,
+      net: [{ if: "eth0", rx: 5_000, tx: 7_000 }],
+      apps: [{ app: "web", cpu: 100, mem: 2_048 }],
+      ctl: { hb: [80, 0], hello: [60, 40] },
+    };
+    return encodeMessage("metricsReport", message);
+  }
+
+  it("writes a node's metrics to Mimir under its organization only", async () => {
+    const node = await nodeWithWeb("mx-1");
+    const other = await harness.createOrganization(`mx-other-${randomUUID().slice(0, 8)}`);
+    const subject = platformUpSubject(node.org, node.wid, "mx");
+    await js.publish(subject, report(1, Date.now() - 1_000), { msgID: upMessageId(node.wid, "mx", 1) });
+
+    const selector = `{node="${node.id}"}`;
+    const memory = await waitFor(
+      "series in Mimir",
+      async () => {
+        const result = await query(org.id, `edgefleet_node_memory_used_bytes${selector}`);
+        return result.length > 0 ? result : undefined;
+      },
+      20_000,
+    );
+    expect(memory[0]?.metric).toMatchObject({ org: org.id, node: node.id });
+    expect(memory[0]?.value[1]).toBe("1000000");
+    expect((await query(org.id, `edgefleet_node_cpu_usage_ratio${selector}`))[0]?.value[1]).toBe("0.25");
+    expect((await query(org.id, `edgefleet_node_rtt_seconds${selector}`))[0]?.value[1]).toBe("0.012");
+    const network = await query(org.id, `edgefleet_node_network_receive_bytes_total${selector}`);
+    expect(network[0]?.metric.interface).toBe("eth0");
+    const app = await query(org.id, `edgefleet_app_cpu_usage_ratio${selector}`);
+    expect(app[0]?.metric.app).toBe("web");
+    const control = await query(org.id, `edgefleet_node_control_bytes_total${selector}`);
+    expect(control).toHaveLength(4);
+    // The series budget: 6 host + 2 per interface + 2 per app + 2 per control message type.
+    expect((await query(org.id, `count({__name__=~"edgefleet_.+", node="${node.id}"})`))[0]?.value[1]).toBe(
+      "14",
+    );
+
+    expect(await query(other.id, `{__name__=~"edgefleet_.+", node="${node.id}"}`)).toEqual([]);
+    expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq).toBe(1n);
+  });
+
+  it("rejects a metrics report that is not newer than the stored one", async () => {
+    const node = await nodeWithWeb("mx-2");
+    const subject = platformUpSubject(node.org, node.wid, "mx");
+    await js.publish(subject, report(4, Date.now() - 2_000));
+    await waitFor("seq 4 stored", async () =>
+      (await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq === 4n
+        ? true
+        : undefined,
+    );
+    const before = await rejected("mx", "out_of_order");
+    await js.publish(subject, report(2, Date.now() - 1_000));
+    await waitForCount("mx", "out_of_order", before + 1);
+    expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq).toBe(4n);
+  });
+});
