@@ -10,7 +10,7 @@ export interface Series {
  * Series of one MetricsReport (docs/protocol.md "Metrics"). Every series carries `org`
  * (organization id) and `node` (node id); the tenant is also the request's X-Scope-OrgID.
  * Budget per node: 6 host series + 2 per interface (≤ 4) + 2 per app + 2 per control message
- * type seen (≤ 7): 26 for a node with two apps on one interface using all 7 message types.
+ * type and direction used (≤ 7 types), as in docs/protocol.md "Metrics series budget".
  */
 export function seriesOfReport(organizationId: string, nodeId: string, report: MetricsReport): Series[] {
   const base = { org: organizationId, node: nodeId };
@@ -35,8 +35,9 @@ export function seriesOfReport(organizationId: string, nodeId: string, report: M
   }
   for (const [type, bytes] of Object.entries(report.ctl)) {
     if (!bytes) continue;
-    add("edgefleet_node_control_bytes_total", bytes[0], { type, direction: "sent" });
-    add("edgefleet_node_control_bytes_total", bytes[1], { type, direction: "received" });
+    // A direction a type never uses (nothing ever comes back for a heartbeat) costs no series.
+    if (bytes[0] > 0) add("edgefleet_node_control_bytes_total", bytes[0], { type, direction: "sent" });
+    if (bytes[1] > 0) add("edgefleet_node_control_bytes_total", bytes[1], { type, direction: "received" });
   }
   return series;
 }
