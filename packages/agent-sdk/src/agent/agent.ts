@@ -335,13 +335,20 @@ export class Agent {
 
   // --- up messages -----------------------------------------------------------------------------
 
-  private scheduleHeartbeat(): void {
+  /**
+   * The first tick after start or an interval change comes at a random point of the interval:
+   * agents started together (a hollow fleet, a site after a power cut) do not tick together.
+   */
+  private scheduleHeartbeat(first = true): void {
     clearTimeout(this.heartbeatTimer);
     if (this.stopping.signal.aborted) return;
-    this.heartbeatTimer = setTimeout(() => {
-      this.heartbeat();
-      this.scheduleHeartbeat();
-    }, this.heartbeatMs);
+    this.heartbeatTimer = setTimeout(
+      () => {
+        this.heartbeat();
+        this.scheduleHeartbeat(false);
+      },
+      first ? Math.random() * this.heartbeatMs : this.heartbeatMs,
+    );
   }
 
   /** Core publish, only while connected: a missed heartbeat is the signal, not something to buffer. */
@@ -359,15 +366,18 @@ export class Agent {
     }
   }
 
-  private scheduleMetrics(): void {
+  private scheduleMetrics(first = true): void {
     clearTimeout(this.metricsTimer);
     if (this.stopping.signal.aborted) return;
-    this.metricsTimer = setTimeout(() => {
-      void this.reportMetrics().catch((error) =>
-        this.logger.error("metrics report failed", { error: errorText(error) }),
-      );
-      this.scheduleMetrics();
-    }, this.metricsMs);
+    this.metricsTimer = setTimeout(
+      () => {
+        void this.reportMetrics().catch((error) =>
+          this.logger.error("metrics report failed", { error: errorText(error) }),
+        );
+        this.scheduleMetrics(false);
+      },
+      first ? Math.random() * this.metricsMs : this.metricsMs,
+    );
   }
 
   private async reportMetrics(): Promise<void> {
