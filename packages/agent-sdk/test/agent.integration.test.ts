@@ -154,6 +154,32 @@ describe("agent", () => {
 });
 
 describe("offline buffer", () => {
+  it("removes a report only after its PubAck: while the stream does not answer, reports stay buffered", async () => {
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n6"));
+    await waitFor("first metrics delivered", async () =>
+      (await stored("mx")).length >= 1 ? true : undefined,
+    );
+    const jsm = await jetstreamManager(platformConnection);
+    await jsm.streams.delete("EF_UP");
+    const readSeq = async () =>
+      (JSON.parse(await readFile(join(stateDir, "state.json"), "utf8")) as { seq: { mx: number } }).seq.mx;
+    // Every report numbered after this one is created while the stream is gone.
+    const lastBeforeGap = await readSeq();
+    // Connected, but every publish fails (no responders): nothing may be dropped.
+    await sleep(3_000);
+    expect(agent.stats().connected).toBe(true);
+    expect(agent.stats().outbox.records).toBeGreaterThanOrEqual(2);
+    await server.createUpStream(platformConnection);
+    await waitFor("outbox drained", () => (agent?.stats().outbox.records === 0 ? true : undefined), 40_000);
+    await agent.stop(1_000);
+    agent = undefined;
+    const seqs = (await stored("mx")).map((message) => (message.body as MessageOf<"metricsReport">).seq);
+    // The new stream holds every report from the gap on (maybe one in flight at deletion), in order, once.
+    expect(seqs[0]).toBeLessThanOrEqual(lastBeforeGap + 1);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => (seqs[0] as number) + i));
+    expect(seqs.at(-1)).toBe(await readSeq());
+  });
+
   it("keeps reports on disk across link loss and an agent restart; delivers each exactly once, in order", async () => {
     ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n5"));
     await waitFor("first metrics delivered", async () =>
