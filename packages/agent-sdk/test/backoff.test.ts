@@ -13,8 +13,8 @@ describe("full-jitter backoff", () => {
   });
 
   it("spreads a fleet's delays over the whole window (jitter, not waves)", () => {
-    const delays = Array.from({ length: 2_000 }, () => fullJitterDelay(6, policy));
-    const ceiling = 500 * 2 ** 6;
+    const delays = Array.from({ length: 2_000 }, () => fullJitterDelay(5, policy));
+    const ceiling = 500 * 2 ** 5; // below maxMs, so the window is exactly base·2^attempt
     expect(Math.min(...delays)).toBeGreaterThanOrEqual(0);
     expect(Math.max(...delays)).toBeLessThan(ceiling);
     // Roughly uniform: each quarter of the window holds about a quarter of the delays.
