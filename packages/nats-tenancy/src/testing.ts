@@ -96,7 +96,9 @@ export async function startOperatorModeHub(
 listen: 127.0.0.1:${port}
 http: 127.0.0.1:${monitorPort}
 jetstream { domain: hub, store_dir: ${JSON.stringify(join(dir, "js"))} }
-leafnodes { listen: 127.0.0.1:${leafPort}, isolate_leafnode_interest: true }
+# no_advertise: leaf nodes must reconnect through the URL they were given (a test may put a
+# cuttable link there), not to addresses the hub advertises.
+leafnodes { listen: 127.0.0.1:${leafPort}, isolate_leafnode_interest: true, no_advertise: true }
 ${serverAuthConfig(secrets, join(dir, "jwt"))}`,
   );
   return Object.assign(hub, { leafUrl: `nats-leaf://127.0.0.1:${leafPort}` });
