@@ -165,3 +165,19 @@ start_web() {
   start_process web bash -c "cd '$REPO_ROOT/apps/web' && exec node_modules/.bin/next start -H 127.0.0.1 -p $PORT_WEB"
   wait_http web "http://127.0.0.1:$PORT_WEB/" 60 "^(2|3)"
 }
+
+# A live demo: hollow agents (real protocol, simulated runtime) for each demo organization,
+# so a newcomer's console shows nodes coming online and reporting. Replaced on every `up`.
+DEMO_FLEET=("acme=20" "globex=8")
+
+start_demo_fleet() {
+  local tokens slug count token
+  tokens="$(cd "$REPO_ROOT/apps/gateway" && node_modules/.bin/tsx src/cli/demo-tokens.ts "${DEMO_FLEET[@]}" 2>"$LOG_DIR/demo-tokens.log")" ||
+    { cat "$LOG_DIR/demo-tokens.log" >&2; die "could not prepare the demo fleet"; }
+  while read -r slug count token; do
+    stop_process "demo-fleet-$slug" 10 >/dev/null
+    start_process "demo-fleet-$slug" node "$REPO_ROOT/packages/agent-sdk/bin/edgefleet-agent.mjs" hollow \
+      --count "$count" --token "$token" --url "$NATS_URL" --enroll-creds "$NATS_ENROLL_CREDS" --name-prefix "$slug-sim"
+    ok "demo fleet: $count simulated nodes for $slug"
+  done <<<"$tokens"
+}

@@ -42,6 +42,7 @@ if [ "$SERVICES_ONLY" = 0 ]; then
   step "starting the gateway and the console"
   start_gateway
   start_web
+  if [ "$EDGEFLEET_PROFILE" = dev ]; then start_demo_fleet; fi
 fi
 trap - ERR INT TERM EXIT
 
