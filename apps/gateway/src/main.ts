@@ -3,7 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createGatewayDatabase } from "./db.js";
 import { createEdgeServices } from "./edge/index.js";
-import { createEnrollment } from "./enrollment/index.js";
+import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
 import { loadGatewayEnvOrExit } from "./env.js";
 import { DependencyHealth } from "./health/dependency-health.js";
 import { createMimirProbe } from "./health/mimir.js";
@@ -92,18 +92,9 @@ interface EdgeService {
   stop(): Promise<void>;
 }
 const edgeServices: EdgeService[] = [];
-if (env.NATS_TENANCY_FILE && env.NATS_SYSTEM_CREDS) {
-  const enrollment = createEnrollment(
-    db,
-    {
-      databaseUrl: env.DATABASE_URL,
-      natsServers: env.NATS_URL,
-      tenancyFile: env.NATS_TENANCY_FILE,
-      systemCredsFile: env.NATS_SYSTEM_CREDS,
-    },
-    logger,
-    metrics.registry,
-  );
+const enrollmentConfig = enrollmentConfigFromEnv(env);
+if (enrollmentConfig) {
+  const enrollment = createEnrollment(db, enrollmentConfig, logger, metrics.registry);
   edgeServices.push({
     name: "enrollment",
     start: (nc) => enrollment.start(nc),

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrismaClient } from "@edgefleet/db";
-import { createEnrollment } from "../enrollment/index.js";
+import { createEnrollment, enrollmentConfigFromEnv } from "../enrollment/index.js";
 import { loadGatewayEnvOrExit } from "../env.js";
 import { createLogger } from "../logger.js";
 import { createGatewayMetrics } from "../metrics.js";
@@ -29,21 +29,16 @@ if (!values.org || !values.site || !values.hub?.length || !values.out) {
   process.exit(2);
 }
 const env = loadGatewayEnvOrExit();
-if (!env.NATS_TENANCY_FILE || !env.NATS_SYSTEM_CREDS) {
+const enrollmentConfig = enrollmentConfigFromEnv(env);
+if (!enrollmentConfig) {
   process.stderr.write("NATS_TENANCY_FILE and NATS_SYSTEM_CREDS must be set (the gateway's NATS secrets)\n");
   process.exit(2);
 }
 const db = createPrismaClient(env.DATABASE_URL);
-const logger = createLogger("warn");
 const enrollment = createEnrollment(
   db,
-  {
-    databaseUrl: env.DATABASE_URL,
-    natsServers: env.NATS_URL,
-    tenancyFile: env.NATS_TENANCY_FILE,
-    systemCredsFile: env.NATS_SYSTEM_CREDS,
-  },
-  logger,
+  enrollmentConfig,
+  createLogger("warn"),
   createGatewayMetrics().registry,
 );
 try {

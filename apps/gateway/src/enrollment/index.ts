@@ -17,6 +17,22 @@ export interface EnrollmentConfig {
   systemCredsFile: string;
 }
 
+/** The enrollment config from the gateway's environment; null when its NATS secrets are not set. */
+export function enrollmentConfigFromEnv(env: {
+  DATABASE_URL: string;
+  NATS_URL: string[];
+  NATS_TENANCY_FILE?: string | undefined;
+  NATS_SYSTEM_CREDS?: string | undefined;
+}): EnrollmentConfig | null {
+  if (!env.NATS_TENANCY_FILE || !env.NATS_SYSTEM_CREDS) return null;
+  return {
+    databaseUrl: env.DATABASE_URL,
+    natsServers: env.NATS_URL,
+    tenancyFile: env.NATS_TENANCY_FILE,
+    systemCredsFile: env.NATS_SYSTEM_CREDS,
+  };
+}
+
 /**
  * Enrollment and node credentials: answers `ef.enroll`, keeps each organization's NATS
  * account in step with the database (revocations), using a system-account connection of its own.
