@@ -1,9 +1,14 @@
 /**
- * Node inventory queries for one organization. Plain functions over a tenant-scoped client so
- * they can be reused by the REST API and tested without tRPC.
+ * Node inventory queries for one organization, built for 100,000 nodes: keyset pagination on
+ * any sort column (tiebreak by id), label selectors answered by the GIN index on node.labels,
+ * and free-text search answered by the trigram indexes on node and site names.
+ *
+ * The list is one SQL statement on the base client with an explicit `organization_id` filter
+ * (the tenant-scoped client refuses raw SQL); every other read goes through `tenantDb`.
  */
-import type { tenantDb } from "@edgefleet/db";
+import { type Db, Prisma, type tenantDb } from "@edgefleet/db";
 import { z } from "zod";
+import { type SelectorRequirement, selectorSql } from "./selectors";
 
 /** Prisma client scoped to one organization (see `tenantDb` in @edgefleet/db). */
 export type TenantDb = ReturnType<typeof tenantDb>;
@@ -13,23 +18,32 @@ export const nodeStatusSchema = z.enum(nodeStatuses);
 export type NodeStatus = z.infer<typeof nodeStatusSchema>;
 
 export const NODE_PAGE_MAX = 200;
+export const nodeSortFields = ["name", "status", "lastSeenAt", "agentVersion"] as const;
+export type NodeSortField = (typeof nodeSortFields)[number];
 
 export const listNodesInput = z.object({
   limit: z.number().int().min(1).max(NODE_PAGE_MAX).default(50),
-  /** Opaque to clients: the name of the last node of the previous page (names are unique per org). */
-  cursor: z.string().min(1).max(255).nullish(),
+  /** Opaque: returned as `nextCursor`, only valid with the same sort. */
+  cursor: z.string().min(1).max(1000).nullish(),
   /** Free text matched (case-insensitively) against the node name and its site name. */
   search: z.string().trim().max(100).optional(),
   status: nodeStatusSchema.optional(),
+  /** Kubernetes-style label selector, e.g. `site=plant-7,tier!=canary` (see selectors.ts). */
+  selector: z.string().max(1000).optional(),
+  sort: z
+    .object({ field: z.enum(nodeSortFields), direction: z.enum(["asc", "desc"]).default("asc") })
+    .default({ field: "name", direction: "asc" }),
 });
 export type ListNodesInput = z.input<typeof listNodesInput>;
+
+export const labelsSchema = z.record(z.string(), z.string());
 
 export const nodeSummary = z.object({
   id: z.string(),
   name: z.string(),
   site: z.string().nullable(),
   status: nodeStatusSchema,
-  labels: z.record(z.string(), z.string()),
+  labels: labelsSchema,
   agentVersion: z.string().nullable(),
   lastSeenAt: z.date().nullable(),
 });
@@ -41,63 +55,166 @@ export const listNodesOutput = z.object({
 });
 export type ListNodesOutput = z.infer<typeof listNodesOutput>;
 
-/** Keyset pagination by name: stable under inserts and cheap at any depth (unique index on org+name). */
+/** Thrown for a cursor that was not made by `listNodes` for the same sort. */
+export class InvalidCursorError extends Error {
+  override name = "InvalidCursorError";
+}
+
+/**
+ * Sort key per field, with NULLs mapped to the lowest value so that row comparison works for
+ * keyset pagination, and the SQL type the cursor value is cast back to.
+ */
+const SORT_KEYS: Record<NodeSortField, { expr: Prisma.Sql; type: Prisma.Sql }> = {
+  name: { expr: Prisma.sql`n.name`, type: Prisma.sql`text` },
+  status: { expr: Prisma.sql`n.status`, type: Prisma.sql`node_status` },
+  lastSeenAt: {
+    expr: Prisma.sql`COALESCE(n.last_seen_at, '-infinity'::timestamptz)`,
+    type: Prisma.sql`timestamptz`,
+  },
+  agentVersion: { expr: Prisma.sql`COALESCE(n.agent_version, '')`, type: Prisma.sql`text` },
+};
+
+const cursorSchema = z.object({
+  f: z.enum(nodeSortFields),
+  d: z.enum(["asc", "desc"]),
+  v: z.string(),
+  id: z.uuid(),
+});
+type Cursor = z.infer<typeof cursorSchema>;
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString("base64url");
+}
+
+function decodeCursor(raw: string, sort: { field: NodeSortField; direction: "asc" | "desc" }): Cursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
+  } catch {
+    throw new InvalidCursorError("invalid cursor: not one returned by node.list");
+  }
+  const cursor = cursorSchema.safeParse(parsed);
+  if (!cursor.success) throw new InvalidCursorError("invalid cursor: not one returned by node.list");
+  if (cursor.data.f !== sort.field || cursor.data.d !== sort.direction) {
+    throw new InvalidCursorError(
+      "invalid cursor: it belongs to another sort order; start from the first page",
+    );
+  }
+  return cursor.data;
+}
+
+/** `%`, `_` and `\` in user text are literal characters, not LIKE wildcards. */
+export function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+interface NodeListRow {
+  id: string;
+  name: string;
+  site: string | null;
+  status: NodeStatus;
+  labels: unknown;
+  agentVersion: string | null;
+  lastSeenAt: Date | null;
+  sortKey: string;
+}
+
+/** Conditions shared by the list and by bulk label updates. */
+export function nodeFilterSql(
+  organizationId: string,
+  filter: { status?: NodeStatus; search?: string; selector?: SelectorRequirement[] },
+): Prisma.Sql {
+  const conditions = [Prisma.sql`n.organization_id = ${organizationId}::uuid`];
+  if (filter.status) conditions.push(Prisma.sql`n.status = ${filter.status}::node_status`);
+  if (filter.selector?.length) conditions.push(selectorSql(filter.selector, Prisma.sql`n.labels`));
+  if (filter.search) {
+    const pattern = likePattern(filter.search);
+    // Two index-backed halves (trigram on node.name, and the site's nodes via site_id) OR-ed.
+    conditions.push(Prisma.sql`(n.name ILIKE ${pattern} OR n.site_id IN (
+      SELECT s.id FROM site s WHERE s.organization_id = ${organizationId}::uuid AND s.name ILIKE ${pattern}))`);
+  }
+  return Prisma.join(conditions, " AND ");
+}
+
 export async function listNodes(
-  db: TenantDb,
-  input: z.output<typeof listNodesInput>,
+  db: Db,
+  organizationId: string,
+  input: z.output<typeof listNodesInput> & { selectorRequirements?: SelectorRequirement[] },
 ): Promise<ListNodesOutput> {
-  const search = input.search ? input.search : undefined;
-  const rows = await db.node.findMany({
-    where: {
-      ...(input.cursor ? { name: { gt: input.cursor } } : {}),
+  const { field, direction } = input.sort;
+  const key = SORT_KEYS[field];
+  const desc = direction === "desc";
+  const conditions = [
+    nodeFilterSql(organizationId, {
       ...(input.status ? { status: input.status } : {}),
-      ...(search
-        ? {
-            OR: [
-              { name: { contains: search, mode: "insensitive" } },
-              { site: { name: { contains: search, mode: "insensitive" } } },
-            ],
-          }
-        : {}),
-    },
-    orderBy: { name: "asc" },
-    // One extra row tells whether another page exists without a count query.
-    take: input.limit + 1,
-    select: {
-      id: true,
-      name: true,
-      status: true,
-      labels: true,
-      agentVersion: true,
-      lastSeenAt: true,
-      site: { select: { name: true } },
-    },
-  });
+      ...(input.search ? { search: input.search } : {}),
+      ...(input.selectorRequirements ? { selector: input.selectorRequirements } : {}),
+    }),
+  ];
+  if (input.cursor) {
+    const cursor = decodeCursor(input.cursor, input.sort);
+    const after = Prisma.sql`(${cursor.v}::${key.type}, ${cursor.id}::uuid)`;
+    conditions.push(
+      desc ? Prisma.sql`(${key.expr}, n.id) < ${after}` : Prisma.sql`(${key.expr}, n.id) > ${after}`,
+    );
+  }
+  const order = desc ? Prisma.sql`DESC` : Prisma.sql`ASC`;
+  const rows = await db.$queryRaw<NodeListRow[]>`
+    SELECT n.id::text AS id, n.name, s.name AS site, n.status::text AS status, n.labels,
+           n.agent_version AS "agentVersion", n.last_seen_at AS "lastSeenAt",
+           (${key.expr})::text AS "sortKey"
+    FROM node n LEFT JOIN site s ON s.id = n.site_id
+    WHERE ${Prisma.join(conditions, " AND ")}
+    ORDER BY ${key.expr} ${order}, n.id ${order}
+    LIMIT ${input.limit + 1}`;
+  // One extra row tells whether another page exists without a count query.
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
   return {
     items: page.map((row) => ({
       id: row.id,
       name: row.name,
-      site: row.site?.name ?? null,
+      site: row.site,
       status: row.status,
-      labels: z.record(z.string(), z.string()).parse(row.labels),
+      labels: labelsSchema.parse(row.labels),
       agentVersion: row.agentVersion,
       lastSeenAt: row.lastSeenAt,
     })),
-    nextCursor: rows.length > input.limit && last ? last.name : null,
+    nextCursor:
+      rows.length > input.limit && last
+        ? encodeCursor({ f: field, d: direction, v: last.sortKey, id: last.id })
+        : null,
   };
 }
 
 export const nodeCountsOutput = z.object({
   total: z.number().int(),
   byStatus: z.record(nodeStatusSchema, z.number().int()),
+  /** Online nodes with at least one app instance in state `failed`. */
+  degraded: z.number().int(),
 });
 export type NodeCounts = z.infer<typeof nodeCountsOutput>;
 
 export async function countNodesByStatus(db: TenantDb): Promise<NodeCounts> {
-  const groups = await db.node.groupBy({ by: ["status"], _count: { _all: true } });
+  const [groups, degraded] = await Promise.all([
+    db.node.groupBy({ by: ["status"], _count: { _all: true } }),
+    db.node.count({ where: { status: "online", appInstances: { some: { state: "failed" } } } }),
+  ]);
   const byStatus: Record<NodeStatus, number> = { pending: 0, online: 0, offline: 0, revoked: 0 };
   for (const group of groups) byStatus[group.status] = group._count._all;
-  return { total: Object.values(byStatus).reduce((sum, n) => sum + n, 0), byStatus };
+  return { total: Object.values(byStatus).reduce((sum, n) => sum + n, 0), byStatus, degraded };
+}
+
+export const nodeBreakdownOutput = z.object({
+  byAgentVersion: z.array(z.object({ agentVersion: z.string().nullable(), total: z.number().int() })),
+});
+
+/** Nodes per agent version (most common first), for the fleet overview. */
+export async function countNodesByAgentVersion(db: TenantDb): Promise<z.infer<typeof nodeBreakdownOutput>> {
+  const groups = await db.node.groupBy({ by: ["agentVersion"], _count: { _all: true } });
+  return {
+    byAgentVersion: groups
+      .map((g) => ({ agentVersion: g.agentVersion, total: g._count._all }))
+      .sort((a, b) => b.total - a.total || (a.agentVersion ?? "").localeCompare(b.agentVersion ?? "")),
+  };
 }
