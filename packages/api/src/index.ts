@@ -1,12 +1,16 @@
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "./root";
 
+export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
+export { ROLES, roleAtLeast } from "./domain/roles";
+export { createOpenApiDocument, handleRestRequest, REST_BASE_PATH, type RestRequestOptions } from "./openapi";
 export { type AppRouter, appRouter, createCaller } from "./root";
 export {
   type ApiSession,
   type CreateContextOptions,
   createTRPCContext,
+  type ProcedureMeta,
   type SessionMembership,
 } from "./trpc";
 

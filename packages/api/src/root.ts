@@ -1,10 +1,22 @@
+import { apiKeyRouter } from "./routers/apiKey";
+import { auditRouter } from "./routers/audit";
+import { enrollmentRouter } from "./routers/enrollment";
+import { memberRouter } from "./routers/member";
+import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
+import { siteRouter } from "./routers/site";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 export const appRouter = createTRPCRouter({
   organization: organizationRouter,
   node: nodeRouter,
+  site: siteRouter,
+  metrics: metricsRouter,
+  member: memberRouter,
+  apiKey: apiKeyRouter,
+  audit: auditRouter,
+  enrollment: enrollmentRouter,
 });
 
 export type AppRouter = typeof appRouter;

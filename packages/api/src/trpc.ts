@@ -1,15 +1,25 @@
 /**
- * tRPC set-up for the Edgefleet API: context, error shape and the three procedure tiers.
+ * tRPC set-up for the Edgefleet API: context, error shape, procedure tiers, and the ONE place
+ * where authorization and auditing happen.
  *
- * Tenancy rule: tenant data is only reachable through `organizationProcedure`, which is the ONE
- * place that checks membership of the active organization against the database. Routers below
- * it receive `ctx.tenantDb`, a Prisma client that scopes every query on tenant models to that
- * organization, so a router cannot forget the `organizationId` filter.
+ * Tenancy rule: tenant data is only reachable through `organizationProcedure`, which resolves the
+ * caller (a signed-in person's membership, or an API key) against the database, checks the role
+ * the procedure declares in its meta, and hands routers `ctx.tenantDb`, a Prisma client scoped to
+ * that organization, so a router cannot forget the `organizationId` filter.
+ *
+ * Roles: `.meta({ role })` names the least role a procedure needs (owner > admin > operator >
+ * viewer). Queries default to viewer; a mutation MUST declare its role and its audit action, and
+ * one that does not is refused for everybody (fail closed). Every successful mutation writes one
+ * audit row, here, after the handler returned; a failed or refused one writes none.
  */
 import { type Db, type Role, tenantDb } from "@edgefleet/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
+import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError, z } from "zod";
+import { authenticateApiKey } from "./domain/api-keys";
+import { type AuditChange, type AuditRecorder, createAuditRecorder, writeAuditRow } from "./domain/audit";
+import { type Actor, roleAtLeast } from "./domain/roles";
 
 /** One organization the signed-in user belongs to, as known at sign-in time. */
 export interface SessionMembership {
@@ -32,10 +42,14 @@ export interface CreateContextOptions {
   session: ApiSession | null;
   /** Slug the client asked to work in (the web app keeps it in a cookie). Not trusted: checked per request. */
   activeOrganizationSlug: string | null;
+  /** Raw `Authorization` header value; `Bearer efk_…` authenticates as that API key (REST clients). */
+  authorization?: string | null;
+  /** NATS URL agents should connect to, used in the install command of new enrollment tokens. */
+  agentServerUrl?: string | null;
 }
 
 /**
- * Builds the per-request context. Transport-agnostic on purpose: the Next.js handler, server
+ * Builds the per-request context. Transport-agnostic on purpose: the Next.js handlers, server
  * components and tests all call it with plain values.
  */
 export function createTRPCContext(opts: CreateContextOptions) {
@@ -43,45 +57,78 @@ export function createTRPCContext(opts: CreateContextOptions) {
     db: opts.db,
     session: opts.session,
     activeOrganizationSlug: opts.activeOrganizationSlug,
+    authorization: opts.authorization ?? null,
+    agentServerUrl: opts.agentServerUrl ?? null,
   };
 }
 
 export type TRPCContext = ReturnType<typeof createTRPCContext>;
 
-const t = initTRPC.context<TRPCContext>().create({
-  transformer: superjson,
-  errorFormatter({ shape, error }) {
-    // Input errors carry the per-field messages so forms can show them next to the field.
-    const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : null;
-    return { ...shape, data: { ...shape.data, zodError } };
-  },
-});
+/** Who may call a procedure: the tier is set by the base procedure, `role`/`audit` by each procedure. */
+export interface ProcedureMeta extends OpenApiMeta {
+  /** public: anyone; user: a signed-in person; organization: a member or an API key of the active organization. */
+  access?: "public" | "user" | "organization";
+  /** Least role needed (organization tier). Queries default to viewer; mutations must set it. */
+  role?: Role;
+  /** Audit action and target type written for every successful mutation, e.g. `{ action: "apiKey.revoke", target: "apiKey" }`. */
+  audit?: { action: string; target: string };
+}
+
+const t = initTRPC
+  .context<TRPCContext>()
+  .meta<ProcedureMeta>()
+  .create({
+    transformer: superjson,
+    errorFormatter({ shape, error }) {
+      // Input errors carry the per-field messages so forms can show them next to the field.
+      const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : null;
+      return { ...shape, data: { ...shape.data, zodError } };
+    },
+  });
 
 export const createCallerFactory = t.createCallerFactory;
 export const createTRPCRouter = t.router;
 
 /** No session required. Keep to things that reveal nothing about any tenant. */
-export const publicProcedure = t.procedure;
+export const publicProcedure = t.procedure.meta({ access: "public" });
 
-/** Signed in. `ctx.session` is non-null below this point. */
-export const protectedProcedure = t.procedure.use(({ ctx, next }) => {
+/** Signed in as a person (API keys are not people). `ctx.session` is non-null below this point. */
+export const protectedProcedure = t.procedure.meta({ access: "user" }).use(({ ctx, next }) => {
   if (!ctx.session) {
     throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
   }
   return next({ ctx: { ...ctx, session: ctx.session } });
 });
 
+interface ResolvedCaller {
+  actor: Actor;
+  organization: { id: string; slug: string; name: string; role: Role };
+}
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
 /**
- * Signed in AND a member of the active organization. Membership is read from the database on
- * every call (not from the session, which may be stale after a membership is withdrawn).
- * A non-member gets NOT_FOUND, the same answer as for an organization that does not exist,
- * so the API does not reveal which organizations exist.
+ * The caller of an organization procedure, from the database on every call (never from the
+ * session, which may be stale after a membership is withdrawn). A non-member gets NOT_FOUND, the
+ * same answer as for an organization that does not exist, so the API does not reveal which
+ * organizations exist. An API key works in its own organization only, whatever slug is asked for.
  */
-export const organizationProcedure = protectedProcedure.use(async ({ ctx, next }) => {
-  const slug = ctx.activeOrganizationSlug;
-  if (!slug) {
-    throw new TRPCError({ code: "BAD_REQUEST", message: "no active organization selected" });
+async function resolveCaller(ctx: TRPCContext): Promise<ResolvedCaller> {
+  const bearer = ctx.authorization ? BEARER.exec(ctx.authorization.trim())?.[1] : undefined;
+  if (ctx.authorization && !bearer) {
+    throw new TRPCError({ code: "UNAUTHORIZED", message: "Authorization must be `Bearer efk_…`" });
   }
+  if (bearer) {
+    const key = await authenticateApiKey(ctx.db, bearer);
+    if (!key) throw new TRPCError({ code: "UNAUTHORIZED", message: "API key unknown, revoked or expired" });
+    return {
+      actor: { type: "apiKey", id: key.id, role: key.role },
+      organization: { ...key.organization, role: key.role },
+    };
+  }
+  if (!ctx.session) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
+  const slug = ctx.activeOrganizationSlug;
+  if (!slug) throw new TRPCError({ code: "BAD_REQUEST", message: "no active organization selected" });
   const membership = await ctx.db.membership.findFirst({
     where: { userId: ctx.session.userId, organization: { slug } },
     select: { role: true, organization: { select: { id: true, slug: true, name: true } } },
@@ -92,8 +139,58 @@ export const organizationProcedure = protectedProcedure.use(async ({ ctx, next }
       message: `organization "${slug}" not found, or you are not a member of it`,
     });
   }
-  const organization = { ...membership.organization, role: membership.role };
-  return next({
-    ctx: { ...ctx, organization, tenantDb: tenantDb(ctx.db, organization.id) },
+  return {
+    actor: { type: "user", id: ctx.session.userId, role: membership.role },
+    organization: { ...membership.organization, role: membership.role },
+  };
+}
+
+/** The role a procedure needs, or null when it declares none and must therefore be refused. */
+export function requiredRole(meta: ProcedureMeta | undefined, type: string): Role | null {
+  if (meta?.role) return meta.role;
+  return type === "query" ? "viewer" : null;
+}
+
+/**
+ * A person who is a member of the active organization, or an API key of it, with at least the
+ * procedure's role. Mutations are audited here.
+ */
+export const organizationProcedure = t.procedure
+  .meta({ access: "organization" })
+  .use(async ({ ctx, meta, type, path, next }) => {
+    const caller = await resolveCaller(ctx);
+    const needed = requiredRole(meta, type);
+    if (!needed || (type === "mutation" && !meta?.audit)) {
+      throw new TRPCError({
+        code: "FORBIDDEN",
+        message: `${path} declares no required role or audit action; refused until it does`,
+      });
+    }
+    if (!roleAtLeast(caller.actor.role, needed)) {
+      throw new TRPCError({
+        code: "FORBIDDEN",
+        message: `${path} needs the ${needed} role; you are ${caller.actor.role}`,
+      });
+    }
+    const { organization, actor } = caller;
+    const audit: AuditRecorder = createAuditRecorder();
+    const result = await next({
+      ctx: { ...ctx, organization, actor, audit, tenantDb: tenantDb(ctx.db, organization.id) },
+    });
+    if (result.ok && type === "mutation" && meta?.audit) {
+      await writeAuditRow(ctx.db, {
+        organizationId: organization.id,
+        actor,
+        action: meta.audit.action,
+        targetType: meta.audit.target,
+        change: audit.change() ?? defaultChange(result.data),
+      });
+    }
+    return result;
   });
-});
+
+/** When a handler describes nothing: the target is the returned object's id, the after state is it. */
+function defaultChange(data: unknown): AuditChange {
+  const id = data && typeof data === "object" && "id" in data ? (data as { id: unknown }).id : null;
+  return { targetId: typeof id === "string" ? id : null, before: null, after: data ?? null };
+}

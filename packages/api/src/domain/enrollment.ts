@@ -1,0 +1,187 @@
+/**
+ * Enrollment tokens (the secret an agent trades for node credentials) and node approval and
+ * revocation. Tokens are created by @edgefleet/db's createEnrollmentToken (secret shown once,
+ * SHA-256 stored); approval and revocation use approveNode / revokeNode, which the gateway
+ * listens to.
+ */
+import { approveNode, createEnrollmentToken, type Db, revokeNode, type tenantDb } from "@edgefleet/db";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+
+type TenantDb = ReturnType<typeof tenantDb>;
+
+const labelKey = z
+  .string()
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9._/-]{0,61}[A-Za-z0-9])?$/, "label keys: 1-63 letters, digits, . _ / -");
+const labelValue = z.string().max(63);
+export const labelsSchema = z
+  .record(labelKey, labelValue)
+  .refine((l) => Object.keys(l).length <= 32, "at most 32 labels");
+
+export const enrollmentTokenSummary = z.object({
+  id: z.string(),
+  description: z.string().nullable(),
+  expiresAt: z.date(),
+  maxUses: z.number().int().nullable(),
+  uses: z.number().int(),
+  labels: z.record(z.string(), z.string()),
+  requiresApproval: z.boolean(),
+  revokedAt: z.date().nullable(),
+  createdBy: z.string().nullable(),
+  createdAt: z.date(),
+  /** Derived: usable = not revoked, not expired, uses left. */
+  usable: z.boolean(),
+});
+export type EnrollmentTokenSummary = z.infer<typeof enrollmentTokenSummary>;
+
+const tokenSelect = {
+  id: true,
+  description: true,
+  expiresAt: true,
+  maxUses: true,
+  uses: true,
+  labels: true,
+  requiresApproval: true,
+  revokedAt: true,
+  createdBy: true,
+  createdAt: true,
+} as const;
+
+type TokenRow = Omit<EnrollmentTokenSummary, "labels" | "usable"> & { labels: unknown };
+
+function toSummary(row: TokenRow, now: Date): EnrollmentTokenSummary {
+  const usable = !row.revokedAt && row.expiresAt > now && (row.maxUses === null || row.uses < row.maxUses);
+  return { ...row, labels: z.record(z.string(), z.string()).parse(row.labels), usable };
+}
+
+export const listTokensInput = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** Opaque: `nextCursor` of the previous page (token ids are time-ordered). */
+  cursor: z.uuid().optional(),
+});
+
+export const listTokensOutput = z.object({
+  items: z.array(enrollmentTokenSummary),
+  nextCursor: z.string().nullable(),
+});
+
+/** Newest first. */
+export async function listTokens(db: TenantDb, input: z.output<typeof listTokensInput>, now = new Date()) {
+  const rows = await db.enrollmentToken.findMany({
+    where: input.cursor ? { id: { lt: input.cursor } } : {},
+    orderBy: { id: "desc" },
+    take: input.limit + 1,
+    select: tokenSelect,
+  });
+  const page = rows.slice(0, input.limit);
+  return {
+    items: page.map((row) => toSummary(row, now)),
+    nextCursor: rows.length > input.limit ? (page.at(-1)?.id ?? null) : null,
+  };
+}
+
+export const MAX_TOKEN_LIFETIME_HOURS = 24 * 365;
+
+export const createTokenInput = z.object({
+  description: z.string().trim().max(200).optional(),
+  expiresInHours: z.number().int().min(1).max(MAX_TOKEN_LIFETIME_HOURS).default(24),
+  /** Omit for unlimited uses until expiry. */
+  maxUses: z.number().int().min(1).max(1_000_000).optional(),
+  labels: labelsSchema.default({}),
+  requiresApproval: z.boolean().default(false),
+});
+
+export const createdToken = enrollmentTokenSummary.extend({
+  /** The secret, shown only in this response. */
+  token: z.string(),
+  /** One line that writes the agent config and starts the agent on a node. */
+  installCommand: z.string(),
+});
+
+/** Where agents connect when the deployment did not say (the site's leaf node, by convention). */
+export const DEFAULT_AGENT_SERVER_URL = "nats://leaf.site.local:4222";
+
+/** A shell one-liner: writes /etc/edgefleet/agent.yaml and runs the bundled reference agent. */
+export function installCommand(token: string, serverUrl: string): string {
+  const config = [
+    "stateDir: /var/lib/edgefleet-agent",
+    `servers: ["${serverUrl}"]`,
+    "enroll:",
+    `  token: ${token}`,
+  ].join("\\n");
+  return `sudo mkdir -p /etc/edgefleet && printf '${config}\\n' | sudo tee /etc/edgefleet/agent.yaml >/dev/null && sudo node /opt/edgefleet/edgefleet-agent.mjs run --config /etc/edgefleet/agent.yaml`;
+}
+
+export async function createToken(
+  db: Db,
+  organizationId: string,
+  createdBy: string,
+  input: z.output<typeof createTokenInput>,
+  serverUrl: string,
+  now = new Date(),
+) {
+  const created = await createEnrollmentToken(db, organizationId, {
+    expiresAt: new Date(now.getTime() + input.expiresInHours * 3_600_000),
+    maxUses: input.maxUses ?? null,
+    labels: input.labels,
+    requiresApproval: input.requiresApproval,
+    ...(input.description ? { description: input.description } : {}),
+    createdBy,
+  });
+  const row = await db.enrollmentToken.findUniqueOrThrow({ where: { id: created.id }, select: tokenSelect });
+  const summary = toSummary(row, now);
+  return { summary, token: created.token, installCommand: installCommand(created.token, serverUrl) };
+}
+
+export const tokenIdInput = z.object({ id: z.uuid() });
+
+export async function revokeToken(db: TenantDb, id: string, now = new Date()) {
+  const row = await db.enrollmentToken.findFirst({ where: { id }, select: tokenSelect });
+  if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `enrollment token ${id} not found` });
+  const before = toSummary(row, now);
+  if (row.revokedAt) return { before, after: before };
+  const updated = await db.enrollmentToken.update({
+    where: { id },
+    data: { revokedAt: now },
+    select: tokenSelect,
+  });
+  return { before, after: toSummary(updated, now) };
+}
+
+export const nodeIdInput = z.object({ nodeId: z.uuid() });
+
+export const nodeLifecycleOutput = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(["pending", "online", "offline", "revoked"]),
+  revokedAt: z.date().nullable(),
+});
+export type NodeLifecycleState = z.infer<typeof nodeLifecycleOutput>;
+
+async function nodeState(db: TenantDb, nodeId: string): Promise<NodeLifecycleState> {
+  const node = await db.node.findFirst({
+    where: { id: nodeId },
+    select: { id: true, name: true, status: true, revokedAt: true },
+  });
+  if (!node) throw new TRPCError({ code: "NOT_FOUND", message: `node ${nodeId} not found` });
+  return node;
+}
+
+/** Approves a pending node; CONFLICT for a node that is not pending. */
+export async function approve(db: Db, scoped: TenantDb, organizationId: string, nodeId: string) {
+  const before = await nodeState(scoped, nodeId);
+  if (!(await approveNode(db, organizationId, nodeId))) {
+    throw new TRPCError({
+      code: "CONFLICT",
+      message: `node ${before.name} is ${before.status}, not pending`,
+    });
+  }
+  return { before, after: await nodeState(scoped, nodeId) };
+}
+
+/** Revokes a node (idempotent: revoking a revoked node changes nothing). */
+export async function revoke(db: Db, scoped: TenantDb, organizationId: string, nodeId: string) {
+  const before = await nodeState(scoped, nodeId);
+  await revokeNode(db, organizationId, nodeId);
+  return { before, after: await nodeState(scoped, nodeId) };
+}

@@ -1,0 +1,66 @@
+import {
+  inviteMember,
+  inviteMemberInput,
+  listMembers,
+  listMembersOutput,
+  memberSummary,
+  removeMember,
+  removeMemberInput,
+  updateMemberRole,
+  updateMemberRoleInput,
+} from "../domain/members";
+import { createTRPCRouter, organizationProcedure } from "../trpc";
+
+const tags = ["Members"];
+
+// Membership rows are written with the base client inside transactions that lock the
+// organization row (last-owner rule); every query filters on ctx.organization.id.
+export const memberRouter = createTRPCRouter({
+  list: organizationProcedure
+    .meta({ openapi: { method: "GET", path: "/members", tags, summary: "List members" } })
+    .output(listMembersOutput)
+    .query(({ ctx }) => listMembers(ctx.db, ctx.organization.id)),
+
+  /** Creates a pending membership; the person's first sign-in with this e-mail activates it. */
+  invite: organizationProcedure
+    .meta({
+      role: "admin",
+      audit: { action: "member.invite", target: "member" },
+      openapi: { method: "POST", path: "/members", tags, summary: "Invite a member by e-mail" },
+    })
+    .input(inviteMemberInput)
+    .output(memberSummary)
+    .mutation(async ({ ctx, input }) => {
+      const after = await inviteMember(ctx.db, ctx.organization.id, ctx.actor, input);
+      ctx.audit.record({ targetId: after.userId, before: null, after });
+      return after;
+    }),
+
+  updateRole: organizationProcedure
+    .meta({
+      role: "admin",
+      audit: { action: "member.updateRole", target: "member" },
+      openapi: { method: "POST", path: "/members/{userId}/role", tags, summary: "Change a member's role" },
+    })
+    .input(updateMemberRoleInput)
+    .output(memberSummary)
+    .mutation(async ({ ctx, input }) => {
+      const { before, after } = await updateMemberRole(ctx.db, ctx.organization.id, ctx.actor, input);
+      ctx.audit.record({ targetId: input.userId, before, after });
+      return after;
+    }),
+
+  remove: organizationProcedure
+    .meta({
+      role: "admin",
+      audit: { action: "member.remove", target: "member" },
+      openapi: { method: "DELETE", path: "/members/{userId}", tags, summary: "Remove a member" },
+    })
+    .input(removeMemberInput)
+    .output(memberSummary)
+    .mutation(async ({ ctx, input }) => {
+      const before = await removeMember(ctx.db, ctx.organization.id, ctx.actor, input);
+      ctx.audit.record({ targetId: input.userId, before, after: null });
+      return before;
+    }),
+});
