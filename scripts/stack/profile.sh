@@ -1,6 +1,6 @@
 # Ports and folders of one stack profile. Sourced after lib.sh.
-# `dev` (./edgefleet up) and `test` (./edgefleet test) use disjoint ports and data
-# folders so both can run at once on one machine.
+# `dev` (./edgefleet up), `test` (./edgefleet test) and `bench` (pnpm bench:edge) use disjoint
+# ports and data folders so they can run at once on one machine.
 # shellcheck shell=bash
 EDGEFLEET_PROFILE="${EDGEFLEET_PROFILE:-dev}"
 case "$EDGEFLEET_PROFILE" in
@@ -8,6 +8,8 @@ case "$EDGEFLEET_PROFILE" in
   test) PORT_OFFSET=10000 ;;
   # Used only by the stack scripts' own tests (scripts/test), never by people.
   check) PORT_OFFSET=1000 ;;
+  # The edge data path benchmark (packages/bench); none of its ports meets dev, test or check.
+  bench) PORT_OFFSET=2000 ;;
   *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev or test" ;;
 esac
 

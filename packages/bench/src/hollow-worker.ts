@@ -1,0 +1,164 @@
+/**
+ * One worker process of the benchmark: enrolls its share of hollow agents (real protocol, real
+ * credentials, one NATS connection each, simulated runtime) and starts, stops and restarts them
+ * on the driver's command. Run by the driver with fork(); exits when the driver goes away.
+ */
+import {
+  Agent,
+  enroll,
+  HollowRuntime,
+  MemoryOutbox,
+  MemoryStateStore,
+  type NodeIdentity,
+  SyntheticHostSampler,
+} from "@edgefleet/agent-sdk";
+import { connect, credsAuthenticator, jwtAuthenticator } from "@nats-io/transport-node";
+import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
+
+interface HollowNode {
+  identity: NodeIdentity;
+  name: string;
+  /** Kept across stop/restart: a restarted agent resumes from its last applied revision. */
+  stateStore: MemoryStateStore;
+  agent: Agent | undefined;
+}
+
+const nodes = new Map<string, HollowNode>();
+let natsUrl = "";
+let enrolled = 0;
+let started = 0;
+
+const send = (message: FromWorker) => process.send?.(message);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function enrollShare(command: EnrollCommand): Promise<void> {
+  natsUrl = command.natsUrl;
+  const connection = await connect({
+    servers: command.natsUrl,
+    authenticator: credsAuthenticator(new TextEncoder().encode(command.enrollCreds)),
+    name: `${command.namePrefix}-enroll-${command.firstIndex}`,
+    maxReconnectAttempts: -1,
+  });
+  let next = 0;
+  let failures = 0;
+  let firstError: string | undefined;
+  const worker = async () => {
+    while (next < command.count) {
+      const name = `${command.namePrefix}-${command.firstIndex + next++}`;
+      try {
+        const identity = await enroll({
+          connection,
+          token: command.token,
+          name,
+          retry: { baseMs: 500, maxMs: 5_000 },
+        });
+        nodes.set(identity.nid, { identity, name, stateStore: new MemoryStateStore(), agent: undefined });
+        enrolled++;
+      } catch (error) {
+        failures++;
+        firstError ??= error instanceof Error ? error.message : String(error);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(command.concurrency, command.count) }, worker));
+  } finally {
+    await connection.close();
+  }
+  send({
+    type: "enrolled",
+    nodes: [...nodes.values()].map((node) => ({ nid: node.identity.nid, name: node.name })),
+    failures,
+    ...(firstError ? { firstError } : {}),
+  });
+}
+
+async function startAgent(node: HollowNode): Promise<void> {
+  node.agent = await Agent.start({
+    servers: [natsUrl],
+    wid: node.identity.wid,
+    authenticator: jwtAuthenticator(node.identity.jwt, new TextEncoder().encode(node.identity.seed)),
+    runtime: new HollowRuntime(),
+    outbox: new MemoryOutbox(),
+    stateStore: node.stateStore,
+    hostSampler: new SyntheticHostSampler(),
+    // The name is how the benchmark finds its agents' connections in the server's /connz.
+    name: `${node.name}`,
+  });
+}
+
+/** Starts every agent, spread evenly at `perSecond` (a fleet coming up, not one burst). */
+async function connectAll(perSecond: number): Promise<void> {
+  const times: NodeTime[] = [];
+  const begin = Date.now();
+  for (const node of nodes.values()) {
+    const due = begin + (times.length * 1000) / perSecond;
+    if (due > Date.now()) await sleep(due - Date.now());
+    times.push({ nid: node.identity.nid, at: Date.now() });
+    await startAgent(node);
+    started++;
+  }
+  send({ type: "started", nodes: times });
+}
+
+async function stopSome(nids: readonly string[]): Promise<void> {
+  const times = await Promise.all(
+    nids.map(async (nid) => {
+      const node = nodes.get(nid);
+      await node?.agent?.stop(500);
+      if (node) node.agent = undefined;
+      return { nid, at: Date.now() };
+    }),
+  );
+  started -= times.length;
+  send({ type: "stopped", nodes: times });
+}
+
+async function restartSome(nids: readonly string[]): Promise<void> {
+  const times: NodeTime[] = [];
+  for (const nid of nids) {
+    const node = nodes.get(nid);
+    if (!node || node.agent) continue;
+    times.push({ nid, at: Date.now() });
+    await startAgent(node);
+    started++;
+  }
+  send({ type: "restarted", nodes: times });
+}
+
+async function shutdown(): Promise<void> {
+  clearInterval(progressTimer);
+  const agents = [...nodes.values()].flatMap((node) => (node.agent ? [node.agent] : []));
+  // Bounded: a worker that cannot say goodbye in time is killed by the driver anyway.
+  await Promise.race([Promise.all(agents.map((agent) => agent.stop(200))), sleep(15_000)]);
+  process.exit(0);
+}
+
+const progressTimer = setInterval(() => {
+  let connected = 0;
+  for (const node of nodes.values()) if (node.agent?.stats().connected) connected++;
+  send({ type: "progress", enrolled, started, connected });
+}, 1_000);
+
+process.on("message", (message: ToWorker) => {
+  const run = async () => {
+    switch (message.type) {
+      case "enroll":
+        return enrollShare(message);
+      case "connect":
+        return connectAll(message.perSecond);
+      case "stop":
+        return stopSome(message.nids);
+      case "restart":
+        return restartSome(message.nids);
+      case "shutdown":
+        return shutdown();
+    }
+  };
+  run().catch((error: unknown) =>
+    send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+  );
+});
+// The driver is gone (Ctrl-C, crash): nothing of ours may stay behind.
+process.on("disconnect", () => process.exit(0));
+send({ type: "ready" });

@@ -1,0 +1,169 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { parseEnv } from "node:util";
+
+/** The benchmark's own stack: the `bench` profile of scripts/stack, and its own gateway process. */
+
+export const REPO_ROOT = join(import.meta.dirname, "../../..");
+export const PROFILE = "bench";
+export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
+export const LOG_DIR = join(VAR_DIR, "logs");
+const PID_DIR = join(VAR_DIR, "pids");
+const STACK_SCRIPTS = join(REPO_ROOT, "scripts/stack");
+const profileEnv = { ...process.env, EDGEFLEET_PROFILE: PROFILE };
+
+export function pidOf(name: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(PID_DIR, `${name}.pid`), "utf8").trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function postgresPid(): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(VAR_DIR, "postgres/postmaster.pid"), "utf8").split("\n")[0]);
+    return isAlive(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when a bench stack (of another run) is up: we never take over or wipe a live one. */
+export function benchStackRunning(): boolean {
+  return ["nats", "mimir", "keycloak"].some((name) => isAlive(pidOf(name))) || postgresPid() !== undefined;
+}
+
+function runStackScript(script: string, args: string[], logName: string): void {
+  const log = openSync(join(LOG_DIR, logName), "w");
+  try {
+    const result = spawnSync("bash", [join(STACK_SCRIPTS, script), ...args], {
+      cwd: REPO_ROOT,
+      env: profileEnv,
+      stdio: ["ignore", log, log],
+    });
+    if (result.status !== 0) {
+      const tail = readFileSync(join(LOG_DIR, logName), "utf8").split("\n").slice(-25).join("\n");
+      throw new Error(`${script} ${args.join(" ")} failed (log: ${join(LOG_DIR, logName)}):\n${tail}`);
+    }
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** Fresh data each run (results never depend on a previous run), then the servers. */
+export function stackUp(): Record<string, string> {
+  for (const data of ["postgres", "nats", "mimir", "pgsock", "stack.env"]) {
+    rmSync(join(VAR_DIR, data), { recursive: true, force: true });
+  }
+  spawnSync("mkdir", ["-p", LOG_DIR]);
+  runStackScript("up.sh", ["--services"], "bench-stack-up.log");
+  return readStackEnv();
+}
+
+export function stackDown(): void {
+  if (!existsSync(VAR_DIR)) return;
+  spawnSync("mkdir", ["-p", LOG_DIR]);
+  runStackScript("down.sh", [], "bench-stack-down.log");
+}
+
+export function readStackEnv(): Record<string, string> {
+  const parsed = parseEnv(readFileSync(join(VAR_DIR, "stack.env"), "utf8"));
+  return Object.fromEntries(
+    Object.entries(parsed).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+export function migrate(stackEnv: Record<string, string>): void {
+  const log = openSync(join(LOG_DIR, "bench-db-migrate.log"), "w");
+  try {
+    const result = spawnSync("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:migrate"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...stackEnv },
+      stdio: ["ignore", log, log],
+    });
+    if (result.status !== 0)
+      throw new Error(`migrations failed (log: ${join(LOG_DIR, "bench-db-migrate.log")})`);
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** The real gateway (`tsx src/main.ts`) with the bench stack's env, default edge intervals. */
+export class GatewayProcess {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {}
+
+  static async start(
+    stackEnv: Record<string, string>,
+    extraEnv: Record<string, string>,
+  ): Promise<GatewayProcess> {
+    const gatewayDir = join(REPO_ROOT, "apps/gateway");
+    const tsxCli = createRequire(join(gatewayDir, "package.json")).resolve("tsx/cli");
+    const log = openSync(join(LOG_DIR, "bench-gateway.log"), "w");
+    const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
+      cwd: gatewayDir,
+      env: { PATH: process.env.PATH ?? "", ...stackEnv, LOG_LEVEL: "info", ...extraEnv },
+      stdio: ["ignore", log, log],
+      // Own process group: stopping it ends tsx and the node process it runs together.
+      detached: true,
+    });
+    closeSync(log);
+    const gateway = new GatewayProcess(child, `http://127.0.0.1:${stackEnv.GATEWAY_HTTP_PORT}`);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) break;
+      const ready = await fetch(`${gateway.url}/readyz`, { signal: AbortSignal.timeout(2_000) })
+        .then((response) => response.ok)
+        .catch(() => false);
+      if (ready) return gateway;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    gateway.kill();
+    throw new Error(`the gateway did not become ready (log: ${join(LOG_DIR, "bench-gateway.log")})`);
+  }
+
+  async metricsText(): Promise<string> {
+    return (await fetch(`${this.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  }
+
+  /** SIGTERM to the group (clean shutdown), SIGKILL after `graceMs`. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const pid = this.child.pid;
+    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
+    try {
+      process.kill(-pid, "SIGTERM");
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => this.kill(), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  kill(): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/** Messages between the benchmark driver and its hollow-agent worker processes (Node IPC). */
+
+export interface EnrollCommand {
+  type: "enroll";
+  /** Global index of this worker's first node; names are `${namePrefix}-${index}`. */
+  firstIndex: number;
+  count: number;
+  token: string;
+  natsUrl: string;
+  enrollCreds: string;
+  namePrefix: string;
+  concurrency: number;
+}
+
+export type ToWorker =
+  | EnrollCommand
+  /** Start every enrolled agent, at most `perSecond` a second. */
+  | { type: "connect"; perSecond: number }
+  | { type: "stop"; nids: string[] }
+  | { type: "restart"; nids: string[] }
+  | { type: "shutdown" };
+
+export interface NodeTime {
+  nid: string;
+  /** Date.now() of the event. */
+  at: number;
+}
+
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "progress"; enrolled: number; started: number; connected: number }
+  | { type: "enrolled"; nodes: Array<{ nid: string; name: string }>; failures: number; firstError?: string }
+  /** Agents handed to Agent.start (it connects in the background) and when. */
+  | { type: "started"; nodes: NodeTime[] }
+  | { type: "stopped"; nodes: NodeTime[] }
+  | { type: "restarted"; nodes: NodeTime[] }
+  | { type: "error"; message: string };

@@ -1,0 +1,156 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { join } from "node:path";
+import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
+
+/** The driver's side of the hollow-agent worker processes. */
+
+type Reply<T extends FromWorker["type"]> = Extract<FromWorker, { type: T }>;
+
+class Worker {
+  readonly progress = { enrolled: 0, started: 0, connected: 0 };
+  readonly nids = new Set<string>();
+  private readonly waiters = new Map<string, (message: FromWorker) => void>();
+  private failure: Error | undefined;
+  readonly exited: Promise<void>;
+
+  constructor(
+    readonly index: number,
+    readonly child: ChildProcess,
+  ) {
+    this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
+    child.on("message", (message: FromWorker) => {
+      if (message.type === "progress") Object.assign(this.progress, message);
+      else if (message.type === "error") this.fail(new Error(`hollow worker ${index}: ${message.message}`));
+      const waiter = this.waiters.get(message.type);
+      if (waiter) {
+        this.waiters.delete(message.type);
+        waiter(message);
+      }
+    });
+    child.once("exit", (code, signal) => {
+      if (!this.stopping)
+        this.fail(new Error(`hollow worker ${index} exited (code ${code}, signal ${signal})`));
+    });
+  }
+
+  stopping = false;
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const waiter of this.waiters.values()) waiter({ type: "error", message: error.message });
+    this.waiters.clear();
+  }
+
+  /** Sends a command and waits for the reply of type `reply` (or the worker's failure). */
+  request<T extends FromWorker["type"]>(command: ToWorker | null, reply: T): Promise<Reply<T>> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.waiters.set(reply, (message) => {
+        if (message.type === reply) resolve(message as Reply<T>);
+        else reject(this.failure ?? new Error(message.type === "error" ? message.message : "worker failed"));
+      });
+      if (command) this.child.send(command);
+    });
+  }
+}
+
+export class WorkerPool {
+  private constructor(readonly workers: Worker[]) {}
+
+  static async start(count: number, logDir: string): Promise<WorkerPool> {
+    const workers = Array.from({ length: count }, (_, index) => {
+      const log = openSync(join(logDir, `bench-hollow-${index}.log`), "w");
+      // fork() passes our execArgv on: the tsx loader we run under loads the worker's TypeScript.
+      const child = fork(join(import.meta.dirname, "hollow-worker.ts"), [], {
+        stdio: ["ignore", log, log, "ipc"],
+      });
+      closeSync(log);
+      return new Worker(index, child);
+    });
+    const pool = new WorkerPool(workers);
+    try {
+      await Promise.all(workers.map((worker) => worker.request(null, "ready")));
+    } catch (error) {
+      await pool.stop();
+      throw error;
+    }
+    return pool;
+  }
+
+  pids(): number[] {
+    return this.workers.flatMap((worker) =>
+      worker.child.pid && worker.child.exitCode === null ? [worker.child.pid] : [],
+    );
+  }
+
+  totals() {
+    const sum = { enrolled: 0, started: 0, connected: 0 };
+    for (const worker of this.workers) {
+      sum.enrolled += worker.progress.enrolled;
+      sum.started += worker.progress.started;
+      sum.connected += worker.progress.connected;
+    }
+    return sum;
+  }
+
+  /** Enrolls `nodes` split evenly over the workers; returns every enrolled node. */
+  async enroll(nodes: number, base: Omit<EnrollCommand, "type" | "firstIndex" | "count">) {
+    const share = Math.ceil(nodes / this.workers.length);
+    const replies = await Promise.all(
+      this.workers.map((worker) => {
+        const firstIndex = worker.index * share;
+        const count = Math.max(0, Math.min(share, nodes - firstIndex));
+        return worker.request({ type: "enroll", firstIndex, count, ...base }, "enrolled").then((reply) => {
+          for (const node of reply.nodes) worker.nids.add(node.nid);
+          return reply;
+        });
+      }),
+    );
+    return {
+      nodes: replies.flatMap((reply) => reply.nodes),
+      failures: replies.reduce((sum, reply) => sum + reply.failures, 0),
+      firstError: replies.find((reply) => reply.firstError)?.firstError,
+    };
+  }
+
+  async connect(perSecond: number): Promise<NodeTime[]> {
+    const perWorker = perSecond / this.workers.length;
+    const replies = await Promise.all(
+      this.workers.map((worker) => worker.request({ type: "connect", perSecond: perWorker }, "started")),
+    );
+    return replies.flatMap((reply) => reply.nodes);
+  }
+
+  private async each(nids: readonly string[], type: "stop" | "restart") {
+    const reply = type === "stop" ? "stopped" : "restarted";
+    const replies = await Promise.all(
+      this.workers.map((worker) =>
+        worker.request({ type, nids: nids.filter((nid) => worker.nids.has(nid)) }, reply),
+      ),
+    );
+    return replies.flatMap((answer) => answer.nodes);
+  }
+
+  stopAgents(nids: readonly string[]): Promise<NodeTime[]> {
+    return this.each(nids, "stop");
+  }
+
+  restartAgents(nids: readonly string[]): Promise<NodeTime[]> {
+    return this.each(nids, "restart");
+  }
+
+  /** Asks each worker to stop its agents and exit; kills it after `graceMs`. Idempotent. */
+  async stop(graceMs = 20_000): Promise<void> {
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
+        worker.stopping = true;
+        if (worker.child.connected) worker.child.send({ type: "shutdown" } satisfies ToWorker);
+        const timer = setTimeout(() => worker.child.kill("SIGKILL"), graceMs);
+        await worker.exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+}
