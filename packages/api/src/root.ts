@@ -3,18 +3,14 @@ import { auditRouter } from "./routers/audit";
 import { enrollmentRouter } from "./routers/enrollment";
 import { memberRouter } from "./routers/member";
 import { metricsRouter } from "./routers/metrics";
-import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
-import { siteRouter } from "./routers/site";
 import { siteRouter } from "./routers/site";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 export const appRouter = createTRPCRouter({
   organization: organizationRouter,
   node: nodeRouter,
-  site: siteRouter,
-  metrics: metricsRouter,
   site: siteRouter,
   metrics: metricsRouter,
   member: memberRouter,
