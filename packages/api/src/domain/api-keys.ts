@@ -51,7 +51,10 @@ export async function authenticateApiKey(
     await db.apiKey.updateMany({
       where: {
         id: row.id,
-        OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }],
+        OR: [
+          { lastUsedAt: null },
+          { lastUsedAt: { lte: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } },
+        ],
       },
       data: { lastUsedAt: now },
     });

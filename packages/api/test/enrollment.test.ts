@@ -1,0 +1,134 @@
+import { type Db, hashEnrollmentToken, type Role } from "@edgefleet/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApiSession } from "../src";
+import { membersByRole, ORG } from "./actors";
+import { callerFor, sessionOf } from "./callers";
+import { createTestDatabase, type TestDatabase } from "./test-database";
+
+let testDb: TestDatabase;
+let db: Db;
+let members: Record<Role, ApiSession>;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = testDb.db;
+  members = await membersByRole(db);
+});
+
+afterAll(async () => {
+  await testDb?.drop();
+});
+
+describe("enrollment tokens", () => {
+  it("creates a token: secret once (hash stored), labels, expiry, and a one-line install command", async () => {
+    const caller = callerFor(db, members.operator, ORG);
+    const created = await caller.enrollment.createToken({
+      description: "plant 7 line 2",
+      expiresInHours: 2,
+      maxUses: 3,
+      labels: { site: "plant-7", tier: "canary" },
+      requiresApproval: true,
+    });
+    expect(created.token).toMatch(/^efe_/);
+    expect(created.installCommand).toContain(created.token);
+    expect(created.installCommand).toContain("edgefleet-agent.mjs run --config /etc/edgefleet/agent.yaml");
+    expect(created.installCommand).not.toContain("\n");
+    expect(created).toMatchObject({
+      uses: 0,
+      maxUses: 3,
+      requiresApproval: true,
+      usable: true,
+      revokedAt: null,
+    });
+    expect(created.expiresAt.getTime() - Date.now()).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    const row = await db.enrollmentToken.findUniqueOrThrow({ where: { id: created.id } });
+    expect(row.tokenHash).toBe(hashEnrollmentToken(created.token));
+    expect(row.labels).toEqual({ site: "plant-7", tier: "canary" });
+
+    const listed = await caller.enrollment.listTokens({});
+    expect(listed.items[0]).toMatchObject({ id: created.id, description: "plant 7 line 2" });
+    expect(JSON.stringify(listed)).not.toContain(created.token);
+  });
+
+  it("uses the configured agent server URL in the install command", async () => {
+    const { createCaller, createTRPCContext } = await import("../src");
+    const caller = createCaller(
+      createTRPCContext({
+        db,
+        session: members.owner,
+        activeOrganizationSlug: ORG,
+        agentServerUrl: "nats://hub.example:7422",
+      }),
+    );
+    const created = await caller.enrollment.createToken({});
+    expect(created.installCommand).toContain('servers: [\\"nats://hub.example:7422\\"]'.replaceAll("\\", ""));
+  });
+
+  it.each([
+    ["an expiry of 0 hours", { expiresInHours: 0 }],
+    ["a 10-year expiry", { expiresInHours: 24 * 3650 }],
+    ["zero max uses", { maxUses: 0 }],
+    ["a bad label key", { labels: { "bad key": "x" } }],
+  ])("rejects %s with BAD_REQUEST", async (_label, input) => {
+    // biome-ignore lint/suspicious/noExplicitAny: deliberately invalid input
+    await expect(
+      callerFor(db, members.operator, ORG).enrollment.createToken(input as any),
+    ).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
+  });
+
+  it("revokes a token (audited); a token of another organization is NOT_FOUND", async () => {
+    const created = await callerFor(db, members.operator, ORG).enrollment.createToken({});
+    const revoked = await callerFor(db, members.operator, ORG).enrollment.revokeToken({ id: created.id });
+    expect(revoked).toMatchObject({ usable: false, revokedAt: expect.any(Date) });
+    const bob = await sessionOf(db, "bob@globex.example");
+    await expect(
+      callerFor(db, bob, "globex").enrollment.revokeToken({ id: created.id }),
+    ).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+  });
+});
+
+describe("node approval and revocation", () => {
+  async function acmeNode(status: "pending" | "online") {
+    return db.node.findFirstOrThrow({ where: { organization: { slug: ORG }, status } });
+  }
+
+  it("approves a pending node once; approving it again is a CONFLICT", async () => {
+    const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
+    const node = await db.node.create({
+      data: { organizationId: acme.id, name: "acme-pending-1", status: "pending" },
+    });
+    const approved = await callerFor(db, members.operator, ORG).enrollment.approveNode({ nodeId: node.id });
+    expect(approved.status).toBe("offline");
+    const audit = await db.auditLog.findFirstOrThrow({
+      where: { action: "node.approve", targetId: node.id },
+    });
+    expect(audit.before).toMatchObject({ status: "pending" });
+    expect(audit.after).toMatchObject({ status: "offline" });
+    await expect(
+      callerFor(db, members.operator, ORG).enrollment.approveNode({ nodeId: node.id }),
+    ).rejects.toMatchObject({
+      code: "CONFLICT",
+    });
+  });
+
+  it("revokes a node; another organization's node is NOT_FOUND and untouched", async () => {
+    const node = await acmeNode("online");
+    const revoked = await callerFor(db, members.operator, ORG).enrollment.revokeNode({ nodeId: node.id });
+    expect(revoked).toMatchObject({ status: "revoked", revokedAt: expect.any(Date) });
+    const globexNode = await db.node.findFirstOrThrow({
+      where: { organization: { slug: "globex" }, status: { not: "revoked" } },
+    });
+    await expect(
+      callerFor(db, members.owner, ORG).enrollment.revokeNode({ nodeId: globexNode.id }),
+    ).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    expect((await db.node.findUniqueOrThrow({ where: { id: globexNode.id } })).status).toBe(
+      globexNode.status,
+    );
+  });
+});
