@@ -64,8 +64,7 @@ describe("apiKey.create", () => {
     ["an unknown role", { name: "x", role: "root" }],
     ["an expiry in the past", { name: "x", role: "viewer", expiresAt: new Date(Date.now() - 1000) }],
   ])("rejects %s with BAD_REQUEST", async (_label, input) => {
-    // biome-ignore lint/suspicious/noExplicitAny: deliberately invalid input
-    await expect(callerFor(db, members.owner, ORG).apiKey.create(input as any)).rejects.toMatchObject({
+    await expect(callerFor(db, members.owner, ORG).apiKey.create(input as never)).rejects.toMatchObject({
       code: "BAD_REQUEST",
     });
   });

@@ -55,9 +55,8 @@ describe("audit rows written by the middleware", () => {
     await expect(callerFor(db, members.viewer, ORG).enrollment.createToken({})).rejects.toMatchObject({
       code: "FORBIDDEN",
     });
-    // biome-ignore lint/suspicious/noExplicitAny: deliberately invalid input
     await expect(
-      callerFor(db, members.owner, ORG).enrollment.createToken({ maxUses: -1 } as any),
+      callerFor(db, members.owner, ORG).enrollment.createToken({ maxUses: -1 } as never),
     ).rejects.toMatchObject({
       code: "BAD_REQUEST",
     });

@@ -70,9 +70,8 @@ describe("enrollment tokens", () => {
     ["zero max uses", { maxUses: 0 }],
     ["a bad label key", { labels: { "bad key": "x" } }],
   ])("rejects %s with BAD_REQUEST", async (_label, input) => {
-    // biome-ignore lint/suspicious/noExplicitAny: deliberately invalid input
     await expect(
-      callerFor(db, members.operator, ORG).enrollment.createToken(input as any),
+      callerFor(db, members.operator, ORG).enrollment.createToken(input as never),
     ).rejects.toMatchObject({
       code: "BAD_REQUEST",
     });
