@@ -1,3 +1,4 @@
+import Link from "next/link";
 import type { Membership } from "~/auth";
 import { signOutEverywhere } from "~/server/actions";
 import styles from "./app-header.module.css";
@@ -7,6 +8,10 @@ export function AppHeader(props: { email: string; memberships: Membership[]; act
   return (
     <header className={styles.header}>
       <span className={styles.brand}>Edgefleet</span>
+      <nav className={styles.nav}>
+        <Link href="/fleet">Fleet</Link>
+        <Link href="/nodes">Nodes</Link>
+      </nav>
       <OrganizationSwitcher memberships={props.memberships} activeSlug={props.activeSlug} />
       <span className={styles.spacer} />
       <span className={styles.user} data-testid="user-email">

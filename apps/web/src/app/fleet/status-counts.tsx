@@ -1,4 +1,5 @@
 import type { RouterOutputs } from "@edgefleet/api";
+import { StatusBadge } from "~/components/status-badge";
 import styles from "./fleet.module.css";
 
 type NodeCounts = RouterOutputs["node"]["counts"];
@@ -15,10 +16,14 @@ export function StatusCounts({ counts }: { counts: NodeCounts }) {
       </li>
       {statusOrder.map((status) => (
         <li key={status}>
-          <span className={`${styles.badge} ${styles[status]}`}>{status}</span>{" "}
+          <StatusBadge status={status} />{" "}
           <strong data-testid={`count-${status}`}>{counts.byStatus[status] ?? 0}</strong>
         </li>
       ))}
+      <li title="Online nodes with a failed app">
+        <span className={styles.degraded}>degraded</span>{" "}
+        <strong data-testid="count-degraded">{counts.degraded}</strong>
+      </li>
     </ul>
   );
 }
