@@ -25,6 +25,21 @@ const issueSchema = {
   additionalProperties: false,
 } as const;
 
+const errorSchema = {
+  type: "object",
+  properties: {
+    code: { type: "string", description: "tRPC error code, e.g. NOT_FOUND, CONFLICT" },
+    message: { type: "string" },
+    issues: { type: "array", items: issueSchema },
+  },
+  required: ["code", "message"],
+  additionalProperties: false,
+} as const;
+
+function errorResponse(description: string) {
+  return { description, content: { "application/json": { schema: { $ref: "#/components/schemas/error" } } } };
+}
+
 export function createOpenApiDocument(baseUrl: string) {
   const document = generateOpenApiDocument(appRouter, {
     title: "Edgefleet API",
@@ -41,9 +56,21 @@ export function createOpenApiDocument(baseUrl: string) {
   });
   document.paths = { ...document.paths, [AUDIT_EXPORT_PATH]: auditExportOperation(document) };
   // The generator documents issues as `{ message }`; ours also say where (see toErrorBody).
-  for (const schema of Object.values(document.components?.schemas ?? {})) {
+  const schemas = document.components?.schemas ?? {};
+  for (const schema of Object.values(schemas)) {
     const issues = (schema as { properties?: { issues?: { items?: unknown } } }).properties?.issues;
     if (issues) issues.items = issueSchema;
+  }
+  schemas.error = errorSchema as unknown as (typeof schemas)[string];
+  // Any tenant row may be another organization's (404), and any status may come: say so everywhere.
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, { responses?: Record<string, unknown> }>)) {
+      if (!operation?.responses) continue;
+      operation.responses["404"] ??= errorResponse("Not found, or not in the key's organization");
+      operation.responses.default ??= errorResponse(
+        "Any other error (409 conflict, 412 precondition failed, …)",
+      );
+    }
   }
   return document;
 }

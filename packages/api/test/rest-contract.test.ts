@@ -1,0 +1,244 @@
+/**
+ * Contract test of the OpenAPI document against the REST handler (the function the Next route
+ * calls, given real `Request`s): every documented operation is called, and its answers, success
+ * and errors alike, are validated against the schemas the document declares (JSON Schema 2020-12,
+ * as OpenAPI 3.1 uses). A documented operation the test does not know how to call fails the test,
+ * unless it is a GET without path parameters, which is called as is.
+ */
+import type { Db } from "@edgefleet/db";
+import { Ajv2020 } from "ajv/dist/2020";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOpenApiDocument, handleRestRequest, REST_BASE_PATH } from "../src";
+import { apiKeysByRole, ORG } from "./actors";
+import { callerFor, sessionOf } from "./callers";
+import { createTestDatabase, type TestDatabase } from "./test-database";
+
+const ORIGIN = "http://edgefleet.test";
+const document = createOpenApiDocument(ORIGIN);
+type Operation = {
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  parameters?: unknown[];
+};
+
+let testDb: TestDatabase;
+let db: Db;
+let keys: Awaited<ReturnType<typeof apiKeysByRole>>;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = testDb.db;
+  const alice = await sessionOf(db, "alice@acme.example");
+  keys = await apiKeysByRole(db, alice, ORG);
+  const owner = callerFor(db, alice, ORG);
+  const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
+  ids.pendingNode = (
+    await db.node.create({ data: { organizationId: acme.id, name: "acme-rest-pending", status: "pending" } })
+  ).id;
+  ids.onlineNode = (
+    await db.node.findFirstOrThrow({ where: { organizationId: acme.id, status: "online" } })
+  ).id;
+  ids.token = (await owner.enrollment.createToken({ description: "for REST revoke" })).id;
+  ids.apiKey = (await owner.apiKey.create({ name: "for REST revoke", role: "viewer" })).id;
+  ids.invitee = (await owner.member.invite({ email: "rest-invitee@acme.example", role: "viewer" })).userId;
+});
+
+afterAll(async () => {
+  await testDb?.drop();
+});
+
+function rest(
+  method: string,
+  path: string,
+  opts: { key?: string | null; body?: unknown; query?: Record<string, string> } = {},
+) {
+  const url = new URL(`${ORIGIN}${REST_BASE_PATH}${path}`);
+  for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
+  const headers: Record<string, string> = {};
+  const key = opts.key === undefined ? keys.owner : opts.key;
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  return handleRestRequest(
+    new Request(url, { method, headers, body: opts.body === undefined ? null : JSON.stringify(opts.body) }),
+    {
+      db,
+    },
+  );
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+function validatorFor(operation: Operation, status: number, contentType = "application/json") {
+  const schema = operation.responses?.[String(status)]?.content?.[contentType]?.schema;
+  if (!schema) throw new Error(`no documented ${status} ${contentType} response`);
+  // The error schemas are $refs into components: compile each with the components beside it.
+  return ajv.compile({ ...(schema as object), components: document.components });
+}
+
+async function expectDocumented(operation: Operation, response: Response, status: number) {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  const body = JSON.parse(text);
+  const validate = validatorFor(operation, status);
+  expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
+  return body;
+}
+
+/** How to call each operation successfully; the key is "METHOD /path" as documented. */
+const calls: Record<string, () => { path: string; body?: unknown; query?: Record<string, string> }> = {
+  "GET /audit": () => ({ path: "/audit", query: { limit: "2" } }),
+  "GET /enrollment-tokens": () => ({ path: "/enrollment-tokens", query: { limit: "5" } }),
+  "POST /enrollment-tokens": () => ({
+    path: "/enrollment-tokens",
+    body: { maxUses: 2, labels: { site: "plant-7" } },
+  }),
+  "POST /enrollment-tokens/{id}/revoke": () => ({ path: `/enrollment-tokens/${ids.token}/revoke`, body: {} }),
+  "POST /api-keys": () => ({ path: "/api-keys", body: { name: "made over REST", role: "operator" } }),
+  "POST /api-keys/{id}/revoke": () => ({ path: `/api-keys/${ids.apiKey}/revoke`, body: {} }),
+  "POST /members": () => ({ path: "/members", body: { email: "rest-new@acme.example", role: "viewer" } }),
+  "POST /members/{userId}/role": () => ({ path: `/members/${ids.invitee}/role`, body: { role: "operator" } }),
+  "DELETE /members/{userId}": () => ({ path: `/members/${ids.invitee}` }),
+  "POST /nodes/{nodeId}/approve": () => ({ path: `/nodes/${ids.pendingNode}/approve`, body: {} }),
+  "POST /nodes/{nodeId}/revoke": () => ({ path: `/nodes/${ids.onlineNode}/revoke`, body: {} }),
+};
+
+const SPECIAL = new Set(["GET /audit/export"]);
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+
+const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+  METHODS.filter((m) => (item as Record<string, unknown>)[m]).map((method) => ({
+    id: `${method.toUpperCase()} ${path}`,
+    method: method.toUpperCase(),
+    path,
+    operation: (item as Record<string, Operation>)[method] as Operation,
+  })),
+);
+
+describe("the OpenAPI document", () => {
+  it("is OpenAPI 3.1 with the procedures of this issue, bearer auth and a server under /api/v1", () => {
+    expect(document.openapi).toBe("3.1.0");
+    expect(document.servers?.[0]?.url).toBe(`${ORIGIN}${REST_BASE_PATH}`);
+    const documented = operations.map((o) => o.id);
+    for (const id of Object.keys(calls)) expect(documented).toContain(id);
+    expect(documented).toContain("GET /audit/export");
+  });
+});
+
+describe("every documented operation answers with its documented shape", () => {
+  // Order matters (the invitee is promoted, then removed): run in document order, sequentially.
+  it.each(operations.filter((o) => !SPECIAL.has(o.id)).map((o) => [o.id, o] as const))(
+    "%s",
+    async (id, op) => {
+      const known = calls[id];
+      if (!known && (op.method !== "GET" || op.path.includes("{"))) {
+        throw new Error(
+          `${id} is documented but this contract test does not know how to call it: add it to \`calls\``,
+        );
+      }
+      const call = known ? known() : { path: op.path };
+      const response = await rest(op.method, call.path, { body: call.body, query: call.query });
+      await expectDocumented(op.operation, response, 200);
+
+      // Without a key: 401 in the documented error shape.
+      const anonymous = await rest(op.method, call.path, { key: null, body: call.body, query: call.query });
+      await expectDocumented(op.operation, anonymous, 401);
+    },
+  );
+});
+
+describe("errors, auth and pagination over REST", () => {
+  const operationOf = (id: string) => {
+    const found = operations.find((o) => o.id === id);
+    if (!found) throw new Error(`${id} not documented`);
+    return found.operation;
+  };
+
+  it("invalid input: 400 with zod issues pointing at the field", async () => {
+    const body = await expectDocumented(
+      operationOf("POST /api-keys"),
+      await rest("POST", "/api-keys", { body: { name: "", role: "god" } }),
+      400,
+    );
+    expect(body.code).toBe("BAD_REQUEST");
+    expect(body.issues.map((i: { path: string[] }) => i.path[0]).sort()).toEqual(["name", "role"]);
+  });
+
+  it("a viewer key on an admin operation: 403; a revoked key: 401", async () => {
+    const forbidden = await expectDocumented(
+      operationOf("GET /api-keys"),
+      await rest("GET", "/api-keys", { key: keys.viewer }),
+      403,
+    );
+    expect(forbidden.code).toBe("FORBIDDEN");
+    const { key, id } = await callerFor(db, await sessionOf(db, "alice@acme.example"), ORG).apiKey.create({
+      name: "short-lived",
+      role: "admin",
+    });
+    await expectDocumented(operationOf("GET /api-keys"), await rest("GET", "/api-keys", { key }), 200);
+    await expectDocumented(
+      operationOf("POST /api-keys/{id}/revoke"),
+      await rest("POST", `/api-keys/${id}/revoke`, { key, body: {} }),
+      200,
+    );
+    await expectDocumented(operationOf("GET /api-keys"), await rest("GET", "/api-keys", { key }), 401);
+  });
+
+  it("another organization's row: 404", async () => {
+    const globexNode = await db.node.findFirstOrThrow({ where: { organization: { slug: "globex" } } });
+    const body = await expectDocumented(
+      operationOf("POST /nodes/{nodeId}/revoke"),
+      await rest("POST", `/nodes/${globexNode.id}/revoke`, { body: {} }),
+      404,
+    );
+    expect(body).toEqual({ code: "NOT_FOUND", message: `node ${globexNode.id} not found` });
+  });
+
+  it("an unknown path answers 404 in the same error model", async () => {
+    const response = await rest("GET", "/no-such-thing");
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ code: "NOT_FOUND", message: expect.any(String) });
+  });
+
+  it("cursor pagination: limit, then nextCursor as cursor, until null", async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const response = await rest("GET", "/audit", { query: { limit: "2", ...(cursor ? { cursor } : {}) } });
+      const page = await expectDocumented(operationOf("GET /audit"), response, 200);
+      seen.push(...page.items.map((e: { id: string }) => e.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 100);
+    const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
+    expect(seen).toHaveLength(await db.auditLog.count({ where: { organizationId: acme.id } }));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(pages).toBeGreaterThan(1);
+  });
+
+  it("exports the audit log as JSON lines and CSV with the list's filters", async () => {
+    const op = operationOf("GET /audit/export");
+    const jsonl = await rest("GET", "/audit/export", { query: { action: "apiKey." } });
+    expect(jsonl.status).toBe(200);
+    expect(jsonl.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
+    const lines = (await jsonl.text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
+    expect(lines).toHaveLength(
+      await db.auditLog.count({ where: { organizationId: acme.id, action: { startsWith: "apiKey." } } }),
+    );
+    expect(lines.every((l) => l.action.startsWith("apiKey."))).toBe(true);
+
+    const csv = await rest("GET", "/audit/export", { query: { format: "csv" } });
+    expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
+    const rows = (await csv.text()).trim().split("\r\n");
+    expect(rows[0]).toBe("id,createdAt,actorType,actorId,action,targetType,targetId,before,after");
+    expect(rows.length - 1).toBe(await db.auditLog.count({ where: { organizationId: acme.id } }));
+
+    await expectDocumented(op, await rest("GET", "/audit/export", { key: null }), 401);
+    await expectDocumented(op, await rest("GET", "/audit/export", { key: keys.viewer }), 403);
+    const bad = await rest("GET", "/audit/export", { query: { format: "xml" } });
+    expect(bad.status).toBe(400);
+  });
+});
