@@ -18,8 +18,9 @@ export async function signInAs(page: Page, username: string): Promise<void> {
   await expect(page).toHaveURL(/\/fleet$/);
 }
 
-/** Names of the nodes in the fleet table once it has rendered. */
+/** Names of the nodes in the /nodes table once it has rendered (only the rows in view: it is virtualized). */
 export async function visibleNodeNames(page: Page): Promise<string[]> {
+  if (!new URL(page.url()).pathname.startsWith("/nodes")) await page.goto("/nodes");
   const names = page.getByTestId("node-name");
   await expect(names.first()).toBeVisible();
   return names.allTextContents();

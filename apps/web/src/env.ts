@@ -14,6 +14,8 @@ export const env = createEnv({
     AUTH_KEYCLOAK_ID: z.string().min(1),
     AUTH_KEYCLOAK_SECRET: z.string().min(1),
     AUTH_KEYCLOAK_ISSUER: z.url(),
+    /** Mimir base URL; the API's metrics procedures read it (node charts), tenant = organization id. */
+    MIMIR_URL: z.url({ error: "MIMIR_URL must be the Mimir base URL, e.g. http://127.0.0.1:9009" }),
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   },
   client: {},

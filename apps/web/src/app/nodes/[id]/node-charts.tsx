@@ -1,0 +1,124 @@
+"use client";
+
+import type { RouterOutputs } from "@edgefleet/api";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { useTRPC } from "~/trpc/react";
+import styles from "./detail.module.css";
+import { TimeChart, type TimeSeries } from "./time-chart";
+
+type Charts = RouterOutputs["metrics"]["nodeSeries"]["charts"];
+type ChartSeries = NonNullable<Charts[keyof Charts]>;
+
+const RANGES = [
+  { label: "15m", minutes: 15 },
+  { label: "1h", minutes: 60 },
+  { label: "6h", minutes: 360 },
+  { label: "24h", minutes: 1440 },
+] as const;
+const REFRESH_MS = 30_000;
+
+/** Renames and rescales the API's series for one chart. */
+function named(
+  series: ChartSeries | undefined,
+  name: (labels: Record<string, string>) => string,
+  scale = 1,
+): TimeSeries[] {
+  return (series ?? []).map((s) => ({
+    name: name(s.labels),
+    points: s.points.map(([t, v]) => [t, v * scale]),
+  }));
+}
+
+export function NodeCharts({ nodeId }: { nodeId: string }) {
+  const trpc = useTRPC();
+  const [minutes, setMinutes] = useState<number>(60);
+  // The range end moves on a timer, not on every render, so the query key stays stable between refreshes.
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+  const range = { from: new Date(now - minutes * 60_000), to: new Date(now) };
+  const metrics = useQuery(
+    trpc.metrics.nodeSeries.queryOptions(
+      { nodeId, range },
+      { placeholderData: (previous) => previous, retry: false },
+    ),
+  );
+  const charts = metrics.data?.charts;
+  const MiB = 1 / 2 ** 20;
+  const GiB = 1 / 2 ** 30;
+
+  return (
+    <>
+      <fieldset className={styles.ranges} aria-label="Time range">
+        {RANGES.map((r) => (
+          <button
+            key={r.label}
+            type="button"
+            aria-pressed={minutes === r.minutes}
+            className={minutes === r.minutes ? styles.activeRange : undefined}
+            onClick={() => {
+              setMinutes(r.minutes);
+              setNow(Date.now());
+            }}
+          >
+            {r.label}
+          </button>
+        ))}
+      </fieldset>
+      {metrics.error ? (
+        <p role="alert" className={styles.error}>
+          {metrics.error.message}
+        </p>
+      ) : null}
+      {!charts ? (
+        <p className={styles.muted}>Loading metrics…</p>
+      ) : (
+        <div className={styles.charts}>
+          <TimeChart title="CPU" unit="%" testId="chart-cpu" series={named(charts.cpu, () => "cpu", 100)} />
+          <TimeChart
+            title="Memory"
+            unit="MiB"
+            testId="chart-memory"
+            series={[
+              ...named(charts.memoryUsed, () => "used", MiB),
+              ...named(charts.memoryTotal, () => "total", MiB),
+            ]}
+          />
+          <TimeChart
+            title="Disk"
+            unit="GiB"
+            testId="chart-disk"
+            series={[
+              ...named(charts.diskUsed, () => "used", GiB),
+              ...named(charts.diskTotal, () => "total", GiB),
+            ]}
+          />
+          <TimeChart
+            title="Network"
+            unit="B/s"
+            testId="chart-network"
+            series={[
+              ...named(charts.networkReceive, (l) => `rx ${l.interface ?? ""}`),
+              ...named(charts.networkTransmit, (l) => `tx ${l.interface ?? ""}`),
+            ]}
+          />
+          <TimeChart
+            title="Round trip to hub"
+            unit="ms"
+            testId="chart-rtt"
+            series={named(charts.rtt, () => "rtt", 1000)}
+          />
+          <TimeChart
+            title="Control traffic"
+            unit="B/s"
+            testId="chart-control"
+            series={named(charts.controlBytes, (l) => `${l.type ?? "?"} ${l.direction ?? ""}`)}
+          />
+        </div>
+      )}
+    </>
+  );
+}
