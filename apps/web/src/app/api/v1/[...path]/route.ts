@@ -1,0 +1,12 @@
+import { handleRestRequest } from "@edgefleet/api";
+import { db } from "~/server/db";
+
+// The REST API (OpenAPI document at /api/openapi.json): API-key auth only, see @edgefleet/api openapi.ts.
+export const dynamic = "force-dynamic";
+
+function handler(req: Request) {
+  // Where agents connect, for the install command of new enrollment tokens (optional).
+  return handleRestRequest(req, { db, agentServerUrl: process.env.AGENT_SERVER_URL ?? null });
+}
+
+export { handler as GET, handler as POST, handler as PUT, handler as PATCH, handler as DELETE };
