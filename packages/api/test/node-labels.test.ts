@@ -51,6 +51,17 @@ describe("node.bulkUpdateLabels", () => {
       }
     }
     expect(await labelsOf("globex")).toEqual(globexBefore);
+
+    const audit = await db.auditLog.findFirstOrThrow({ where: { action: "node.labels.update" } });
+    expect(audit).toMatchObject({
+      targetType: "node",
+      organizationId: (await db.organization.findUniqueOrThrow({ where: { slug: "acme" } })).id,
+    });
+    expect(audit.after).toMatchObject({
+      target: { selector: "site=plant-7,tier=canary" },
+      remove: ["hw"],
+      updated: picked.length,
+    });
   });
 
   it("updates a list of ids, ignoring ids of another organization", async () => {

@@ -26,11 +26,18 @@ async function asBadRequest<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-const WRITER_ROLES = new Set(["owner", "admin", "operator"]);
-
 export const nodeRouter = createTRPCRouter({
   /** One page of the active organization's nodes: filter by selector, status and text; sort; keyset cursor. */
   list: organizationProcedure
+    // POST: the filter has a nested sort object, which query parameters cannot carry.
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/nodes/search",
+        tags: ["Nodes"],
+        summary: "List nodes (selector, status, search, sort; cursor)",
+      },
+    })
     .input(listNodesInput)
     .output(listNodesOutput)
     .query(({ ctx, input }) =>
@@ -43,7 +50,12 @@ export const nodeRouter = createTRPCRouter({
     ),
 
   /** Number of nodes per status, and how many online nodes have a failed app. */
-  counts: organizationProcedure.output(nodeCountsOutput).query(({ ctx }) => countNodesByStatus(ctx.tenantDb)),
+  counts: organizationProcedure
+    .meta({
+      openapi: { method: "GET", path: "/nodes/counts", tags: ["Nodes"], summary: "Node counts by status" },
+    })
+    .output(nodeCountsOutput)
+    .query(({ ctx }) => countNodesByStatus(ctx.tenantDb)),
 
   /** Nodes per agent version. */
   breakdown: organizationProcedure
@@ -65,11 +77,14 @@ export const nodeRouter = createTRPCRouter({
     .meta({ role: "operator", audit: { action: "node.labels.update", target: "node" } })
     .input(bulkUpdateLabelsInput)
     .output(bulkUpdateLabelsOutput)
-    .mutation(({ ctx, input }) => {
-      // Also checked by the role middleware in trpc.ts; kept here so the rule holds on its own.
-      if (!WRITER_ROLES.has(ctx.organization.role)) {
-        throw new TRPCError({ code: "FORBIDDEN", message: "changing labels needs the operator role" });
-      }
-      return asBadRequest(() => bulkUpdateLabels(ctx.db, ctx.organization.id, input));
+    .mutation(async ({ ctx, input }) => {
+      const result = await asBadRequest(() => bulkUpdateLabels(ctx.db, ctx.organization.id, input));
+      const ids = "ids" in input.target ? input.target.ids : null;
+      ctx.audit.record({
+        targetId: ids?.length === 1 ? (ids[0] ?? null) : null,
+        before: null,
+        after: { target: input.target, add: input.add, remove: input.remove, updated: result.updated },
+      });
+      return result;
     }),
 });
