@@ -97,6 +97,10 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
   "POST /members": () => ({ path: "/members", body: { email: "rest-new@acme.example", role: "viewer" } }),
   "POST /members/{userId}/role": () => ({ path: `/members/${ids.invitee}/role`, body: { role: "operator" } }),
   "DELETE /members/{userId}": () => ({ path: `/members/${ids.invitee}` }),
+  "POST /nodes/search": () => ({
+    path: "/nodes/search",
+    body: { limit: 5, selector: "tier=canary", status: "online" },
+  }),
   "POST /nodes/{nodeId}/approve": () => ({ path: `/nodes/${ids.pendingNode}/approve`, body: {} }),
   "POST /nodes/{nodeId}/revoke": () => ({ path: `/nodes/${ids.onlineNode}/revoke`, body: {} }),
 };
