@@ -126,7 +126,12 @@ async function resolveCaller(ctx: TRPCContext): Promise<ResolvedCaller> {
       organization: { ...key.organization, role: key.role },
     };
   }
-  if (!ctx.session) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
+  if (!ctx.session) {
+    throw new TRPCError({
+      code: "UNAUTHORIZED",
+      message: "sign in first, or send an API key (Authorization: Bearer efk_…)",
+    });
+  }
   const slug = ctx.activeOrganizationSlug;
   if (!slug) throw new TRPCError({ code: "BAD_REQUEST", message: "no active organization selected" });
   const membership = await ctx.db.membership.findFirst({
