@@ -131,12 +131,19 @@ async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2));
   const command = `pnpm bench:edge --nodes ${options.nodes} --hollow-processes ${options.hollowProcesses}`;
   const cleanup = new Cleanup();
+  let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
+    // A second Ctrl-C must not cut the cleanup short (that would leave the stack running).
+    if (signalled) {
+      process.stderr.write(`\n${signal}: still stopping what the benchmark started, please wait…\n`);
+      return;
+    }
+    signalled = true;
     process.stderr.write(`\n${signal}: stopping everything the benchmark started…\n`);
     void cleanup.run().finally(() => process.exit(130));
   };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   try {
     await run(options, command, cleanup);
   } finally {

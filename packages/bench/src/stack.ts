@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createConnection } from "node:net";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 
@@ -12,7 +13,9 @@ export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
 export const LOG_DIR = join(VAR_DIR, "logs");
 const PID_DIR = join(VAR_DIR, "pids");
 const STACK_SCRIPTS = join(REPO_ROOT, "scripts/stack");
-const profileEnv = { ...process.env, EDGEFLEET_PROFILE: PROFILE };
+// The installer (pnpm install --frozen-lockfile, cached builds) is skipped unless asked for: a
+// benchmark measures an installed machine, and must not fail on others' unfinished lockfile edits.
+const profileEnv = { EDGEFLEET_SKIP_INSTALL: "1", ...process.env, EDGEFLEET_PROFILE: PROFILE };
 
 export function pidOf(name: string): number | undefined {
   try {
@@ -113,6 +116,12 @@ export class GatewayProcess {
     stackEnv: Record<string, string>,
     extraEnv: Record<string, string>,
   ): Promise<GatewayProcess> {
+    const port = Number(stackEnv.GATEWAY_HTTP_PORT);
+    // Whatever answers on the port must be our own gateway, never a leftover one.
+    if (await portTaken(port))
+      throw new Error(
+        `port ${port} (bench gateway) is already in use: a leftover bench gateway? (ss -ltnp 'sport = :${port}')`,
+      );
     const gatewayDir = join(REPO_ROOT, "apps/gateway");
     const tsxCli = createRequire(join(gatewayDir, "package.json")).resolve("tsx/cli");
     const log = openSync(join(LOG_DIR, "bench-gateway.log"), "w");
@@ -131,7 +140,7 @@ export class GatewayProcess {
       const ready = await fetch(`${gateway.url}/readyz`, { signal: AbortSignal.timeout(2_000) })
         .then((response) => response.ok)
         .catch(() => false);
-      if (ready) return gateway;
+      if (ready && child.exitCode === null) return gateway;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     gateway.kill();
@@ -166,4 +175,15 @@ export class GatewayProcess {
       // already gone
     }
   }
+}
+
+function portTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }
