@@ -11,6 +11,8 @@ export function ApiDocs() {
         // Offline-friendly and private: no web fonts or telemetry from third-party hosts.
         withDefaultFonts: false,
         telemetry: false,
+        // No hosted extras (MCP generator): this page documents the API, nothing more.
+        mcp: { disabled: true },
       }}
     />
   );
