@@ -51,7 +51,19 @@ test("node detail shows its identity, apps and a CPU chart from Mimir", async ({
     value: 0.1 + i / 50,
   }));
   const written = await pushTimeseries(
-    [{ labels: { __name__: "edgefleet_node_cpu_usage_ratio", org: acme.id, node: nodeId }, samples }],
+    // A label of its own per run: Mimir refuses samples older than a series' newest one, and the
+    // test stack's Mimir keeps the series of earlier runs.
+    [
+      {
+        labels: {
+          __name__: "edgefleet_node_cpu_usage_ratio",
+          org: acme.id,
+          node: nodeId,
+          e2e_run: String(now),
+        },
+        samples,
+      },
+    ],
     {
       url: new URL("/api/v1/push", MIMIR_URL).toString(),
       headers: { "X-Scope-OrgID": acme.id },
@@ -59,7 +71,7 @@ test("node detail shows its identity, apps and a CPU chart from Mimir", async ({
         fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as BodyInit }),
     },
   );
-  expect(written.status).toBe(200);
+  expect(written.status, written.errorMessage).toBe(200);
 
   await page.getByRole("button", { name: "15m" }).click();
   const cpu = page.getByTestId("chart-cpu");

@@ -24,10 +24,14 @@ function named(
   name: (labels: Record<string, string>) => string,
   scale = 1,
 ): TimeSeries[] {
-  return (series ?? []).map((s) => ({
-    name: name(s.labels),
-    points: s.points.map(([t, v]) => [t, v * scale]),
-  }));
+  const seen = new Map<string, number>();
+  return (series ?? []).map((s) => {
+    // Two series with one display name must stay two lines (recharts keys lines by name).
+    const base = name(s.labels);
+    const count = (seen.get(base) ?? 0) + 1;
+    seen.set(base, count);
+    return { name: count > 1 ? `${base} #${count}` : base, points: s.points.map(([t, v]) => [t, v * scale]) };
+  });
 }
 
 export function NodeCharts({ nodeId }: { nodeId: string }) {
