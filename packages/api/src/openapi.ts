@@ -40,7 +40,20 @@ function errorResponse(description: string) {
   return { description, content: { "application/json": { schema: { $ref: "#/components/schemas/error" } } } };
 }
 
-export function createOpenApiDocument(baseUrl: string) {
+type OpenApiDocument = ReturnType<typeof generateOpenApiDocument>;
+/** Generating walks every procedure's schemas: once per origin is enough (the router is fixed). */
+const documentsByBaseUrl = new Map<string, OpenApiDocument>();
+
+/** The OpenAPI 3.1 document with its server at `<baseUrl>/api/v1`. Treat it as read-only (shared). */
+export function createOpenApiDocument(baseUrl: string): OpenApiDocument {
+  const cached = documentsByBaseUrl.get(baseUrl);
+  if (cached) return cached;
+  const document = generateDocument(baseUrl);
+  if (documentsByBaseUrl.size < 16) documentsByBaseUrl.set(baseUrl, document);
+  return document;
+}
+
+function generateDocument(baseUrl: string): OpenApiDocument {
   const document = generateOpenApiDocument(appRouter, {
     title: "Edgefleet API",
     version: "1.0.0",
@@ -76,7 +89,7 @@ export function createOpenApiDocument(baseUrl: string) {
 }
 
 /** The export streams text, which trpc-to-openapi cannot describe: documented by hand, same filters as /audit. */
-function auditExportOperation(document: ReturnType<typeof generateOpenApiDocument>) {
+function auditExportOperation(document: OpenApiDocument) {
   const list = document.paths?.["/audit"]?.get;
   const filters = (list?.parameters ?? []).filter(
     (p) => !("name" in p) || !["limit", "cursor"].includes(p.name),
