@@ -34,7 +34,7 @@ describe("parseSelector", () => {
     ["-bad=x", 0, 'invalid label key "-bad"'],
     ["a=b!c", 3, 'expected "," or end, found "!"'],
     ["tier>1", 4, 'unexpected character ">"'],
-    ["k=" + "v".repeat(64), 2, `invalid value "${"v".repeat(64)}"`],
+    [`k=${"v".repeat(64)}`, 2, `invalid value "${"v".repeat(64)}"`],
   ])("rejects %j at position %i", (input, position, reason) => {
     let caught: unknown;
     try {
