@@ -16,6 +16,8 @@ export const env = createEnv({
     AUTH_KEYCLOAK_ISSUER: z.url(),
     /** Mimir base URL; the API's metrics procedures read it (node charts), tenant = organization id. */
     MIMIR_URL: z.url({ error: "MIMIR_URL must be the Mimir base URL, e.g. http://127.0.0.1:9009" }),
+    /** NATS URL written into agent install commands (a site's leaf node, or the hub's leaf port). */
+    AGENT_SERVER_URL: z.string().min(1).optional(),
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   },
   client: {},

@@ -149,6 +149,7 @@ export interface RestRequestOptions {
   db: Db;
   /** NATS URL agents connect to (enrollment install command). */
   agentServerUrl?: string | null;
+  mimirUrl?: string | null;
 }
 
 /** Answers one REST request under /api/v1. Sessions (cookies) are deliberately not accepted here. */
@@ -170,6 +171,7 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
         activeOrganizationSlug: null,
         authorization: req.headers.get("authorization") ?? "",
         agentServerUrl: opts.agentServerUrl ?? null,
+        mimirUrl: opts.mimirUrl ?? null,
       }),
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR") console.error(`REST ${path ?? "?"} failed:`, error);

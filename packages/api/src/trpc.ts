@@ -46,6 +46,8 @@ export interface CreateContextOptions {
   authorization?: string | null;
   /** NATS URL agents should connect to, used in the install command of new enrollment tokens. */
   agentServerUrl?: string | null;
+  /** Mimir's base URL for the metrics procedures (tenant = the active organization). */
+  mimirUrl?: string | null;
 }
 
 /**
@@ -59,6 +61,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     activeOrganizationSlug: opts.activeOrganizationSlug,
     authorization: opts.authorization ?? null,
     agentServerUrl: opts.agentServerUrl ?? null,
+    mimirUrl: opts.mimirUrl ?? null,
   };
 }
 

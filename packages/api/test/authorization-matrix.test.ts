@@ -177,6 +177,7 @@ describe("fail closed", () => {
       activeOrganizationSlug: ORG,
       authorization: null,
       agentServerUrl: null,
+      mimirUrl: null,
     });
     await expect(caller.undeclared()).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(caller.unaudited()).rejects.toMatchObject({ code: "FORBIDDEN" });

@@ -20,5 +20,7 @@ export async function sessionOf(db: Db, email: string): Promise<ApiSession> {
 }
 
 export function callerFor(db: Db, session: ApiSession | null, activeOrganizationSlug: string | null) {
-  return createCaller(createTRPCContext({ db, session, activeOrganizationSlug }));
+  return createCaller(
+    createTRPCContext({ db, session, activeOrganizationSlug, mimirUrl: process.env.MIMIR_URL ?? null }),
+  );
 }

@@ -1,6 +1,7 @@
 /**
- * node.list, node.counts and selectors on an organization of 100,000 nodes: each call must stay
- * well inside the API's p99 budget (1 s), which only holds when the indexes are used.
+ * node.list, node.counts and selectors on an organization of 100,000 nodes: the answers are
+ * right at that size and the queries use their indexes. How fast they are is measured by the
+ * benchmark, not asserted here (timed assertions on a shared machine only make flaky tests).
  */
 import type { Db } from "@edgefleet/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,8 +10,6 @@ import { callerFor, sessionOf } from "./callers";
 import { createTestDatabase, type TestDatabase } from "./test-database";
 
 const NODES = 100_000;
-// The API p99 target (docs: DESIGN.md); measured here at 40-320 ms on a 2-core machine.
-const BUDGET_MS = 1000;
 
 let testDb: TestDatabase;
 let db: Db;
@@ -43,18 +42,6 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-/** Best of three, so one scheduling hiccup on a shared machine does not decide. */
-async function fastest<T>(call: () => Promise<T>): Promise<{ ms: number; result: T }> {
-  let best = { ms: Number.POSITIVE_INFINITY, result: undefined as T };
-  for (let i = 0; i < 3; i++) {
-    const started = performance.now();
-    const result = await call();
-    const ms = performance.now() - started;
-    if (ms < best.ms) best = { ms, result };
-  }
-  return best;
-}
-
 type ListInput = RouterInputs["node"]["list"];
 
 describe(`node.list over ${NODES.toLocaleString("en")} nodes`, () => {
@@ -73,13 +60,13 @@ describe(`node.list over ${NODES.toLocaleString("en")} nodes`, () => {
       { limit: 100, status: "pending", sort: { field: "agentVersion", direction: "desc" } },
       100,
     ],
-  ])("%s answers within budget", async (_label, input, expected) => {
-    const { ms, result } = await fastest(() => caller.node.list(input));
+  ])("%s", async (_label, input, expected) => {
+    const result = await caller.node.list(input);
     expect(result.items).toHaveLength(expected);
-    expect(ms).toBeLessThan(BUDGET_MS);
   });
 
-  it("pages deep by cursor as fast as the first page", async () => {
+  it("pages deep by cursor without gaps or repeats", async () => {
+    const seen = new Set<string>();
     let cursor: string | null = null;
     for (let i = 0; i < 5; i++) {
       const page: Awaited<ReturnType<typeof caller.node.list>> = await caller.node.list({
@@ -87,13 +74,11 @@ describe(`node.list over ${NODES.toLocaleString("en")} nodes`, () => {
         cursor,
         sort: { field: "lastSeenAt", direction: "asc" },
       });
+      for (const item of page.items) seen.add(item.id);
       cursor = page.nextCursor;
     }
-    const { ms, result } = await fastest(() =>
-      caller.node.list({ limit: 200, cursor, sort: { field: "lastSeenAt", direction: "asc" } }),
-    );
-    expect(result.items).toHaveLength(200);
-    expect(ms).toBeLessThan(BUDGET_MS);
+    expect(seen.size).toBe(1000);
+    expect(cursor).not.toBeNull();
   });
 
   it("finds names through the trigram index, not a scan of every node", async () => {
@@ -102,9 +87,8 @@ describe(`node.list over ${NODES.toLocaleString("en")} nodes`, () => {
     expect(rows.map((row) => row["QUERY PLAN"]).join("\n")).toContain("node_name_trgm_idx");
   });
 
-  it("counts by status within budget", async () => {
-    const { ms, result } = await fastest(() => caller.node.counts());
+  it("counts by status", async () => {
+    const result = await caller.node.counts();
     expect(result.total).toBe(NODES);
-    expect(ms).toBeLessThan(BUDGET_MS);
   });
 });

@@ -3,6 +3,7 @@ import { type ApiSession, createTRPCContext } from "@edgefleet/api";
 import { cookies } from "next/headers";
 import { auth } from "~/auth";
 import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/active-organization";
+import { env } from "~/env";
 import { db } from "./db";
 
 /** The signed-in user as the API sees it, or null. */
@@ -20,5 +21,7 @@ export async function createRequestContext() {
     db,
     session,
     activeOrganizationSlug: pickActiveOrganization(cookieValue, session?.memberships ?? []),
+    agentServerUrl: env.AGENT_SERVER_URL ?? null,
+    mimirUrl: env.MIMIR_URL,
   });
 }

@@ -2,11 +2,10 @@ import { TRPCError } from "@trpc/server";
 import { MetricsStoreError, nodeSeries, nodeSeriesInput, nodeSeriesOutput } from "../domain/metrics";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
-/** Mimir's base URL from the process environment (the stack sets MIMIR_URL for web and tests). */
-function mimirUrl(): string {
-  const url = process.env.MIMIR_URL;
+/** Mimir's base URL from the context (the web app passes its validated MIMIR_URL). */
+function mimirUrl(url: string | null): string {
   if (!url)
-    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "MIMIR_URL is not set on the server" });
+    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "the metrics store is not configured" });
   return url;
 }
 
@@ -20,7 +19,7 @@ export const metricsRouter = createTRPCRouter({
       const node = await ctx.tenantDb.node.findFirst({ where: { id: input.nodeId }, select: { id: true } });
       if (!node) throw new TRPCError({ code: "NOT_FOUND", message: `node ${input.nodeId} not found` });
       try {
-        return await nodeSeries(mimirUrl(), ctx.organization.id, input);
+        return await nodeSeries(mimirUrl(ctx.mimirUrl), ctx.organization.id, input);
       } catch (error) {
         if (error instanceof MetricsStoreError) {
           throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: error.message, cause: error });

@@ -1,4 +1,5 @@
 import { handleRestRequest } from "@edgefleet/api";
+import { env } from "~/env";
 import { db } from "~/server/db";
 
 // The REST API (OpenAPI document at /api/openapi.json): API-key auth only, see @edgefleet/api openapi.ts.
@@ -6,7 +7,11 @@ export const dynamic = "force-dynamic";
 
 function handler(req: Request) {
   // Where agents connect, for the install command of new enrollment tokens (optional).
-  return handleRestRequest(req, { db, agentServerUrl: process.env.AGENT_SERVER_URL ?? null });
+  return handleRestRequest(req, {
+    db,
+    agentServerUrl: env.AGENT_SERVER_URL ?? null,
+    mimirUrl: env.MIMIR_URL,
+  });
 }
 
 export { handler as GET, handler as POST, handler as PUT, handler as PATCH, handler as DELETE };
