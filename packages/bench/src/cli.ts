@@ -6,7 +6,7 @@
  * machine. Writes docs/benchmarks/edge-data-path.md with charts. Stops everything it started,
  * also on failure and Ctrl-C.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -60,6 +60,10 @@ function readOptions(argv: string[]) {
       "enroll-concurrency": { type: "string", default: "16" },
       "reference-seconds": { type: "string", default: "45" },
       out: { type: "string", default: "docs/benchmarks" },
+      // Context for readers the run cannot know (e.g. what happened at a larger scale).
+      note: { type: "string", multiple: true, default: [] },
+      // Re-renders the report from var/bench/results.json (e.g. with a --note), no measuring.
+      "render-only": { type: "boolean", default: false },
     },
   });
   // The hub allows 19,500 connections (20,000 open files per process, SETUP-FACTS); keep room for
@@ -79,6 +83,8 @@ function readOptions(argv: string[]) {
     enrollConcurrency: positiveInt("enroll-concurrency", values["enroll-concurrency"], 1_000),
     referenceSeconds: positiveInt("reference-seconds", values["reference-seconds"], 3_600),
     outDir: resolve(REPO_ROOT, values.out ?? "docs/benchmarks"),
+    notes: values.note ?? [],
+    renderOnly: values["render-only"] ?? false,
   };
 }
 
@@ -129,7 +135,12 @@ async function waitUntil(
 
 async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2));
-  const command = `pnpm bench:edge --nodes ${options.nodes} --hollow-processes ${options.hollowProcesses}`;
+  const command = ["pnpm bench:edge", ...process.argv.slice(2)].join(" ");
+  if (options.renderOnly) {
+    const results = JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as BenchResults;
+    await writeReport({ ...results, notes: [...(results.notes ?? []), ...options.notes] }, options.outDir);
+    return;
+  }
   const cleanup = new Cleanup();
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -475,14 +486,21 @@ async function run(
     referenceAgent,
     gatewayCounters,
     problems,
+    notes: options.notes,
   };
 
-  mkdirSync(options.outDir, { recursive: true });
-  writeFileSync(join(REPO_ROOT, "var", PROFILE, "results.json"), `${JSON.stringify(results, null, 2)}\n`);
-  const charts = await writeCharts(results, options.outDir, "edge-data-path");
-  const reportFile = join(options.outDir, "edge-data-path.md");
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  printSummary(results, relative(REPO_ROOT, await writeReport(results, options.outDir)));
+}
+
+const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "results.json");
+
+async function writeReport(results: BenchResults, outDir: string): Promise<string> {
+  mkdirSync(outDir, { recursive: true });
+  const charts = await writeCharts(results, outDir, "edge-data-path");
+  const reportFile = join(outDir, "edge-data-path.md");
   writeFileSync(reportFile, renderReport(results, charts));
-  printSummary(results, relative(REPO_ROOT, reportFile));
+  return reportFile;
 }
 
 /** Totals of the gateway's edge counters (label sets summed), for the report. */

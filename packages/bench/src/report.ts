@@ -142,8 +142,9 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
   }
 
   push("## What did not hold", "");
-  if (results.problems.length === 0) push("Nothing: every phase completed for every node.", "");
+  if (results.problems.length === 0) push("In this run, every phase completed for every node.", "");
   else push(...results.problems.map((problem) => `- ${problem}`), "");
+  if (results.notes.length > 0) push(...results.notes.map((note) => `- ${note}`), "");
 
   push(
     "## How it runs",

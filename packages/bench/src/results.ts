@@ -57,6 +57,8 @@ export interface BenchResults {
   gatewayCounters: Record<string, number>;
   /** What did not hold, or did not finish, in this run. */
   problems: string[];
+  /** Written by whoever ran it (`--note`): context the run cannot measure. */
+  notes: string[];
 }
 
 export const TARGETS = { idleUplinkKbitPerSecond: 0.05, agentRssMiB: 40 } as const;

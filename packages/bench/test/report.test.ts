@@ -89,6 +89,7 @@ function fixture(overrides: Partial<BenchResults> = {}): BenchResults {
     referenceAgent: [{ variant: "bundle", rssMiBLast: 64.2, rssMiBMax: 66 }],
     gatewayCounters: { edgefleet_gateway_desired_full_lists_total: 0 },
     problems: [],
+    notes: [],
     ...overrides,
   };
 }
@@ -107,7 +108,7 @@ describe("the markdown report", () => {
     expect(report).toContain("![Latency distributions](edge-data-path-latency.svg)");
     // Charts that were not written are not linked.
     expect(report).not.toContain("edge-data-path-cpu.svg");
-    expect(report).toContain("Nothing: every phase completed");
+    expect(report).toContain("In this run, every phase completed for every node.");
   });
 
   it("flags an uplink over the target and lists what did not hold", () => {
@@ -119,11 +120,13 @@ describe("the markdown report", () => {
           kbitPerSecond: 0.08,
         },
         problems: ["3 nodes never came online within 120 s."],
+        notes: ["At 10,000 nodes the connect phase stalled."],
       }),
       [],
     );
     expect(report).toContain("0.0800 kbit/s | ≤ 0.05 kbit/s: **misses the target**");
     expect(report).toContain("- 3 nodes never came online within 120 s.");
+    expect(report).toContain("- At 10,000 nodes the connect phase stalled.");
   });
 });
 
