@@ -10,7 +10,7 @@ case "$EDGEFLEET_PROFILE" in
   check) PORT_OFFSET=1000 ;;
   # The edge data path benchmark (packages/bench); none of its ports meets dev, test or check.
   bench) PORT_OFFSET=2000 ;;
-  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev or test" ;;
+  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev or test (bench and check are for the benchmark and the scripts' own tests)" ;;
 esac
 
 PORT_POSTGRES=$((15432 + PORT_OFFSET))
