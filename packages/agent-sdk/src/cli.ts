@@ -1,7 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { credsAuthenticator } from "@nats-io/transport-node";
 import { Agent } from "./agent/agent.js";
 import { DiskOutbox } from "./agent/disk-outbox.js";
 import { FileStateStore } from "./agent/state-store.js";
@@ -11,6 +10,7 @@ import { credsPath, type NodeIdentity } from "./enroll/identity.js";
 import { startHollowFleet } from "./hollow.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { LinuxHostSampler } from "./metrics/host.js";
+import { nativeCredsAuthenticator } from "./nkeys/native.js";
 import { ProcessRuntime } from "./runtime/process.js";
 
 const USAGE = `usage:
@@ -35,7 +35,7 @@ async function enrollFromConfig(config: AgentConfig, logger: Logger): Promise<No
     name: config.enroll.name,
     ...(config.enroll.labels ? { labels: config.enroll.labels } : {}),
     servers: config.enroll.servers ?? config.servers,
-    ...(creds ? { authenticator: credsAuthenticator(creds) } : {}),
+    ...(creds ? { authenticator: nativeCredsAuthenticator(creds) } : {}),
     stateDir: config.stateDir,
     logger,
   });
@@ -55,7 +55,7 @@ async function runAgent(config: AgentConfig, logger: Logger): Promise<void> {
   const agent = await Agent.start({
     servers: config.servers,
     wid: identity.wid,
-    authenticator: credsAuthenticator(await readFile(credsPath(config.stateDir))),
+    authenticator: nativeCredsAuthenticator(await readFile(credsPath(config.stateDir))),
     runtime,
     outbox: await DiskOutbox.open({
       dir: join(config.stateDir, "outbox"),

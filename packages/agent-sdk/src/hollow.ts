@@ -1,4 +1,4 @@
-import { connect, credsAuthenticator, jwtAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Agent } from "./agent/agent.js";
 import type { BackoffPolicy } from "./agent/backoff.js";
 import { MemoryOutbox } from "./agent/outbox.js";
@@ -7,6 +7,7 @@ import { enroll } from "./enroll/enroll.js";
 import type { NodeIdentity } from "./enroll/identity.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { SyntheticHostSampler } from "./metrics/host.js";
+import { nativeCredsAuthenticator, nativeJwtAuthenticator } from "./nkeys/native.js";
 import { HollowRuntime } from "./runtime/hollow.js";
 
 export interface HollowFleetOptions {
@@ -44,7 +45,7 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
   const enrollCreds = options.enrollCreds;
   const enrollConnection: NatsConnection = await connect({
     servers: options.enrollServers ?? options.servers,
-    ...(enrollCreds ? { authenticator: credsAuthenticator(new TextEncoder().encode(enrollCreds)) } : {}),
+    ...(enrollCreds ? { authenticator: nativeCredsAuthenticator(enrollCreds) } : {}),
     name: `edgefleet-hollow enroll ${options.namePrefix}`,
     maxReconnectAttempts: -1,
     waitOnFirstConnect: true,
@@ -84,7 +85,7 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
       await Agent.start({
         servers: options.servers,
         wid: identity.wid,
-        authenticator: jwtAuthenticator(identity.jwt, new TextEncoder().encode(identity.seed)),
+        authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
         runtime: new HollowRuntime(),
         outbox: new MemoryOutbox(),
         stateStore: new MemoryStateStore(),

@@ -1,10 +1,21 @@
+import { nativeKeyPair } from "@edgefleet/agent-sdk/native-nkeys";
 import { fmtCreds } from "@nats-io/jwt";
-import { fromSeed, type KeyPair } from "@nats-io/nkeys";
+import type { KeyPair } from "@nats-io/nkeys";
 
-/** Seeds travel as strings (JSON files, env); nkeys wants bytes. */
+/**
+ * Seeds travel as strings (JSON files, env). The key signs natively: minting a JWT with
+ * nkeys' pure-JS Ed25519 costs ~10 ms of CPU, the gateway's bottleneck when nodes enroll.
+ */
 export function keyPairFromSeed(seed: string): KeyPair {
-  return fromSeed(new TextEncoder().encode(seed));
+  let keyPair = signers.get(seed);
+  if (!keyPair) {
+    keyPair = nativeKeyPair(seed);
+    signers.set(seed, keyPair);
+  }
+  return keyPair;
 }
+/** The few signing keys of a control plane (operator, tenant): derived once per process. */
+const signers = new Map<string, KeyPair>();
 
 export function seedOf(keyPair: KeyPair): string {
   return new TextDecoder().decode(keyPair.getSeed());
