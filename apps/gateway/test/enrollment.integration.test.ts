@@ -143,6 +143,22 @@ describe("enrollment through ef.enroll", () => {
     expect((await db.enrollmentToken.findUniqueOrThrow({ where: { id } })).uses).toBe(1);
   });
 
+  it("pushes a new organization's account once for a whole burst of first enrollments", async () => {
+    const burstOrg = await db.organization.create({ data: { slug: "burst", name: "Burst" } });
+    const { token: secret } = await createEnrollmentToken(db, burstOrg.id, {
+      expiresAt: new Date(Date.now() + 60_000),
+      maxUses: 8,
+    });
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => enroll(secret, createUser(), `b-${i}`)),
+    );
+    expect(replies.every((reply) => reply.st === "approved")).toBe(true);
+    const pushes = gateway
+      .logLines()
+      .filter((line) => line.msg === "pushed tenant account JWT" && line.organizationId === burstOrg.id);
+    expect(pushes).toHaveLength(1);
+  });
+
   it("gives a clashing name a suffix instead of failing", async () => {
     const { token: secret } = await token();
     const first = await enroll(secret, createUser(), "twin");

@@ -22,6 +22,8 @@ export interface TenantAccount {
 export class TenantAccounts {
   /** Organizations whose current JWT this process has pushed. */
   private readonly pushed = new Set<string>();
+  /** First pushes in flight: an enrollment burst for a new organization shares one push. */
+  private readonly firstPushes = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -33,7 +35,14 @@ export class TenantAccounts {
   /** The organization's account, created and pushed if this process has not done so yet. */
   async ensure(organizationId: string): Promise<TenantAccount> {
     const account = await this.load(organizationId);
-    if (!this.pushed.has(organizationId)) await this.publish(organizationId);
+    if (!this.pushed.has(organizationId)) {
+      let push = this.firstPushes.get(organizationId);
+      if (!push) {
+        push = this.publish(organizationId).finally(() => this.firstPushes.delete(organizationId));
+        this.firstPushes.set(organizationId, push);
+      }
+      await push;
+    }
     return account;
   }
 
