@@ -11,6 +11,11 @@ export function AppHeader(props: { email: string; memberships: Membership[]; act
       <nav className={styles.nav}>
         <Link href="/fleet">Fleet</Link>
         <Link href="/nodes">Nodes</Link>
+        <Link href="/sites">Sites</Link>
+        <Link href="/enrollment">Enrollment</Link>
+        <Link href="/members">Members</Link>
+        <Link href="/api-keys">API keys</Link>
+        <Link href="/audit">Audit log</Link>
       </nav>
       <OrganizationSwitcher memberships={props.memberships} activeSlug={props.activeSlug} />
       <span className={styles.spacer} />
