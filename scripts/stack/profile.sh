@@ -1,5 +1,5 @@
 # Ports and folders of one stack profile. Sourced after lib.sh.
-# `dev` (./edgefleet up), `test` (./edgefleet test) and `bench` (pnpm bench:edge) use disjoint
+# `dev` (./edgefleet up), `test` (./edgefleet test), `bench` (pnpm bench:edge) and `load` (pnpm bench:console) use disjoint
 # ports and data folders so they can run at once on one machine.
 # shellcheck shell=bash
 EDGEFLEET_PROFILE="${EDGEFLEET_PROFILE:-dev}"
@@ -10,7 +10,9 @@ case "$EDGEFLEET_PROFILE" in
   check) PORT_OFFSET=1000 ;;
   # The edge data path benchmark (packages/bench); none of its ports meets dev, test or check.
   bench) PORT_OFFSET=2000 ;;
-  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev or test (bench and check are for the benchmark and the scripts' own tests)" ;;
+  # The console/API benchmark at 100,000 nodes (pnpm bench:console); disjoint from all the above.
+  load) PORT_OFFSET=3000 ;;
+  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev or test (bench and load are for the benchmarks, check for the scripts' own tests)" ;;
 esac
 
 PORT_POSTGRES=$((15432 + PORT_OFFSET))
