@@ -27,7 +27,7 @@ export function createEdgeMetrics(registry: Registry) {
     }),
     desiredFullLists: new Counter({
       name: `${METRIC_PREFIX}desired_full_lists_total`,
-      help: "Deltas from revision 0 (the whole desired state): a node's first sync or an unknown revision; reconnects must not raise it",
+      help: "Re-lists: the whole desired state sent again to a node that had applied a revision (it reported one the control plane never gave it, or lost its state); a first sync is not one, a reconnect must not raise it",
       labelNames: ["via"] as const,
       registers,
     }),

@@ -93,6 +93,26 @@ describe("desired state down", () => {
     ).toBeGreaterThan(0);
   });
 
+  it("counts a re-list only when a node that had applied a revision gets everything again", async () => {
+    const node = await harness.createNode(org, "relist-1");
+    await setDesiredApps(harness.db, org.id, node.id, { put: [version("web@1.0").id] });
+    const relists = () => harness.metric("edgefleet_gateway_desired_full_lists_total", { via: "hello" });
+    const before = await relists();
+
+    // First sync of a new node: everything, but not a re-list.
+    expect((await hello(node, 0)).d).toMatchObject({ from: 0, to: 1 });
+    expect(await hello(node, 1)).toMatchObject({ d: null });
+    expect(await relists()).toBe(before);
+
+    // The node lost its state (reports 0 after applying 1): a re-list.
+    expect((await hello(node, 0)).d).toMatchObject({ from: 0, to: 1 });
+    expect(await relists()).toBe(before + 1);
+    // A revision the control plane never gave it: everything again, another re-list.
+    expect(await hello(node, 1)).toMatchObject({ d: null });
+    expect((await hello(node, 7)).d).toMatchObject({ from: 0, to: 1 });
+    expect(await relists()).toBe(before + 2);
+  });
+
   it("Hello resumes from the agent's revision: only later changes, null when up to date, no full list", async () => {
     const node = await harness.createNode(org, "hello-1");
     await setDesiredApps(harness.db, org.id, node.id, { put: [version("web@1.0").id, version("db@1.0").id] });

@@ -170,7 +170,8 @@ export class DesiredPublisher implements EdgeService {
     platform.publish(subject, encodeMessage("desiredDelta", message));
     this.lastSent.set(nodeId, { revision: delta.to, at: Date.now() });
     if (this.lastSent.size > 500_000) this.lastSent.clear();
+    // Never a re-list here: the delta runs from the node's applied revision (0 only before its
+    // first sync; a Hello that reset it to 0 counted the re-list already).
     this.metrics.desiredDeltas.inc({ via: "publish" });
-    if (delta.from === 0) this.metrics.desiredFullLists.inc({ via: "publish" });
   }
 }

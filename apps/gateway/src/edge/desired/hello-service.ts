@@ -55,12 +55,21 @@ export class HelloService implements EdgeService {
     await Promise.all(this.inFlight);
   }
 
+  private async appliedRevision(nodeId: string): Promise<number> {
+    const [row] = await this.db.$queryRaw<Array<{ applied_revision: number }>>(Prisma.sql`
+      SELECT applied_revision FROM node WHERE id = ${nodeId}::uuid`);
+    return row?.applied_revision ?? 0;
+  }
+
   private async handle(msg: Msg): Promise<void> {
     try {
       const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "hello", "hello");
       // No answer to a rejected Hello: the agent's request times out and it retries with backoff.
       if (!taken) return;
       const { node, msg: hello } = taken;
+      // A node reporting revision 0 after it had applied one lost its state: what it gets now is a
+      // re-list (a new node's first sync from 0 is not one). Only asked for the rare Hello from 0.
+      const hadApplied = hello.rev === 0 && (await this.appliedRevision(node.id)) > 0;
       await this.db.$executeRaw(Prisma.sql`
         UPDATE node SET agent_version = ${hello.av}, boot_id = ${hello.boot},
           status = 'online', last_seen_at = now(), updated_at = now(),
@@ -77,7 +86,10 @@ export class HelloService implements EdgeService {
       this.metrics.accepted.inc({ type: "hello" });
       if (delta) {
         this.metrics.desiredDeltas.inc({ via: "hello" });
-        if (delta.from === 0) this.metrics.desiredFullLists.inc({ via: "hello" });
+        // From 0 although the node had applied a revision: it reported one we never gave it, or
+        // lost its state.
+        if (delta.from === 0 && (hello.rev > 0 || hadApplied))
+          this.metrics.desiredFullLists.inc({ via: "hello" });
       }
     } catch (error) {
       this.logger.error({ err: error, subject: msg.subject }, "hello handling failed");
