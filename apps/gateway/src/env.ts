@@ -48,6 +48,32 @@ const gatewayEnvSchema = {
   NATS_CREDS: z.string().min(1).optional(),
   NATS_SYSTEM_CREDS: z.string().min(1).optional(),
   NATS_TENANCY_FILE: z.string().min(1).optional(),
+  // Where sites' leaf nodes reach the hub (comma-separated), written into generated leaf configs.
+  NATS_LEAF_URL: z
+    .string()
+    .transform((value) =>
+      value
+        .split(",")
+        .map((url) => url.trim())
+        .filter((url) => url.length > 0),
+    )
+    .refine(
+      (urls) =>
+        urls.every(
+          (url) =>
+            URL.canParse(url) &&
+            ["nats-leaf:", "nats:", "tls:", "ws:", "wss:"].includes(new URL(url).protocol),
+        ),
+      {
+        error: "NATS_LEAF_URL must be nats-leaf://host:port (or tls://, ws://; comma-separated for several)",
+      },
+    )
+    .optional(),
+  // Shared secret of the internal API (/internal/…, used by the console's API); unset: that API is off.
+  GATEWAY_INTERNAL_TOKEN: z
+    .string()
+    .min(32, { error: "GATEWAY_INTERNAL_TOKEN must be at least 32 characters" })
+    .optional(),
   GATEWAY_HTTP_PORT: integerInRange("GATEWAY_HTTP_PORT", 1, 65535, 8090),
   // Loopback by default: exposing the probes and metrics beyond the host is a deployment decision.
   GATEWAY_HTTP_HOST: z.string().min(1).default("127.0.0.1"),

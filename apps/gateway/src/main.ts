@@ -14,6 +14,7 @@ import { createHttpServer } from "./http/server.js";
 import { createLogger } from "./logger.js";
 import { createGatewayMetrics } from "./metrics.js";
 import { installShutdown } from "./shutdown.js";
+import { createLeafBundle } from "./sites/leaf-bundle.js";
 
 // Validation first: a bad variable must stop us before any connection is attempted.
 const env = loadGatewayEnvOrExit();
@@ -71,7 +72,22 @@ const probeLoops = [
 
 let shuttingDown = false;
 const httpLogger = logger.child({ component: "http" });
-const server = createHttpServer({ health, metrics, logger: httpLogger, isShuttingDown: () => shuttingDown });
+const enrollmentConfig = enrollmentConfigFromEnv(env);
+const enrollment = enrollmentConfig ? createEnrollment(db, enrollmentConfig, logger, metrics.registry) : null;
+const server = createHttpServer({
+  health,
+  metrics,
+  logger: httpLogger,
+  isShuttingDown: () => shuttingDown,
+  internal: {
+    token: env.GATEWAY_INTERNAL_TOKEN,
+    hubLeafUrls: env.NATS_LEAF_URL ?? [],
+    createLeafBundle: enrollment
+      ? (input) => createLeafBundle(db, enrollment.secrets, enrollment.accounts, input)
+      : null,
+    enrollCredentials: enrollment?.secrets.enroll.userCreds ?? null,
+  },
+});
 
 // HTTP comes up before the dependencies so /healthz and /readyz can report while we wait for them.
 server.listen(env.GATEWAY_HTTP_PORT, env.GATEWAY_HTTP_HOST);
@@ -92,9 +108,7 @@ interface EdgeService {
   stop(): Promise<void>;
 }
 const edgeServices: EdgeService[] = [];
-const enrollmentConfig = enrollmentConfigFromEnv(env);
-if (enrollmentConfig) {
-  const enrollment = createEnrollment(db, enrollmentConfig, logger, metrics.registry);
+if (enrollment) {
   edgeServices.push({
     name: "enrollment",
     start: (nc) => enrollment.start(nc),

@@ -2,6 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { DependencyHealth } from "../health/dependency-health.js";
 import type { Logger } from "../logger.js";
 import type { GatewayMetrics } from "../metrics.js";
+import {
+  handleInternalRequest,
+  INTERNAL_PREFIX,
+  type InternalApiDeps,
+  internalRouteOf,
+} from "./internal-api.js";
 
 export interface HttpServerDeps {
   health: DependencyHealth;
@@ -9,6 +15,8 @@ export interface HttpServerDeps {
   logger: Logger;
   /** True once shutdown began: readiness fails so load balancers stop sending work first. */
   isShuttingDown: () => boolean;
+  /** The control plane's internal API (leaf bundles, enrollment credentials); see internal-api.ts. */
+  internal?: InternalApiDeps;
 }
 
 type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -16,7 +24,13 @@ type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 // Unknown paths share one label so scanners cannot blow up the route label's cardinality.
 const UNMATCHED_ROUTE = "unmatched";
 
-export function createHttpServer({ health, metrics, logger, isShuttingDown }: HttpServerDeps): Server {
+export function createHttpServer({
+  health,
+  metrics,
+  logger,
+  isShuttingDown,
+  internal,
+}: HttpServerDeps): Server {
   const routes: Record<string, RouteHandler> = {
     // Liveness only says the event loop answers; a dependency outage must not get us restarted.
     "/healthz": (_req, res) => sendJson(res, 200, { status: "ok" }),
@@ -37,6 +51,24 @@ export function createHttpServer({ health, metrics, logger, isShuttingDown }: Ht
 
   return createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://gateway.invalid").pathname;
+    if (path.startsWith(INTERNAL_PREFIX)) {
+      const route = internalRouteOf(path) ?? UNMATCHED_ROUTE;
+      res.on("finish", () => metrics.httpRequests.inc({ route, code: String(res.statusCode) }));
+      const deps = internal ?? {
+        token: undefined,
+        hubLeafUrls: [],
+        createLeafBundle: null,
+        enrollCredentials: null,
+      };
+      handleInternalRequest(deps, req, res, path)
+        .then(({ status, body }) => sendJson(res, status, body))
+        .catch((error: unknown) => {
+          logger.error({ err: error, route }, "internal request failed");
+          if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
+          else res.destroy();
+        });
+      return;
+    }
     const handler = routes[path];
     const route = handler ? path : UNMATCHED_ROUTE;
     res.on("finish", () => {

@@ -3,6 +3,14 @@ import { formatCreds, leafNodeConfig, siteLeafUserJwt, type TenancySecrets } fro
 import { createUser } from "@nats-io/nkeys";
 import type { TenantAccounts } from "../enrollment/tenant-accounts.js";
 
+/** The site does not exist in that organization (also: another tenant's site). */
+export class SiteNotFoundError extends Error {
+  constructor(siteId: string, organizationId: string) {
+    super(`site ${siteId} not found in organization ${organizationId}`);
+    this.name = "SiteNotFoundError";
+  }
+}
+
 export interface LeafBundle {
   /** nats-server configuration for the site's leaf node. */
   config: string;
@@ -36,7 +44,7 @@ export async function createLeafBundle(
     where: { id: input.siteId, organizationId: input.organizationId },
     select: { id: true, name: true },
   });
-  if (!site) throw new Error(`site ${input.siteId} not found in organization ${input.organizationId}`);
+  if (!site) throw new SiteNotFoundError(input.siteId, input.organizationId);
   // The hub must know the account before the site's leaf connects to it.
   await accounts.ensure(input.organizationId);
   const { account, jwt: accountJwt } = await accounts.currentJwt(input.organizationId);

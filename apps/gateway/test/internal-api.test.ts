@@ -1,0 +1,86 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseGatewayEnv } from "../src/env.js";
+import { DependencyHealth } from "../src/health/dependency-health.js";
+import type { InternalApiDeps } from "../src/http/internal-api.js";
+import { createHttpServer } from "../src/http/server.js";
+import { createLogger } from "../src/logger.js";
+import { createGatewayMetrics } from "../src/metrics.js";
+
+const validEnv = {
+  DATABASE_URL: "postgresql://edgefleet@127.0.0.1:25432/edgefleet",
+  NATS_URL: "nats://127.0.0.1:14222",
+  MIMIR_URL: "http://127.0.0.1:19009",
+};
+
+describe("internal API settings", () => {
+  it("parses NATS_LEAF_URL as a list and leaves the internal API off by default", () => {
+    const env = parseGatewayEnv({ ...validEnv, NATS_LEAF_URL: "nats-leaf://hub-a:7422, tls://hub-b:7422" });
+    expect(env.NATS_LEAF_URL).toEqual(["nats-leaf://hub-a:7422", "tls://hub-b:7422"]);
+    expect(env.GATEWAY_INTERNAL_TOKEN).toBeUndefined();
+  });
+
+  it("refuses a short internal token and a leaf URL that is not one", () => {
+    const bad = { ...validEnv, GATEWAY_INTERNAL_TOKEN: "short", NATS_LEAF_URL: "http://hub:7422" };
+    expect(() => parseGatewayEnv(bad)).toThrow(/GATEWAY_INTERNAL_TOKEN must be at least 32 characters/);
+    expect(() => parseGatewayEnv(bad)).toThrow(/NATS_LEAF_URL must be nats-leaf:\/\/host:port/);
+  });
+});
+
+describe("internal API switched off or incomplete", () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+  });
+
+  async function serve(internal: InternalApiDeps | undefined) {
+    const metrics = createGatewayMetrics();
+    const logger = createLogger("silent");
+    const server = createHttpServer({
+      health: new DependencyHealth(logger, metrics.dependencyUp),
+      metrics,
+      logger,
+      isShuttingDown: () => false,
+      ...(internal ? { internal } : {}),
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    close = () => new Promise((resolve) => server.close(() => resolve()));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  const bundleRequest = (base: string, token: string) =>
+    fetch(`${base}/internal/sites/0190a2b4-0000-7000-8000-000000000001/leaf-bundle`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({ organizationId: "0190a2b4-0000-7000-8000-000000000002" }),
+    });
+
+  it("answers 503 without GATEWAY_INTERNAL_TOKEN, whatever is sent", async () => {
+    const base = await serve(undefined);
+    const response = await bundleRequest(base, "x".repeat(40));
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      error: "the internal API is off: GATEWAY_INTERNAL_TOKEN is not set",
+    });
+  });
+
+  it("answers 503 naming the missing piece when enrollment or NATS_LEAF_URL is not configured", async () => {
+    const token = "t".repeat(40);
+    const base = await serve({ token, hubLeafUrls: [], createLeafBundle: null, enrollCredentials: null });
+    const noSecrets = await bundleRequest(base, token);
+    expect(noSecrets.status).toBe(503);
+    expect(((await noSecrets.json()) as { error: string }).error).toContain("enrollment is disabled");
+    await close?.();
+    const base2 = await serve({
+      token,
+      hubLeafUrls: [],
+      createLeafBundle: async () => ({ config: "", creds: "" }),
+      enrollCredentials: "creds",
+    });
+    const noLeafUrl = await bundleRequest(base2, token);
+    expect(noLeafUrl.status).toBe(503);
+    expect(((await noLeafUrl.json()) as { error: string }).error).toContain("NATS_LEAF_URL is not set");
+  });
+});
