@@ -98,6 +98,9 @@ start_keycloak() {
 write_stack_env() {
   local secret_file="$VAR_DIR/auth-secret"
   [ -s "$secret_file" ] || head -c 32 /dev/urandom | base64 | tr -d '\n' >"$secret_file"
+  # Shared secret between the console's API and the gateway's internal API (leaf bundles).
+  local internal_token_file="$VAR_DIR/gateway-internal-token"
+  [ -s "$internal_token_file" ] || head -c 32 /dev/urandom | base64 | tr -d '\n/+=' >"$internal_token_file"
   cat >"$STACK_ENV" <<ENV
 # Written by scripts/stack/up.sh for the '$EDGEFLEET_PROFILE' profile. Source it to talk to this stack.
 EDGEFLEET_PROFILE=$EDGEFLEET_PROFILE
@@ -125,6 +128,7 @@ WEB_URL=http://127.0.0.1:$PORT_WEB
 WEB_PORT=$PORT_WEB
 GATEWAY_HTTP_PORT=$PORT_GATEWAY
 GATEWAY_URL=http://127.0.0.1:$PORT_GATEWAY
+GATEWAY_INTERNAL_TOKEN=$(cat "$internal_token_file")
 NEXT_TELEMETRY_DISABLED=1
 TURBO_TELEMETRY_DISABLED=1
 ENV
