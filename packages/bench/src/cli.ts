@@ -6,12 +6,13 @@
  * machine. Writes docs/benchmarks/edge-data-path.md with charts. Stops everything it started,
  * also on failure and Ctrl-C.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createEnrollmentToken, createPrismaClient, type Db, setDesiredApps } from "@edgefleet/db";
 import { writeCharts } from "./charts.js";
+import { Cleanup, watchInterruptions } from "./interrupt.js";
 import { describeMachine, gitCommit } from "./machine.js";
 import { connectionBytes, serverVersion, trafficBetween } from "./nats-monitor.js";
 import { latenciesFrom, PgEvents } from "./pg-events.js";
@@ -35,6 +36,7 @@ import {
   REPO_ROOT,
   stackDown,
   stackUp,
+  VAR_DIR,
 } from "./stack.js";
 import { cumulativeSeries, ratePerSecond, spreadSample, summarize, uplinkPerNode } from "./stats.js";
 import { WorkerPool } from "./workers.js";
@@ -55,6 +57,10 @@ function readOptions(argv: string[]) {
       nodes: { type: "string", default: "10000" },
       "hollow-processes": { type: "string", default: "5" },
       "connect-rate": { type: "string", default: "500" },
+      // Per worker process: agents in their connect handshake at once (admission control).
+      "connect-in-flight": { type: "string", default: "64" },
+      // Writes a V8 CPU profile of each hollow worker to var/bench/profiles (where the time goes).
+      "profile-workers": { type: "boolean", default: false },
       "idle-seconds": { type: "string", default: "180" },
       "restart-sample": { type: "string", default: "500" },
       "enroll-concurrency": { type: "string", default: "16" },
@@ -78,6 +84,8 @@ function readOptions(argv: string[]) {
     nodes,
     hollowProcesses,
     connectPerSecond: positiveInt("connect-rate", values["connect-rate"], 100_000),
+    connectInFlight: positiveInt("connect-in-flight", values["connect-in-flight"], 100_000),
+    profileWorkers: values["profile-workers"] ?? false,
     idleSeconds: positiveInt("idle-seconds", values["idle-seconds"], 3_600),
     restartSample: Math.min(nodes, positiveInt("restart-sample", values["restart-sample"], 19_000)),
     enrollConcurrency: positiveInt("enroll-concurrency", values["enroll-concurrency"], 1_000),
@@ -89,31 +97,6 @@ function readOptions(argv: string[]) {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Everything to undo, newest first; runs once whatever path leads here. */
-class Cleanup {
-  private readonly steps: Array<{ what: string; run: () => unknown }> = [];
-  private running: Promise<void> | undefined;
-
-  add(what: string, run: () => unknown): void {
-    this.steps.unshift({ what, run });
-  }
-
-  run(): Promise<void> {
-    this.running ??= (async () => {
-      for (const { what, run } of this.steps) {
-        try {
-          await run();
-        } catch (error) {
-          process.stderr.write(
-            `cleanup: ${what} failed: ${error instanceof Error ? error.message : error}\n`,
-          );
-        }
-      }
-    })();
-    return this.running;
-  }
-}
 
 async function waitUntil(
   progress: Progress,
@@ -142,19 +125,16 @@ async function main(): Promise<void> {
     return;
   }
   const cleanup = new Cleanup();
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    // A second Ctrl-C must not cut the cleanup short (that would leave the stack running).
-    if (signalled) {
-      process.stderr.write(`\n${signal}: still stopping what the benchmark started, please wait…\n`);
-      return;
-    }
-    signalled = true;
-    process.stderr.write(`\n${signal}: stopping everything the benchmark started…\n`);
-    void cleanup.run().finally(() => process.exit(130));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  watchInterruptions(
+    (reason) => {
+      process.stderr.write(`\n${reason}: stopping everything the benchmark started…\n`);
+      void cleanup.run().finally(() => process.exit(130));
+    },
+    {
+      onRepeat: (reason) =>
+        process.stderr.write(`\n${reason}: still stopping what the benchmark started, please wait…\n`),
+    },
+  );
   try {
     await run(options, command, cleanup);
   } finally {
@@ -179,11 +159,14 @@ async function run(
   step(
     `starting the ${PROFILE} stack (Postgres, NATS hub, Mimir, Keycloak; logs in ${relative(REPO_ROOT, LOG_DIR)})`,
   );
-  cleanup.add("stack down", () => {
+  const stackStarting = stackUp();
+  cleanup.add("stack down", async () => {
+    // Interrupted while it starts: let up.sh finish first, or down.sh would miss what it starts next.
+    await stackStarting.catch(() => undefined);
     step(`stopping the ${PROFILE} stack`);
-    stackDown();
+    await stackDown();
   });
-  const env = stackUp();
+  const env = await stackStarting;
   const need = (name: string) => {
     const value = env[name];
     if (!value) throw new Error(`var/bench/stack.env has no ${name}`);
@@ -238,7 +221,13 @@ async function run(
   });
 
   step(`forking ${options.hollowProcesses} hollow-agent processes`);
-  pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR);
+  const profileDir = options.profileWorkers ? join(VAR_DIR, "profiles") : undefined;
+  if (profileDir) {
+    rmSync(profileDir, { recursive: true, force: true });
+    mkdirSync(profileDir, { recursive: true });
+    step(`hollow workers write CPU profiles to ${relative(REPO_ROOT, profileDir)}`);
+  }
+  pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR, profileDir);
   const workers = pool;
   // What the worker processes weigh before any agent exists (Node, the SDK, the NATS client).
   const hollowBaselineKiB = rssKiBOf(workers.pids());
@@ -278,7 +267,7 @@ async function run(
   sampler.phase = "connect";
   const connectStart = Date.now();
   const connectProgress = new Progress("online", nids.length);
-  const startedPromise = workers.connect(options.connectPerSecond);
+  const startedPromise = workers.connect(options.connectPerSecond, options.connectInFlight);
   const connectTimeout = Math.max(120_000, (nids.length / options.connectPerSecond) * 3_000);
   const online = await waitUntil(
     connectProgress,

@@ -10,9 +10,11 @@ import {
   MemoryOutbox,
   MemoryStateStore,
   type NodeIdentity,
+  nativeCredsAuthenticator,
+  nativeJwtAuthenticator,
   SyntheticHostSampler,
 } from "@edgefleet/agent-sdk";
-import { connect, credsAuthenticator, jwtAuthenticator } from "@nats-io/transport-node";
+import { connect } from "@nats-io/transport-node";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
 
 interface HollowNode {
@@ -28,14 +30,15 @@ let natsUrl = "";
 let enrolled = 0;
 let started = 0;
 
+const HANDSHAKE_SLOT_MS = 30_000;
 const send = (message: FromWorker) => process.send?.(message);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function enrollShare(command: EnrollCommand): Promise<void> {
   natsUrl = command.natsUrl;
   const connection = await connect({
     servers: command.natsUrl,
-    authenticator: credsAuthenticator(new TextEncoder().encode(command.enrollCreds)),
+    authenticator: nativeCredsAuthenticator(command.enrollCreds),
     name: `${command.namePrefix}-enroll-${command.firstIndex}`,
     maxReconnectAttempts: -1,
   });
@@ -77,7 +80,9 @@ async function startAgent(node: HollowNode): Promise<void> {
   node.agent = await Agent.start({
     servers: [natsUrl],
     wid: node.identity.wid,
-    authenticator: jwtAuthenticator(node.identity.jwt, new TextEncoder().encode(node.identity.seed)),
+    // Native Ed25519: nats.js's jwtAuthenticator signs each connect's nonce with tweetnacl (~15 ms
+    // of CPU with the key derivation), which alone saturates a process connecting thousands.
+    authenticator: nativeJwtAuthenticator(node.identity.jwt, node.identity.seed),
     runtime: new HollowRuntime(),
     outbox: new MemoryOutbox(),
     stateStore: node.stateStore,
@@ -87,16 +92,28 @@ async function startAgent(node: HollowNode): Promise<void> {
   });
 }
 
-/** Starts every agent, spread evenly at `perSecond` (a fleet coming up, not one burst). */
-async function connectAll(perSecond: number): Promise<void> {
+/**
+ * Starts every agent, spread evenly at `perSecond` (a fleet coming up, not one burst), with at most
+ * `maxInFlight` of them still in their connect handshake: past that, starting more only makes every
+ * handshake slower until the server's auth timeout drops them all.
+ */
+async function connectAll(perSecond: number, maxInFlight: number): Promise<void> {
   const times: NodeTime[] = [];
+  const inFlight = new Set<Promise<void>>();
   const begin = Date.now();
   for (const node of nodes.values()) {
     const due = begin + (times.length * 1000) / perSecond;
     if (due > Date.now()) await sleep(due - Date.now());
+    while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
     times.push({ nid: node.identity.nid, at: Date.now() });
     await startAgent(node);
     started++;
+    // Bounded wait: an agent that cannot connect keeps retrying on its own without holding a slot.
+    const handshake: Promise<void> = Promise.race([
+      (node.agent as Agent).connectedOnce(),
+      sleep(HANDSHAKE_SLOT_MS),
+    ]).finally(() => inFlight.delete(handshake));
+    inFlight.add(handshake);
   }
   send({ type: "started", nodes: times });
 }
@@ -146,7 +163,7 @@ process.on("message", (message: ToWorker) => {
       case "enroll":
         return enrollShare(message);
       case "connect":
-        return connectAll(message.perSecond);
+        return connectAll(message.perSecond, message.maxInFlight);
       case "stop":
         return stopSome(message.nids);
       case "restart":

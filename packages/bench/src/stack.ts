@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createConnection } from "node:net";
 import { join } from "node:path";
@@ -50,37 +50,44 @@ export function benchStackRunning(): boolean {
   return ["nats", "mimir", "keycloak"].some((name) => isAlive(pidOf(name))) || postgresPid() !== undefined;
 }
 
-function runStackScript(script: string, args: string[], logName: string): void {
+/**
+ * Runs a stack script in its own session (detached): a Ctrl-C to the benchmark's terminal must not
+ * kill `up.sh` halfway or, worse, the `down.sh` of the cleanup. Asynchronous, so the driver still
+ * reacts to signals while the stack starts.
+ */
+async function runStackScript(script: string, args: string[], logName: string): Promise<void> {
   const log = openSync(join(LOG_DIR, logName), "w");
-  try {
-    const result = spawnSync("bash", [join(STACK_SCRIPTS, script), ...args], {
-      cwd: REPO_ROOT,
-      env: profileEnv,
-      stdio: ["ignore", log, log],
-    });
-    if (result.status !== 0) {
-      const tail = readFileSync(join(LOG_DIR, logName), "utf8").split("\n").slice(-25).join("\n");
-      throw new Error(`${script} ${args.join(" ")} failed (log: ${join(LOG_DIR, logName)}):\n${tail}`);
-    }
-  } finally {
-    closeSync(log);
+  const child = spawn("bash", [join(STACK_SCRIPTS, script), ...args], {
+    cwd: REPO_ROOT,
+    env: profileEnv,
+    stdio: ["ignore", log, log],
+    detached: true,
+  });
+  closeSync(log);
+  const status = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => resolve(code));
+  });
+  if (status !== 0) {
+    const tail = readFileSync(join(LOG_DIR, logName), "utf8").split("\n").slice(-25).join("\n");
+    throw new Error(`${script} ${args.join(" ")} failed (log: ${join(LOG_DIR, logName)}):\n${tail}`);
   }
 }
 
 /** Fresh data each run (results never depend on a previous run), then the servers. */
-export function stackUp(): Record<string, string> {
+export async function stackUp(): Promise<Record<string, string>> {
   for (const data of ["postgres", "nats", "mimir", "pgsock", "stack.env"]) {
     rmSync(join(VAR_DIR, data), { recursive: true, force: true });
   }
-  spawnSync("mkdir", ["-p", LOG_DIR]);
-  runStackScript("up.sh", ["--services"], "bench-stack-up.log");
+  mkdirSync(LOG_DIR, { recursive: true });
+  await runStackScript("up.sh", ["--services"], "bench-stack-up.log");
   return readStackEnv();
 }
 
-export function stackDown(): void {
+export async function stackDown(): Promise<void> {
   if (!existsSync(VAR_DIR)) return;
-  spawnSync("mkdir", ["-p", LOG_DIR]);
-  runStackScript("down.sh", [], "bench-stack-down.log");
+  mkdirSync(LOG_DIR, { recursive: true });
+  await runStackScript("down.sh", [], "bench-stack-down.log");
 }
 
 export function readStackEnv(): Record<string, string> {

@@ -14,8 +14,8 @@ export interface EnrollCommand {
 
 export type ToWorker =
   | EnrollCommand
-  /** Start every enrolled agent, at most `perSecond` a second. */
-  | { type: "connect"; perSecond: number }
+  /** Start every enrolled agent, at most `perSecond` a second and `maxInFlight` handshakes at once. */
+  | { type: "connect"; perSecond: number; maxInFlight: number }
   | { type: "stop"; nids: string[] }
   | { type: "restart"; nids: string[] }
   | { type: "shutdown" };

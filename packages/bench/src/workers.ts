@@ -58,12 +58,16 @@ class Worker {
 export class WorkerPool {
   private constructor(readonly workers: Worker[]) {}
 
-  static async start(count: number, logDir: string): Promise<WorkerPool> {
+  /** `cpuProfileDir`: each worker writes a V8 CPU profile there when it exits (--cpu-prof). */
+  static async start(count: number, logDir: string, cpuProfileDir?: string): Promise<WorkerPool> {
     const workers = Array.from({ length: count }, (_, index) => {
       const log = openSync(join(logDir, `bench-hollow-${index}.log`), "w");
       // fork() passes our execArgv on: the tsx loader we run under loads the worker's TypeScript.
       const child = fork(join(import.meta.dirname, "hollow-worker.ts"), [], {
         stdio: ["ignore", log, log, "ipc"],
+        execArgv: cpuProfileDir
+          ? [...process.execArgv, "--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`]
+          : process.execArgv,
       });
       closeSync(log);
       return new Worker(index, child);
@@ -114,10 +118,15 @@ export class WorkerPool {
     };
   }
 
-  async connect(perSecond: number): Promise<NodeTime[]> {
+  async connect(perSecond: number, maxInFlightPerWorker: number): Promise<NodeTime[]> {
     const perWorker = perSecond / this.workers.length;
     const replies = await Promise.all(
-      this.workers.map((worker) => worker.request({ type: "connect", perSecond: perWorker }, "started")),
+      this.workers.map((worker) =>
+        worker.request(
+          { type: "connect", perSecond: perWorker, maxInFlight: maxInFlightPerWorker },
+          "started",
+        ),
+      ),
     );
     return replies.flatMap((reply) => reply.nodes);
   }
