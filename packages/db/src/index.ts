@@ -16,6 +16,7 @@ export {
   hashEnrollmentToken,
   type NewEnrollmentToken,
 } from "./enrollment-tokens";
+export { type FleetChange, FleetChangeFeed } from "./fleet-change-feed";
 export type * from "./generated/prisma/client";
 export {
   ActorType,
@@ -32,5 +33,15 @@ export {
   syncUserFromIdentity,
 } from "./identity";
 export { ACCOUNT_CHANGED_CHANNEL, approveNode, revokeNode } from "./node-lifecycle";
+export {
+  FLEET_CHANGED_CHANNEL,
+  pruneStatusEvents,
+  recordEnrollmentEvents,
+  STATUS_EVENT_RETENTION_DAYS,
+  STATUS_REASONS,
+  type StatusReason,
+  type StatusTransitionResult,
+  updateNodesWithStatusEvents,
+} from "./node-status-events";
 export { DEMO_ORGANIZATIONS, type SeedSummary, seedDemoData } from "./seed";
 export { TENANT_OWNED_MODELS, type TenantDb, TenantScopeError, tenantDb } from "./tenant";

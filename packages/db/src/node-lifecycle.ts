@@ -1,5 +1,6 @@
 import type { Db } from "./client";
-import { tenantDb } from "./tenant";
+import { Prisma } from "./generated/prisma/client";
+import { updateNodesWithStatusEvents } from "./node-status-events";
 
 /**
  * Channel on which a change to an organization's NATS account (a revocation) is announced.
@@ -10,11 +11,12 @@ export const ACCOUNT_CHANGED_CHANNEL = "edgefleet_account_changed";
 
 /** Approves a pending node: its agent's next enrollment attempt receives credentials. */
 export async function approveNode(db: Db, organizationId: string, nodeId: string): Promise<boolean> {
-  const { count } = await tenantDb(db, organizationId).node.updateMany({
-    where: { id: nodeId, status: "pending" },
-    data: { status: "offline" },
+  const { updated } = await updateNodesWithStatusEvents(db, {
+    where: Prisma.sql`organization_id = ${organizationId}::uuid AND id = ${nodeId}::uuid AND status = 'pending'`,
+    set: Prisma.sql`status = 'offline', updated_at = now()`,
+    reason: "approved",
   });
-  return count === 1;
+  return updated.length === 1;
 }
 
 /**
@@ -23,11 +25,13 @@ export async function approveNode(db: Db, organizationId: string, nodeId: string
  */
 export async function revokeNode(db: Db, organizationId: string, nodeId: string): Promise<boolean> {
   return db.$transaction(async (tx) => {
-    const { count } = await tx.node.updateMany({
-      where: { id: nodeId, organizationId, status: { not: "revoked" } },
-      data: { status: "revoked", revokedAt: new Date() },
+    const { updated } = await updateNodesWithStatusEvents(tx, {
+      where: Prisma.sql`organization_id = ${organizationId}::uuid AND id = ${nodeId}::uuid AND status <> 'revoked'`,
+      set: Prisma.sql`status = 'revoked', revoked_at = now(), updated_at = now()`,
+      reason: "revoked",
     });
-    if (count === 1) await tx.$executeRaw`SELECT pg_notify(${ACCOUNT_CHANGED_CHANNEL}, ${organizationId})`;
-    return count === 1;
+    const revoked = updated.length === 1;
+    if (revoked) await tx.$executeRaw`SELECT pg_notify(${ACCOUNT_CHANGED_CHANNEL}, ${organizationId})`;
+    return revoked;
   });
 }

@@ -4,7 +4,7 @@ import {
   formatWireId,
   PROTOCOL_VERSION,
 } from "@edgefleet/agent-sdk/protocol";
-import { type Db, hashEnrollmentToken } from "@edgefleet/db";
+import { type Db, hashEnrollmentToken, recordEnrollmentEvents } from "@edgefleet/db";
 import { nodeUserJwt, type TenancySecrets } from "@edgefleet/nats-tenancy";
 import type { TenantAccounts } from "./tenant-accounts.js";
 
@@ -75,7 +75,7 @@ export async function enrollNode(deps: EnrollDeps, request: EnrollRequest): Prom
       data: { uses: { increment: 1 } },
     });
     if (consumed.count === 0) return null;
-    return tx.node.create({
+    const created = await tx.node.create({
       data: {
         organizationId: token.organizationId,
         name,
@@ -86,6 +86,9 @@ export async function enrollNode(deps: EnrollDeps, request: EnrollRequest): Prom
         enrolledAt: new Date(),
       },
     });
+    // The node's first status goes into its history (and the console hears of the new node).
+    await recordEnrollmentEvents(tx, [created.id]);
+    return created;
   });
   if (!node) return reject("used_up_token");
   return answer(deps, node, true);

@@ -5,7 +5,7 @@ import {
   PROTOCOL_VERSION,
   platformUpWildcard,
 } from "@edgefleet/agent-sdk/protocol";
-import { type Db, desiredDeltaSince, Prisma } from "@edgefleet/db";
+import { type Db, desiredDeltaSince, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";

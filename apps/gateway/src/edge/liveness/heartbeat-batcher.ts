@@ -1,4 +1,4 @@
-import { type Db, Prisma } from "@edgefleet/db";
+import { type Db, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
 import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 
@@ -6,7 +6,8 @@ import type { EdgeMetrics } from "../edge-metrics.js";
  * Collects "node seen" events in memory and writes them in one multi-row UPDATE per flush.
  * A row is written only when the node was not online, or its stored last_seen_at is older than
  * refreshAfterMs: at 100,000 nodes most heartbeats cost no write at all (no hot-row rewrite).
- * Times are Postgres' now(), the same clock the offline sweeper compares with.
+ * Times are Postgres' now(), the same clock the offline sweeper compares with. A node that was
+ * not online gets a status history row in the same statement (updateNodesWithStatusEvents).
  */
 export class HeartbeatBatcher {
   private seen = new Set<string>();
@@ -46,14 +47,17 @@ export class HeartbeatBatcher {
     const ids = [...this.seen];
     this.seen = new Set();
     try {
-      const changed = await this.db.$executeRaw(Prisma.sql`
-        UPDATE node SET status = 'online', last_seen_at = now(), updated_at = now()
-        WHERE id = ANY(${ids}::uuid[])
+      // Nodes coming back online get a history row and the console a notification, in this statement.
+      const { updated } = await updateNodesWithStatusEvents(this.db, {
+        where: Prisma.sql`id = ANY(${ids}::uuid[])
           AND status <> 'revoked'
           AND (status <> 'online' OR last_seen_at IS NULL
-               OR last_seen_at < now() - ${this.options.refreshAfterMs} * interval '1 millisecond')`);
+               OR last_seen_at < now() - ${this.options.refreshAfterMs} * interval '1 millisecond')`,
+        set: Prisma.sql`status = 'online', last_seen_at = now(), updated_at = now()`,
+        reason: "heartbeat",
+      });
       this.metrics.livenessUpdates.inc();
-      this.metrics.livenessRows.inc(changed);
+      this.metrics.livenessRows.inc(updated.length);
     } catch (error) {
       // Keep them for the next flush: a Postgres hiccup must not turn live nodes offline.
       for (const id of ids) this.seen.add(id);
