@@ -70,11 +70,14 @@ export class HelloService implements EdgeService {
       // A node reporting revision 0 after it had applied one lost its state: what it gets now is a
       // re-list (a new node's first sync from 0 is not one). Only asked for the rare Hello from 0.
       const hadApplied = hello.rev === 0 && (await this.appliedRevision(node.id)) > 0;
-      await this.db.$executeRaw(Prisma.sql`
-        UPDATE node SET agent_version = ${hello.av}, boot_id = ${hello.boot},
+      // A node coming online gets a status history row and the console a notification, in this statement.
+      await updateNodesWithStatusEvents(this.db, {
+        where: Prisma.sql`id = ${node.id}::uuid AND status <> 'revoked'`,
+        set: Prisma.sql`agent_version = ${hello.av}, boot_id = ${hello.boot},
           status = 'online', last_seen_at = now(), updated_at = now(),
-          applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END
-        WHERE id = ${node.id}::uuid AND status <> 'revoked'`);
+          applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END`,
+        reason: "hello",
+      });
       const delta = await desiredDeltaSince(this.db, node.id, hello.rev);
       const reply: HelloReply = {
         v: PROTOCOL_VERSION,
