@@ -23,6 +23,8 @@ export interface HollowFleetOptions {
   labels?: Record<string, string>;
   /** Enrollment requests in flight at once. */
   enrollConcurrency?: number;
+  /** Agents in their connect handshake at once (default 64). */
+  connectConcurrency?: number;
   reconnect?: BackoffPolicy;
   logger?: Logger;
   onProgress?: (progress: { enrolled: number; started: number }) => void;
@@ -80,20 +82,28 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
   }
   const enrollMs = Date.now() - started;
 
+  // At most this many agents in their connect handshake at once: starting all at once makes every
+  // handshake slow enough for the server's auth timeout to drop most of them.
+  const inFlight = new Set<Promise<void>>();
+  const maxInFlight = options.connectConcurrency ?? 64;
   for (const identity of identities) {
-    agents.push(
-      await Agent.start({
-        servers: options.servers,
-        wid: identity.wid,
-        authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
-        runtime: new HollowRuntime(),
-        outbox: new MemoryOutbox(),
-        stateStore: new MemoryStateStore(),
-        hostSampler: new SyntheticHostSampler(),
-        ...(options.reconnect ? { reconnect: options.reconnect } : {}),
-        name: `edgefleet-hollow ${identity.wid}`,
-      }),
+    while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+    const agent = await Agent.start({
+      servers: options.servers,
+      wid: identity.wid,
+      authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
+      runtime: new HollowRuntime(),
+      outbox: new MemoryOutbox(),
+      stateStore: new MemoryStateStore(),
+      hostSampler: new SyntheticHostSampler(),
+      ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+      name: `edgefleet-hollow ${identity.wid}`,
+    });
+    agents.push(agent);
+    const handshake: Promise<void> = Promise.race([agent.connectedOnce(), delay(30_000)]).finally(() =>
+      inFlight.delete(handshake),
     );
+    inFlight.add(handshake);
     if (agents.length % 500 === 0) options.onProgress?.({ enrolled, started: agents.length });
   }
 
@@ -105,4 +115,8 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
       await Promise.all(agents.map((agent) => agent.stop(1_000)));
     },
   };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -9,6 +9,7 @@ export * from "./enroll/identity.js";
 export * from "./hollow.js";
 export * from "./logger.js";
 export * from "./metrics/host.js";
+export * from "./nkeys/native.js";
 export * from "./protocol/index.js";
 export * from "./runtime/hollow.js";
 export * from "./runtime/process.js";

@@ -97,6 +97,11 @@ export class Agent {
   private helloAgain = false;
   private connectionLoop: Promise<void> = Promise.resolve();
   private readonly counters = { heartbeatsSent: 0, hellosAnswered: 0, durableDelivered: 0 };
+  private markFirstConnection: () => void = () => undefined;
+  /** Settles once: at the first connection (handshake and authentication done) or at stop(). */
+  private readonly firstConnection = new Promise<void>((resolve) => {
+    this.markFirstConnection = resolve;
+  });
   private readonly rejected: Partial<Record<DecodeFailureReason, number>> = {};
 
   private constructor(private readonly options: AgentOptions) {
@@ -111,6 +116,15 @@ export class Agent {
     const agent = new Agent(options);
     await agent.begin();
     return agent;
+  }
+
+  /**
+   * Resolves when the agent first holds a connection (or is stopped before that). Lets a process
+   * that starts many agents bound the handshakes in flight: a server drops a connection that does
+   * not authenticate within its auth timeout, and a busy event loop answers late.
+   */
+  connectedOnce(): Promise<void> {
+    return this.firstConnection;
   }
 
   stats(): AgentStats {
@@ -137,6 +151,7 @@ export class Agent {
       await sleep(50);
     }
     this.stopping.abort();
+    this.markFirstConnection();
     const nc = this.nc;
     if (nc) await nc.drain().catch(() => nc.close());
     await this.connectionLoop;
@@ -201,6 +216,7 @@ export class Agent {
     this.nc = nc;
     this.js = jetstream(nc);
     this.connected = true;
+    this.markFirstConnection();
     this.backoff.reset();
     this.logger.info("connected", { server: nc.getServer() });
     nc.subscribe(agentDownSubject(this.options.wid), {
