@@ -20,6 +20,7 @@ import { ZodError, z } from "zod";
 import { authenticateApiKey } from "./domain/api-keys";
 import { type AuditChange, type AuditRecorder, createAuditRecorder, writeAuditRow } from "./domain/audit";
 import { type Actor, roleAtLeast } from "./domain/roles";
+import type { GatewayConnection } from "./gateway-client";
 
 /** One organization the signed-in user belongs to, as known at sign-in time. */
 export interface SessionMembership {
@@ -48,6 +49,8 @@ export interface CreateContextOptions {
   agentServerUrl?: string | null;
   /** Mimir's base URL for the metrics procedures (tenant = the active organization). */
   mimirUrl?: string | null;
+  /** The gateway's internal API: it alone holds the NATS secrets (site leaf bundles, enrollment credentials). */
+  gateway?: GatewayConnection | null;
 }
 
 /**
@@ -62,6 +65,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     authorization: opts.authorization ?? null,
     agentServerUrl: opts.agentServerUrl ?? null,
     mimirUrl: opts.mimirUrl ?? null,
+    gateway: opts.gateway ?? null,
   };
 }
 

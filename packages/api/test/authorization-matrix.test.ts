@@ -178,6 +178,7 @@ describe("fail closed", () => {
       authorization: null,
       agentServerUrl: null,
       mimirUrl: null,
+      gateway: null,
     });
     await expect(caller.undeclared()).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(caller.unaudited()).rejects.toMatchObject({ code: "FORBIDDEN" });

@@ -1,0 +1,98 @@
+/**
+ * Client of the gateway's internal API (apps/gateway/src/http/internal-api.ts). The console's
+ * API holds no NATS secrets: what needs them (a site's leaf credentials) is minted by the
+ * gateway, which this asks over HTTP with the shared secret GATEWAY_INTERNAL_TOKEN.
+ */
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+
+export interface GatewayConnection {
+  /** Base URL of the gateway's HTTP server, e.g. http://127.0.0.1:8090. */
+  url: string;
+  /** Shared secret of the internal API. */
+  internalToken: string;
+}
+
+export const leafBundleSchema = z.object({ config: z.string(), creds: z.string() });
+export type LeafBundleFiles = z.infer<typeof leafBundleSchema>;
+
+const TIMEOUT_MS = 15_000;
+
+function requireGateway(gateway: GatewayConnection | null): GatewayConnection {
+  if (!gateway) {
+    throw new TRPCError({
+      code: "PRECONDITION_FAILED",
+      message: "the gateway is not configured for this console (GATEWAY_URL, GATEWAY_INTERNAL_TOKEN)",
+    });
+  }
+  return gateway;
+}
+
+/** Calls the gateway; its error answers become typed errors that say what went wrong. */
+async function call<T>(
+  gateway: GatewayConnection | null,
+  path: string,
+  init: { method: "GET" | "POST"; body?: unknown },
+  schema: z.ZodType<T>,
+): Promise<T> {
+  const { url, internalToken } = requireGateway(gateway);
+  let response: Response;
+  try {
+    response = await fetch(new URL(path, url), {
+      method: init.method,
+      headers: {
+        authorization: `Bearer ${internalToken}`,
+        ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new TRPCError({
+      code: "SERVICE_UNAVAILABLE",
+      message: `the gateway at ${url} did not answer: ${error instanceof Error ? error.message : String(error)}`,
+      cause: error,
+    });
+  }
+  const body = (await response.json().catch(() => null)) as unknown;
+  if (response.ok) {
+    const parsed = schema.safeParse(body);
+    if (parsed.success) return parsed.data;
+    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "the gateway sent an unexpected answer" });
+  }
+  const detail =
+    body && typeof body === "object" && "error" in body ? String(body.error) : `HTTP ${response.status}`;
+  if (response.status === 404) throw new TRPCError({ code: "NOT_FOUND", message: detail });
+  if (response.status === 503) {
+    throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: `the gateway cannot do this: ${detail}` });
+  }
+  // 400/401 are our own mistake (a bug or a secret that differs between console and gateway).
+  throw new TRPCError({
+    code: "INTERNAL_SERVER_ERROR",
+    message: `the gateway refused the request: ${detail}`,
+  });
+}
+
+export function requestLeafBundle(
+  gateway: GatewayConnection | null,
+  input: { organizationId: string; siteId: string; listen: string; credentialsPath: string },
+): Promise<LeafBundleFiles> {
+  const { siteId, ...body } = input;
+  return call(
+    gateway,
+    `/internal/sites/${encodeURIComponent(siteId)}/leaf-bundle`,
+    { method: "POST", body },
+    leafBundleSchema,
+  );
+}
+
+/** The public credentials agents present to ask for enrollment (the token is the real secret). */
+export async function fetchEnrollCredentials(gateway: GatewayConnection | null): Promise<string> {
+  const { creds } = await call(
+    gateway,
+    "/internal/enroll-credentials",
+    { method: "GET" },
+    z.object({ creds: z.string() }),
+  );
+  return creds;
+}
