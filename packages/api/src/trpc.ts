@@ -12,7 +12,7 @@
  * one that does not is refused for everybody (fail closed). Every successful mutation writes one
  * audit row, here, after the handler returned; a failed or refused one writes none.
  */
-import { type Db, type Role, tenantDb } from "@edgefleet/db";
+import { type Db, type FleetChangeFeed, type Role, tenantDb } from "@edgefleet/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import type { OpenApiMeta } from "trpc-to-openapi";
@@ -51,6 +51,8 @@ export interface CreateContextOptions {
   mimirUrl?: string | null;
   /** The gateway's internal API: it alone holds the NATS secrets (site leaf bundles, enrollment credentials). */
   gateway?: GatewayConnection | null;
+  /** "Fleet changed" signals for the live pages' subscriptions (one Postgres LISTEN per process). */
+  fleetChanges?: FleetChangeFeed | null;
 }
 
 /**
@@ -66,6 +68,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     agentServerUrl: opts.agentServerUrl ?? null,
     mimirUrl: opts.mimirUrl ?? null,
     gateway: opts.gateway ?? null,
+    fleetChanges: opts.fleetChanges ?? null,
   };
 }
 
