@@ -34,6 +34,7 @@ import {
   pidOf,
   postgresPid,
   REPO_ROOT,
+  restartNats,
   stackDown,
   stackUp,
   VAR_DIR,
@@ -345,6 +346,55 @@ async function run(
   );
   if (!uplink) problems.push("No agent connections were found in /connz: idle uplink not measured.");
 
+  // --- reconnect storm: the hub restarts with the whole fleet online ---------------------------
+  sampler.phase = "storm";
+  const stormProgress = new Progress("storm", started.length);
+  const metricsBeforeStorm = await gateway.metricsText().catch(() => "");
+  const resyncWatch = workers.watchHellos(STORM_TIMEOUT_MS);
+  await sleep(1_000); // the workers note each agent's Hello count before the server goes
+  const stormTicker = setInterval(
+    () => stormProgress.update(workers.totals().connected, "agents connected"),
+    500,
+  );
+  const restart = await restartNats(monitorUrl).finally(() => clearInterval(stormTicker));
+  const resyncTicker = setInterval(
+    () =>
+      stormProgress.update(
+        workers.totals().connected,
+        `server back after ${restart.readyAt - restart.stoppedAt} ms`,
+      ),
+    500,
+  );
+  const resynced = await resyncWatch.finally(() => clearInterval(resyncTicker));
+  const metricsAfterStorm = await gateway.metricsText().catch(() => "");
+  const counterDelta = (name: string, label?: string) =>
+    counterValue(metricsAfterStorm, `edgefleet_gateway_${name}`, label) -
+    counterValue(metricsBeforeStorm, `edgefleet_gateway_${name}`, label);
+  const resyncLatencies = resynced.nodes.map((node) => Math.max(0, node.at - restart.stoppedAt));
+  const lastResync = Math.max(...resynced.nodes.map((node) => node.at));
+  const reconnectStorm = {
+    nodes: resynced.watched,
+    resynced: resynced.nodes.length,
+    serverDownMs: restart.readyAt - restart.stoppedAt,
+    convergedSeconds:
+      resynced.nodes.length === resynced.watched && resynced.watched > 0
+        ? (lastResync - restart.stoppedAt) / 1000
+        : null,
+    resync: summarize(resyncLatencies),
+    fullLists: counterDelta("desired_full_lists_total"),
+    helloDeltas: counterDelta("desired_deltas_total", 'via="hello"'),
+    hellos: counterDelta("edge_messages_total", 'type="hello"'),
+  };
+  stormProgress.finish(
+    reconnectStorm.convergedSeconds === null
+      ? `${reconnectStorm.resynced} of ${reconnectStorm.nodes} resynced within ${STORM_TIMEOUT_MS / 1000} s`
+      : `all ${reconnectStorm.nodes} resynced ${fixedSeconds(reconnectStorm.convergedSeconds)} after the restart, ${reconnectStorm.fullLists} re-lists`,
+  );
+  if (reconnectStorm.convergedSeconds === null)
+    problems.push(
+      `Reconnect storm: ${reconnectStorm.nodes - reconnectStorm.resynced} of ${reconnectStorm.nodes} agents did not resync within ${STORM_TIMEOUT_MS / 1000} s of the hub's restart.`,
+    );
+
   // --- restart sample: offline visible, then online again; the reference agent meanwhile --------
   sampler.phase = "restart";
   const sample = spreadSample(nids, options.restartSample);
@@ -442,6 +492,7 @@ async function run(
       ...percentileCurve("restarted → online", restartLatency.latencies),
       ...percentileCurve("desired → running", desiredLatency.latencies),
       ...percentileCurve("stopped → offline", offlineLatency.latencies),
+      ...percentileCurve("hub restarted → resynced", resyncLatencies),
     ],
     offlineBoundMs:
       offlineBoundMs + Math.max(livenessFlushMs, Math.min(5_000, (heartbeatSeconds * 1000) / 2)),
@@ -466,6 +517,7 @@ async function run(
             outBytesPerMinute: (traffic.outBytes / traffic.connections) * (60_000 / idleWindowMs),
           }
         : null,
+    reconnectStorm,
     usage,
     timeline: sampler.samples.filter((sample) => sample.phase !== "start"),
     hollowRssKiBPerNode: hollowIdle
@@ -483,6 +535,9 @@ async function run(
 }
 
 const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "results.json");
+/** How long the reconnect storm may take before the run reports what did not resync. */
+const STORM_TIMEOUT_MS = 180_000;
+const fixedSeconds = (seconds: number) => `${seconds.toFixed(1)} s`;
 
 async function writeReport(results: BenchResults, outDir: string): Promise<string> {
   mkdirSync(outDir, { recursive: true });
@@ -516,6 +571,17 @@ function countersOf(metricsText: string): Record<string, number> {
   return totals;
 }
 
+/** Sum of a counter's series, only those with `label` (e.g. `via="hello"`) when given. */
+function counterValue(metricsText: string, name: string, label?: string): number {
+  let sum = 0;
+  for (const line of metricsText.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (label && !line.includes(label)) continue;
+    sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
 function printSummary(results: BenchResults, reportFile: string): void {
   const row = (what: string, value: string) => process.stdout.write(`  ${what.padEnd(38)} ${value}\n`);
   const pair = (summary: { p50: number; p99: number } | null) =>
@@ -530,6 +596,11 @@ function printSummary(results: BenchResults, reportFile: string): void {
     row(
       "idle uplink per node",
       `${results.idleUplink.bytesPerMinute.toFixed(1)} B/min = ${results.idleUplink.kbitPerSecond.toFixed(4)} kbit/s (target ≤ 0.05)`,
+    );
+  if (results.reconnectStorm)
+    row(
+      "reconnect storm (hub restart)",
+      `${results.reconnectStorm.resynced}/${results.reconnectStorm.nodes} resynced, ${pair(results.reconnectStorm.resync)}, ${results.reconnectStorm.fullLists} re-lists`,
     );
   for (const agent of results.referenceAgent)
     row(`reference agent RSS (${agent.variant})`, `${agent.rssMiBLast.toFixed(1)} MiB (target ≤ 40)`);

@@ -143,6 +143,26 @@ async function restartSome(nids: readonly string[]): Promise<void> {
   send({ type: "restarted", nodes: times });
 }
 
+/** When each running agent's next Hello is answered (the agent reconnected and resynced). */
+async function watchHellos(timeoutMs: number): Promise<void> {
+  const watched = [...nodes.values()].flatMap((node) =>
+    node.agent ? [{ node, agent: node.agent, baseline: node.agent.stats().hellosAnswered }] : [],
+  );
+  const times: NodeTime[] = [];
+  const seen = new Set<string>();
+  const deadline = Date.now() + timeoutMs;
+  while (seen.size < watched.length && Date.now() < deadline) {
+    await sleep(100);
+    const now = Date.now();
+    for (const { node, agent, baseline } of watched) {
+      if (seen.has(node.identity.nid) || agent.stats().hellosAnswered <= baseline) continue;
+      seen.add(node.identity.nid);
+      times.push({ nid: node.identity.nid, at: now });
+    }
+  }
+  send({ type: "hellos", nodes: times, watched: watched.length });
+}
+
 async function shutdown(): Promise<void> {
   clearInterval(progressTimer);
   const agents = [...nodes.values()].flatMap((node) => (node.agent ? [node.agent] : []));
@@ -168,6 +188,8 @@ process.on("message", (message: ToWorker) => {
         return stopSome(message.nids);
       case "restart":
         return restartSome(message.nids);
+      case "watch-hellos":
+        return watchHellos(message.timeoutMs);
       case "shutdown":
         return shutdown();
     }

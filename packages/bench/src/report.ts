@@ -22,6 +22,7 @@ function verdict(ok: boolean): string {
 export function renderReport(results: BenchResults, chartFiles: readonly string[]): string {
   const { config, machine } = results;
   const uplink = results.idleUplink;
+  const storm = results.reconnectStorm;
   const lines: string[] = [];
   const push = (...more: string[]) => lines.push(...more);
   const chart = (name: string, alt: string) => {
@@ -60,6 +61,9 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
     `| heartbeat-to-visible: restart of an offline node → online | ${p50p99(results.latency.restartToOnline)} (${config.restartSample} nodes) | visible within 2 heartbeats (${2 * config.heartbeatSeconds} s) |`,
     `| agent gone → offline in Postgres | ${p50p99(results.latency.stopToOffline)} | ≤ ${ms(results.offlineBoundMs)} (2 heartbeats + slack, plus the sweep) |`,
     `| desired → running in Postgres | ${p50p99(results.latency.desiredToRunning)} (${results.rollout.nodes} nodes, all running after ${fixed(results.rollout.allRunningSeconds)} s) | – |`,
+    storm
+      ? `| reconnect storm: hub restarted with the fleet online → every agent resynced (Hello answered) | ${storm.convergedSeconds === null ? `**${storm.resynced} of ${storm.nodes}** within the timeout` : `${fixed(storm.convergedSeconds)} s for ${storm.nodes} nodes`}, ${storm.fullLists} full re-lists | ≤ 60 s, no full re-list: ${verdict(storm.convergedSeconds !== null && storm.convergedSeconds <= TARGETS.stormSeconds && storm.fullLists === 0)} |`
+      : "| reconnect storm | not measured | ≤ 60 s, no full re-list |",
     uplink
       ? `| idle uplink per node (NATS server \`in_bytes\`) | ${fixed(uplink.bytesPerMinute)} B/min = ${fixed(uplink.kbitPerSecond, 4)} kbit/s | ≤ ${TARGETS.idleUplinkKbitPerSecond} kbit/s: ${verdict(uplink.kbitPerSecond <= TARGETS.idleUplinkKbitPerSecond)} |`
       : "| idle uplink per node | not measured | – |",
@@ -87,12 +91,35 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
     latencyRow("offline agent restarted → node online", results.latency.restartToOnline),
     latencyRow("agent stopped → node offline", results.latency.stopToOffline),
     latencyRow("desired state committed → app running", results.latency.desiredToRunning),
+    ...(storm ? [latencyRow("hub restarted → agent resynced (reconnect storm)", storm.resync)] : []),
     "",
     `The desired rollout called \`setDesiredApps\` for ${results.rollout.nodes} nodes in ${fixed(results.rollout.seconds)} s`,
     `(${fixed(results.rollout.setPerSecond)} calls/s); the hollow runtime takes 40–400 ms from pending to running by design.`,
     "",
   );
   chart("latency", "Latency distributions");
+
+  if (storm) {
+    push(
+      "### Reconnect storm",
+      "",
+      `With the fleet settled, the hub nats-server was stopped (SIGTERM: every connection closed at once) and`,
+      `started again with the same data; it was back after ${ms(storm.serverDownMs)}. Each agent reconnects on its own`,
+      "(jittered exponential backoff) and sends Hello with the revision it applied; a node counts as resynced when",
+      "that Hello is answered. Re-lists are counted by the gateway (`desired_full_lists_total`: the whole desired",
+      "state sent again to a node that had applied a revision; a first sync does not count).",
+      "",
+      "| | value |",
+      "|---|---|",
+      `| agents online at the restart | ${storm.nodes} |`,
+      `| resynced | ${storm.resynced}${storm.convergedSeconds === null ? "" : ` (all, ${fixed(storm.convergedSeconds)} s after the server stopped)`} |`,
+      `| per node, server stopped → resynced | ${p50p99(storm.resync)} |`,
+      `| Hellos answered by the gateway | ${storm.hellos} |`,
+      `| deltas sent in Hello replies | ${storm.helloDeltas} |`,
+      `| full re-lists | ${storm.fullLists} |`,
+      "",
+    );
+  }
 
   if (uplink) {
     push(
@@ -117,7 +144,8 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
     "From `/proc` every 2 s: CPU in percent of one core (mean and max of the samples in the phase), memory",
     "as the peak of the process tree's PSS (shared pages split among processes, so Postgres backends do not",
     "count the shared buffers many times) and RSS. Phases: `enroll`, `connect` (agents coming online),",
-    "`rollout` (desired state to all nodes), `idle` (the uplink window), `restart` (the offline/online sample).",
+    "`rollout` (desired state to all nodes), `idle` (the uplink window), `storm` (the hub restarted with the fleet",
+    "online), `restart` (the offline/online sample).",
     "",
     "| component | phase | CPU mean | CPU max | PSS peak | RSS peak |",
     "|---|---|---|---|---|---|",
@@ -149,11 +177,11 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
   push(
     "## How it runs",
     "",
-    "`pnpm bench:edge [--nodes N] [--hollow-processes P] [--connect-rate R] [--idle-seconds S] [--restart-sample K]`",
+    "`pnpm bench:edge [--nodes N] [--hollow-processes P] [--connect-rate R] [--connect-in-flight F] [--idle-seconds S] [--restart-sample K]`",
     "(packages/bench) starts the `bench` stack profile (its own ports and `var/bench/` data, beside dev and",
     "test), migrates a fresh database, starts the gateway, creates an organization and one enrollment token,",
     "and forks P worker processes, each enrolling and running its share of hollow agents. It measures in",
-    "phases (enroll, connect, rollout, idle, restart), measures the reference agent CLI (process runtime, one",
+    "phases (enroll, connect, rollout, idle, reconnect storm, restart), measures the reference agent CLI (process runtime, one",
     "`sleep` app) against the same stack, writes this file and its charts, and stops everything it started,",
     "also on failure or Ctrl-C. Raw numbers: `var/bench/results.json`.",
     "",

@@ -47,6 +47,23 @@ export interface BenchResults {
     msgsPerMinute: number;
     outBytesPerMinute: number;
   } | null;
+  /** The hub nats-server restarted with the whole fleet online (absent in older results). */
+  reconnectStorm?: {
+    /** Running agents when the server went down. */
+    nodes: number;
+    /** Agents whose Hello was answered again (reconnected and resynced). */
+    resynced: number;
+    /** Server stopped → healthy again (the outage every agent saw). */
+    serverDownMs: number;
+    /** Server stopped → the last agent's Hello answered. */
+    convergedSeconds: number | null;
+    /** Per node: server stopped → its Hello answered again. */
+    resync: LatencySummary | null;
+    /** Gateway counters across the storm (deltas). */
+    fullLists: number;
+    helloDeltas: number;
+    hellos: number;
+  };
   usage: PhaseUsage[];
   timeline: ComponentSample[];
   /** (Worker RSS when idle − worker RSS before any agent) / nodes. */
@@ -61,7 +78,7 @@ export interface BenchResults {
   notes: string[];
 }
 
-export const TARGETS = { idleUplinkKbitPerSecond: 0.05, agentRssMiB: 40 } as const;
+export const TARGETS = { idleUplinkKbitPerSecond: 0.05, agentRssMiB: 40, stormSeconds: 60 } as const;
 
 /** The values at whole percentiles 0..100 of sorted samples (nearest rank). */
 export function percentileCurve(metric: string, samples: readonly number[]) {

@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { createConnection } from "node:net";
 import { join } from "node:path";
@@ -88,6 +97,59 @@ export async function stackDown(): Promise<void> {
   if (!existsSync(VAR_DIR)) return;
   mkdirSync(LOG_DIR, { recursive: true });
   await runStackScript("down.sh", [], "bench-stack-down.log");
+}
+
+/**
+ * Stops the hub nats-server (SIGTERM: it closes every connection at once) and starts it again with
+ * the same command, environment and data: a restart with the fleet online, i.e. a reconnect storm.
+ * The pid file is updated, so the stack's down.sh stops the new process.
+ */
+export async function restartNats(monitorUrl: string): Promise<{ stoppedAt: number; readyAt: number }> {
+  const pid = pidOf("nats");
+  if (!isAlive(pid)) throw new Error("the bench nats-server is not running");
+  const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+  const env = Object.fromEntries(
+    readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .filter((entry) => entry.includes("="))
+      .map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)]),
+  );
+  const cwd = readlinkSync(`/proc/${pid}/cwd`);
+  const [command, ...args] = argv;
+  if (!command) throw new Error(`cannot read the command line of nats-server (pid ${pid})`);
+  process.kill(-(pid as number), "SIGTERM");
+  const stopDeadline = Date.now() + 30_000;
+  while (isAlive(pid) && !isZombie(pid as number)) {
+    if (Date.now() > stopDeadline) process.kill(-(pid as number), "SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const stoppedAt = Date.now();
+  const log = openSync(join(LOG_DIR, "nats.log"), "a");
+  const child = spawn(command, args, { cwd, env, stdio: ["ignore", log, log], detached: true });
+  closeSync(log);
+  child.unref();
+  writeFileSync(join(PID_DIR, "nats.pid"), `${child.pid}\n`);
+  const readyDeadline = Date.now() + 60_000;
+  while (Date.now() < readyDeadline) {
+    if (child.exitCode !== null)
+      throw new Error(`nats-server exited on restart (log: ${join(LOG_DIR, "nats.log")})`);
+    const ready = await fetch(`${monitorUrl}/healthz?js-enabled-only=true`, {
+      signal: AbortSignal.timeout(2_000),
+    })
+      .then((response) => response.ok)
+      .catch(() => false);
+    if (ready) return { stoppedAt, readyAt: Date.now() };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("nats-server did not become healthy within 60 s of its restart");
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? false;
+  } catch {
+    return false;
+  }
 }
 
 export function readStackEnv(): Record<string, string> {

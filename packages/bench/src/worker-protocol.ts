@@ -18,6 +18,9 @@ export type ToWorker =
   | { type: "connect"; perSecond: number; maxInFlight: number }
   | { type: "stop"; nids: string[] }
   | { type: "restart"; nids: string[] }
+  /** From now, note when each running agent gets its next Hello answered (a reconnect); reply
+   * "hellos" once every one has, or after `timeoutMs` with those that have. */
+  | { type: "watch-hellos"; timeoutMs: number }
   | { type: "shutdown" };
 
 export interface NodeTime {
@@ -34,4 +37,5 @@ export type FromWorker =
   | { type: "started"; nodes: NodeTime[] }
   | { type: "stopped"; nodes: NodeTime[] }
   | { type: "restarted"; nodes: NodeTime[] }
+  | { type: "hellos"; nodes: NodeTime[]; watched: number }
   | { type: "error"; message: string };

@@ -149,6 +149,17 @@ export class WorkerPool {
     return this.each(nids, "restart");
   }
 
+  /** Starts watching for each running agent's next answered Hello; resolves when all have one. */
+  async watchHellos(timeoutMs: number): Promise<{ nodes: NodeTime[]; watched: number }> {
+    const replies = await Promise.all(
+      this.workers.map((worker) => worker.request({ type: "watch-hellos", timeoutMs }, "hellos")),
+    );
+    return {
+      nodes: replies.flatMap((reply) => reply.nodes),
+      watched: replies.reduce((sum, reply) => sum + reply.watched, 0),
+    };
+  }
+
   /** Asks each worker to stop its agents and exit; kills it after `graceMs`. Idempotent. */
   async stop(graceMs = 20_000): Promise<void> {
     await Promise.all(

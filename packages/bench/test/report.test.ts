@@ -130,6 +130,42 @@ describe("the markdown report", () => {
   });
 });
 
+describe("the reconnect storm in the report", () => {
+  const storm = {
+    nodes: 100,
+    resynced: 100,
+    serverDownMs: 850,
+    convergedSeconds: 12.5,
+    resync: { count: 100, p50: 4_000, p90: 9_000, p99: 12_000, max: 12_400 },
+    fullLists: 0,
+    helloDeltas: 0,
+    hellos: 104,
+  };
+
+  it("meets the target when all resynced within 60 s without a re-list", () => {
+    const report = renderReport(fixture({ reconnectStorm: storm }), []);
+    expect(report).toContain(
+      "12.5 s for 100 nodes, 0 full re-lists | ≤ 60 s, no full re-list: meets the target",
+    );
+    expect(report).toContain(
+      "| hub restarted → agent resynced (reconnect storm) | 100 | 4000 ms | 9000 ms | 12.0 s |",
+    );
+    expect(report).toContain("| full re-lists | 0 |");
+  });
+
+  it("misses it with a re-list, or with nodes that never came back", () => {
+    expect(renderReport(fixture({ reconnectStorm: { ...storm, fullLists: 3 } }), [])).toContain(
+      "3 full re-lists | ≤ 60 s, no full re-list: **misses the target**",
+    );
+    expect(
+      renderReport(fixture({ reconnectStorm: { ...storm, resynced: 90, convergedSeconds: null } }), []),
+    ).toContain(
+      "**90 of 100** within the timeout, 0 full re-lists | ≤ 60 s, no full re-list: **misses the target**",
+    );
+    expect(renderReport(fixture(), [])).toContain("| reconnect storm | not measured |");
+  });
+});
+
 describe("charts", () => {
   it("renders every chart to SVG with the data's series in it", async () => {
     const specs = chartSpecs(fixture());
