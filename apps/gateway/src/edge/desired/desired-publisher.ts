@@ -21,6 +21,8 @@ import { toWireDelta } from "./wire-delta.js";
 
 /** Session advisory lock held by the one publishing replica on its LISTEN connection. */
 const PUBLISHER_LOCK_KEY = 0x6566_0002;
+/** Nodes published to at once. */
+const PUBLISH_CONCURRENCY = 8;
 
 export interface DesiredPublisherConfig {
   databaseUrl: string;
@@ -142,13 +144,20 @@ export class DesiredPublisher implements EdgeService {
     while (this.queue.size > 0 && !this.stopped) {
       const batch = [...this.queue];
       this.queue = new Set();
-      for (const nodeId of batch) {
-        try {
-          await this.publish(nodeId);
-        } catch (error) {
-          this.logger.error({ err: error, nodeId }, "publishing a desired delta failed");
+      // A few nodes at once: each publish is two Postgres round trips, and a rollout to 10,000
+      // nodes one after the other would trail the API by minutes. Each node appears once a batch.
+      let next = 0;
+      const worker = async () => {
+        while (next < batch.length && !this.stopped) {
+          const nodeId = batch[next++] as string;
+          try {
+            await this.publish(nodeId);
+          } catch (error) {
+            this.logger.error({ err: error, nodeId }, "publishing a desired delta failed");
+          }
         }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, batch.length) }, worker));
     }
   }
 
