@@ -1,6 +1,7 @@
 import { apiKeyRouter } from "./routers/apiKey";
 import { auditRouter } from "./routers/audit";
 import { enrollmentRouter } from "./routers/enrollment";
+import { fleetRouter } from "./routers/fleet";
 import { memberRouter } from "./routers/member";
 import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
@@ -11,6 +12,7 @@ import { createCallerFactory, createTRPCRouter } from "./trpc";
 export const appRouter = createTRPCRouter({
   organization: organizationRouter,
   node: nodeRouter,
+  fleet: fleetRouter,
   site: siteRouter,
   metrics: metricsRouter,
   member: memberRouter,

@@ -179,6 +179,7 @@ describe("fail closed", () => {
       agentServerUrl: null,
       mimirUrl: null,
       gateway: null,
+      fleetChanges: null,
     });
     await expect(caller.undeclared()).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(caller.unaudited()).rejects.toMatchObject({ code: "FORBIDDEN" });

@@ -5,6 +5,7 @@ import { auth } from "~/auth";
 import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/active-organization";
 import { env } from "~/env";
 import { db } from "./db";
+import { fleetChanges } from "./fleet-changes";
 
 /** The signed-in user as the API sees it, or null. */
 export async function getApiSession(): Promise<ApiSession | null> {
@@ -23,5 +24,6 @@ export async function createRequestContext() {
     activeOrganizationSlug: pickActiveOrganization(cookieValue, session?.memberships ?? []),
     agentServerUrl: env.AGENT_SERVER_URL ?? null,
     mimirUrl: env.MIMIR_URL,
+    fleetChanges,
   });
 }

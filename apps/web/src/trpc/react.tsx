@@ -2,7 +2,13 @@
 
 import type { AppRouter } from "@edgefleet/api";
 import { type QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchStreamLink, loggerLink } from "@trpc/client";
+import {
+  createTRPCClient,
+  httpBatchStreamLink,
+  httpSubscriptionLink,
+  loggerLink,
+  splitLink,
+} from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { type ReactNode, useState } from "react";
 import SuperJSON from "superjson";
@@ -25,8 +31,13 @@ export function TRPCReactProvider({ children }: { children: ReactNode }) {
     createTRPCClient<AppRouter>({
       links: [
         loggerLink({ enabled: (op) => op.direction === "down" && op.result instanceof Error }),
-        // Same origin: the session and active-organization cookies travel with the request.
-        httpBatchStreamLink({ transformer: SuperJSON, url: "/api/trpc" }),
+        // Same origin: the session and active-organization cookies travel with every request,
+        // the Server-Sent Events of subscriptions (live pages) included.
+        splitLink({
+          condition: (op) => op.type === "subscription",
+          true: httpSubscriptionLink({ transformer: SuperJSON, url: "/api/trpc" }),
+          false: httpBatchStreamLink({ transformer: SuperJSON, url: "/api/trpc" }),
+        }),
       ],
     }),
   );

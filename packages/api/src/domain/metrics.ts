@@ -5,6 +5,7 @@
  * mimir-series.ts; counters become per-second rates.
  */
 import { z } from "zod";
+import type { TenantDb } from "./nodes";
 
 export const METRICS_MAX_RANGE_MS = 31 * 24 * 3600_000;
 /** Prometheus refuses more than 11,000 points per series; charts need far fewer. */
@@ -158,4 +159,113 @@ export async function nodeSeries(
     ),
   );
   return { step, charts: Object.fromEntries(entries) as Record<ChartName, ChartSeries[]> };
+}
+
+const instantQueryResponse = z.object({
+  status: z.literal("success"),
+  data: z.object({
+    resultType: z.literal("vector"),
+    result: z.array(
+      z.object({ metric: z.record(z.string(), z.string()), value: z.tuple([z.number(), z.string()]) }),
+    ),
+  }),
+});
+
+/** One instant `query` call at `at`; one value per series, keyed by the `node` label. */
+export async function queryInstantByNode(
+  mimir: MimirTarget,
+  query: string,
+  at: Date,
+): Promise<Map<string, number>> {
+  let response: Response;
+  try {
+    response = await fetch(new URL("/prometheus/api/v1/query", mimir.url), {
+      method: "POST",
+      headers: { "X-Scope-OrgID": mimir.tenant, "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ query, time: String(at.getTime() / 1000) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    throw new MetricsStoreError(
+      `metrics store unreachable: ${error instanceof Error ? error.message : error}`,
+    );
+  }
+  const text = await response.text();
+  if (!response.ok)
+    throw new MetricsStoreError(`metrics store answered ${response.status}: ${text.slice(0, 300)}`);
+  const parsed = instantQueryResponse.safeParse(JSON.parse(text));
+  if (!parsed.success)
+    throw new MetricsStoreError(`unexpected answer from the metrics store: ${text.slice(0, 300)}`);
+  const byNode = new Map<string, number>();
+  for (const series of parsed.data.data.result) {
+    const node = series.metric.node;
+    if (node) byNode.set(node, Number(series.value[1]));
+  }
+  return byNode;
+}
+
+export const BANDWIDTH_WINDOWS = { "1h": 3600, "24h": 86_400, "7d": 7 * 86_400 } as const;
+
+export const topBandwidthInput = z.object({
+  window: z.enum(Object.keys(BANDWIDTH_WINDOWS) as [keyof typeof BANDWIDTH_WINDOWS]).default("24h"),
+  limit: z.coerce.number().int().min(1).max(50).default(10),
+});
+
+export const topBandwidthOutput = z.object({
+  window: z.enum(Object.keys(BANDWIDTH_WINDOWS) as [keyof typeof BANDWIDTH_WINDOWS]),
+  items: z.array(
+    z.object({
+      nodeId: z.string(),
+      /** null when the node no longer exists (deleted since). */
+      nodeName: z.string().nullable(),
+      receiveBytes: z.number(),
+      transmitBytes: z.number(),
+      totalBytes: z.number(),
+    }),
+  ),
+});
+export type TopBandwidth = z.infer<typeof topBandwidthOutput>;
+
+/**
+ * The nodes that moved the most bytes (all interfaces, received + transmitted) over the window,
+ * from the agents' interface counters in Mimir: one `topk` query, then the split into received and
+ * transmitted for just those nodes, then their names from the inventory.
+ */
+export async function topBandwidthConsumers(
+  mimirUrl: string,
+  db: TenantDb,
+  organizationId: string,
+  input: z.output<typeof topBandwidthInput>,
+  now = new Date(),
+): Promise<TopBandwidth> {
+  const mimir = { url: mimirUrl, tenant: organizationId };
+  const window = `${BANDWIDTH_WINDOWS[input.window]}s`;
+  const bytes = (direction: "receive" | "transmit", nodes: string) =>
+    `sum by (node) (increase(edgefleet_node_network_${direction}_bytes_total{org="${organizationId}"${nodes}}[${window}]))`;
+  const totals = await queryInstantByNode(
+    mimir,
+    `topk(${input.limit}, ${bytes("receive", "")} + ${bytes("transmit", "")})`,
+    now,
+  );
+  // Node ids are UUIDs (the gateway writes them), so they need no regex escaping.
+  const ids = [...totals.keys()].filter((id) => /^[0-9a-f-]{36}$/i.test(id));
+  if (ids.length === 0) return { window: input.window, items: [] };
+  const only = `,node=~"${ids.join("|")}"`;
+  const [received, nodes] = await Promise.all([
+    queryInstantByNode(mimir, bytes("receive", only), now),
+    db.node.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
+  ]);
+  const names = new Map(nodes.map((node) => [node.id, node.name]));
+  const items = ids.map((nodeId) => {
+    const totalBytes = totals.get(nodeId) ?? 0;
+    const receiveBytes = Math.min(received.get(nodeId) ?? 0, totalBytes);
+    return {
+      nodeId,
+      nodeName: names.get(nodeId) ?? null,
+      receiveBytes,
+      transmitBytes: totalBytes - receiveBytes,
+      totalBytes,
+    };
+  });
+  return { window: input.window, items: items.sort((a, b) => b.totalBytes - a.totalBytes) };
 }

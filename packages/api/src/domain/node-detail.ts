@@ -1,6 +1,6 @@
 /** One node with everything its detail page shows: identity, labels, lifecycle times, app instances. */
 import { z } from "zod";
-import { labelsSchema, nodeStatusSchema, type TenantDb } from "./nodes";
+import { degradedReasons, labelsSchema, nodeStatusSchema, type TenantDb } from "./nodes";
 
 export const nodeByIdInput = z.object({ id: z.uuid({ error: "node id must be a UUID" }) });
 
@@ -29,6 +29,8 @@ export const nodeDetailOutput = z.object({
   desiredRevision: z.number().int(),
   appliedRevision: z.number().int(),
   apps: z.array(appInstanceSchema),
+  /** Why the node is degraded (see degradedNodeWhere in nodes.ts); empty when it is not. */
+  degradedReasons: z.array(z.string()),
 });
 export type NodeDetail = z.infer<typeof nodeDetailOutput>;
 
@@ -48,7 +50,7 @@ export async function getNodeDetail(db: TenantDb, id: string): Promise<NodeDetai
     },
   });
   if (!node) return null;
-  return {
+  const detail = {
     id: node.id,
     name: node.name,
     site: node.site,
@@ -74,4 +76,5 @@ export async function getNodeDetail(db: TenantDb, id: string): Promise<NodeDetai
       }))
       .sort((a, b) => a.app.localeCompare(b.app)),
   };
+  return { ...detail, degradedReasons: degradedReasons(detail) };
 }

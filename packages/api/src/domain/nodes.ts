@@ -187,10 +187,30 @@ export async function listNodes(
   };
 }
 
+/**
+ * "Degraded" = online, but not doing its job: at least one of its app instances is in state
+ * `failed` (the agent gave up on it, or it crashed and is not running). A late heartbeat does not
+ * count: the gateway turns a node whose heartbeats stop offline after two intervals plus slack,
+ * which is the stronger signal. Offline, pending and revoked nodes are never degraded.
+ */
+export const degradedNodeWhere = {
+  status: "online",
+  appInstances: { some: { state: "failed" } },
+} as const satisfies Prisma.NodeWhereInput;
+
+/** Why a node counts as degraded (empty: it does not); the same rule as degradedNodeWhere. */
+export function degradedReasons(node: {
+  status: NodeStatus;
+  apps: Array<{ app: string; state: string }>;
+}): string[] {
+  if (node.status !== "online") return [];
+  return node.apps.filter((app) => app.state === "failed").map((app) => `app ${app.app} failed`);
+}
+
 export const nodeCountsOutput = z.object({
   total: z.number().int(),
   byStatus: z.record(nodeStatusSchema, z.number().int()),
-  /** Online nodes with at least one app instance in state `failed`. */
+  /** Online nodes with at least one app instance in state `failed` (see degradedNodeWhere). */
   degraded: z.number().int(),
 });
 export type NodeCounts = z.infer<typeof nodeCountsOutput>;
@@ -198,7 +218,7 @@ export type NodeCounts = z.infer<typeof nodeCountsOutput>;
 export async function countNodesByStatus(db: TenantDb): Promise<NodeCounts> {
   const [groups, degraded] = await Promise.all([
     db.node.groupBy({ by: ["status"], _count: { _all: true } }),
-    db.node.count({ where: { status: "online", appInstances: { some: { state: "failed" } } } }),
+    db.node.count({ where: degradedNodeWhere }),
   ]);
   const byStatus: Record<NodeStatus, number> = { pending: 0, online: 0, offline: 0, revoked: 0 };
   for (const group of groups) byStatus[group.status] = group._count._all;

@@ -1,5 +1,13 @@
 import { TRPCError } from "@trpc/server";
-import { MetricsStoreError, nodeSeries, nodeSeriesInput, nodeSeriesOutput } from "../domain/metrics";
+import {
+  MetricsStoreError,
+  nodeSeries,
+  nodeSeriesInput,
+  nodeSeriesOutput,
+  topBandwidthConsumers,
+  topBandwidthInput,
+  topBandwidthOutput,
+} from "../domain/metrics";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
 /** Mimir's base URL from the context (the web app passes its validated MIMIR_URL). */
@@ -21,10 +29,26 @@ export const metricsRouter = createTRPCRouter({
       try {
         return await nodeSeries(mimirUrl(ctx.mimirUrl), ctx.organization.id, input);
       } catch (error) {
-        if (error instanceof MetricsStoreError) {
-          throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: error.message, cause: error });
-        }
-        throw error;
+        throw storeFailure(error);
+      }
+    }),
+
+  /** The nodes that moved the most bytes over the window (all interfaces, rx + tx). */
+  topBandwidth: organizationProcedure
+    .input(topBandwidthInput)
+    .output(topBandwidthOutput)
+    .query(async ({ ctx, input }) => {
+      try {
+        return await topBandwidthConsumers(mimirUrl(ctx.mimirUrl), ctx.tenantDb, ctx.organization.id, input);
+      } catch (error) {
+        throw storeFailure(error);
       }
     }),
 });
+
+/** The metrics store's failures are ours, not the caller's: INTERNAL_SERVER_ERROR with its message. */
+function storeFailure(error: unknown): unknown {
+  return error instanceof MetricsStoreError
+    ? new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: error.message, cause: error })
+    : error;
+}

@@ -1,5 +1,13 @@
 import { TRPCError } from "@trpc/server";
 import { getNodeDetail, nodeByIdInput, nodeDetailOutput } from "../domain/node-detail";
+import {
+  availabilityOutput,
+  nodeAvailability,
+  nodeAvailabilityInput,
+  nodeHistoryInput,
+  nodeStatusHistory,
+  statusEventPage,
+} from "../domain/node-events";
 import { bulkUpdateLabels, bulkUpdateLabelsInput, bulkUpdateLabelsOutput } from "../domain/node-labels";
 import {
   countNodesByAgentVersion,
@@ -70,6 +78,27 @@ export const nodeRouter = createTRPCRouter({
       const node = await getNodeDetail(ctx.tenantDb, input.id);
       if (!node) throw new TRPCError({ code: "NOT_FOUND", message: `node ${input.id} not found` });
       return node;
+    }),
+
+  /** One node's status changes, newest first; cursor pagination; NOT_FOUND outside the organization. */
+  statusHistory: organizationProcedure
+    .input(nodeHistoryInput)
+    .output(statusEventPage)
+    .query(async ({ ctx, input }) => {
+      const page = await nodeStatusHistory(ctx.tenantDb, input);
+      if (!page) throw new TRPCError({ code: "NOT_FOUND", message: `node ${input.nodeId} not found` });
+      return page;
+    }),
+
+  /** One node's status over a time range as segments (the availability strip), and its online share. */
+  availability: organizationProcedure
+    .input(nodeAvailabilityInput)
+    .output(availabilityOutput)
+    .query(async ({ ctx, input }) => {
+      const availability = await nodeAvailability(ctx.tenantDb, input);
+      if (!availability)
+        throw new TRPCError({ code: "NOT_FOUND", message: `node ${input.nodeId} not found` });
+      return availability;
     }),
 
   /** Adds and removes labels on the nodes a selector picks, or on a list of node ids. */
