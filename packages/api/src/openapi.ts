@@ -9,6 +9,7 @@ import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { createOpenApiFetchHandler, generateOpenApiDocument } from "trpc-to-openapi";
 import { ZodError } from "zod";
+import type { GatewayConnection } from "./gateway-client";
 import { appRouter, createCaller } from "./root";
 import { createTRPCContext } from "./trpc";
 
@@ -150,6 +151,8 @@ export interface RestRequestOptions {
   /** NATS URL agents connect to (enrollment install command). */
   agentServerUrl?: string | null;
   mimirUrl?: string | null;
+  /** The gateway's internal API (site leaf bundles, enrollment credentials). */
+  gateway?: GatewayConnection | null;
 }
 
 /** Answers one REST request under /api/v1. Sessions (cookies) are deliberately not accepted here. */
@@ -172,6 +175,7 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
         authorization: req.headers.get("authorization") ?? "",
         agentServerUrl: opts.agentServerUrl ?? null,
         mimirUrl: opts.mimirUrl ?? null,
+        gateway: opts.gateway ?? null,
       }),
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR") console.error(`REST ${path ?? "?"} failed:`, error);

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenApiDocument, handleRestRequest, REST_BASE_PATH } from "../src";
 import { apiKeysByRole, ORG } from "./actors";
 import { callerFor, sessionOf } from "./callers";
+import { type GatewayStandIn, startGatewayStandIn } from "./gateway-stand-in";
 import { createTestDatabase, type TestDatabase } from "./test-database";
 
 const ORIGIN = "http://edgefleet.test";
@@ -24,6 +25,7 @@ let testDb: TestDatabase;
 let db: Db;
 let keys: Awaited<ReturnType<typeof apiKeysByRole>>;
 const ids: Record<string, string> = {};
+let gateway: GatewayStandIn;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
@@ -41,9 +43,13 @@ beforeAll(async () => {
   ids.token = (await owner.enrollment.createToken({ description: "for REST revoke" })).id;
   ids.apiKey = (await owner.apiKey.create({ name: "for REST revoke", role: "viewer" })).id;
   ids.invitee = (await owner.member.invite({ email: "rest-invitee@acme.example", role: "viewer" })).userId;
+  ids.site = (await owner.site.create({ name: "rest-site" })).id;
+  ids.emptySite = (await owner.site.create({ name: "rest-site-to-delete" })).id;
+  gateway = await startGatewayStandIn();
 });
 
 afterAll(async () => {
+  await gateway?.close();
   await testDb?.drop();
 });
 
@@ -60,9 +66,7 @@ function rest(
   if (opts.body !== undefined) headers["content-type"] = "application/json";
   return handleRestRequest(
     new Request(url, { method, headers, body: opts.body === undefined ? null : JSON.stringify(opts.body) }),
-    {
-      db,
-    },
+    { db, gateway: gateway.connection },
   );
 }
 
@@ -103,6 +107,11 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
   }),
   "POST /nodes/{nodeId}/approve": () => ({ path: `/nodes/${ids.pendingNode}/approve`, body: {} }),
   "POST /nodes/{nodeId}/revoke": () => ({ path: `/nodes/${ids.onlineNode}/revoke`, body: {} }),
+  "POST /sites": () => ({ path: "/sites", body: { name: "made-over-rest", description: "REST" } }),
+  "GET /sites/{id}": () => ({ path: `/sites/${ids.site}` }),
+  "PATCH /sites/{id}": () => ({ path: `/sites/${ids.site}`, body: { description: "patched" } }),
+  "DELETE /sites/{id}": () => ({ path: `/sites/${ids.emptySite}` }),
+  "POST /sites/{id}/leaf-bundle": () => ({ path: `/sites/${ids.site}/leaf-bundle`, body: {} }),
 };
 
 const SPECIAL = new Set(["GET /audit/export"]);

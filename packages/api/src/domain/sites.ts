@@ -1,6 +1,16 @@
-/** Sites of one organization with how many of their nodes are in each status (fleet overview). */
+/**
+ * Sites of one organization: list with node counts per status (fleet overview), detail,
+ * create/update/delete, and the leaf-node bundle (config + credentials minted by the gateway).
+ */
+import { posix } from "node:path";
+import { Prisma } from "@edgefleet/db";
+import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { type GatewayConnection, requestLeafBundle } from "../gateway-client";
 import { type NodeStatus, nodeStatusSchema, type TenantDb } from "./nodes";
+
+/** Default place of the site credentials on the leaf machine (leaf.conf next to it). */
+export const LEAF_CREDENTIALS_PATH = "/etc/edgefleet/site.creds";
 
 export const siteSummary = z.object({
   id: z.string().nullable(),
@@ -32,4 +42,183 @@ export async function listSitesWithCounts(db: TenantDb): Promise<z.infer<typeof 
   const rows = sites.map((site) => row(site.id, site.name, site.description));
   if (countsBySite.has(null)) rows.push(row(null, null, null));
   return rows;
+}
+
+/**
+ * Site names: what operators call the place (`plant-7`), also used as the `site` label value
+ * and in the leaf node's server name, so label-value characters only.
+ */
+export const siteName = z
+  .string()
+  .trim()
+  .regex(
+    /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
+    "site names: 1-63 letters, digits, . _ -, starting and ending with a letter or digit",
+  );
+const siteDescription = z.string().trim().max(500);
+
+export const siteIdInput = z.object({ id: z.uuid() });
+
+export const createSiteInput = z.object({
+  name: siteName,
+  description: siteDescription.optional(),
+});
+
+export const updateSiteInput = z.object({
+  id: z.uuid(),
+  name: siteName.optional(),
+  /** null clears it. */
+  description: siteDescription.nullable().optional(),
+});
+
+export const siteDetail = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  total: z.number().int(),
+  byStatus: z.record(nodeStatusSchema, z.number().int()),
+  createdAt: z.date(),
+  updatedAt: z.date(),
+});
+export type SiteDetail = z.infer<typeof siteDetail>;
+
+const siteSelect = { id: true, name: true, description: true, createdAt: true, updatedAt: true } as const;
+
+function notFound(id: string): never {
+  throw new TRPCError({ code: "NOT_FOUND", message: `site ${id} not found` });
+}
+
+function nameTaken(error: unknown, name: string | undefined): never {
+  if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002") {
+    throw new TRPCError({ code: "CONFLICT", message: `a site named "${name}" already exists`, cause: error });
+  }
+  if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2025") {
+    throw new TRPCError({ code: "NOT_FOUND", message: "site not found", cause: error });
+  }
+  throw error;
+}
+
+/** One site with its node counts per status; NOT_FOUND for an unknown or foreign id. */
+export async function getSite(db: TenantDb, id: string): Promise<SiteDetail> {
+  const [site, groups] = await Promise.all([
+    db.site.findFirst({ where: { id }, select: siteSelect }),
+    db.node.groupBy({ by: ["status"], where: { siteId: id }, _count: { _all: true } }),
+  ]);
+  if (!site) notFound(id);
+  const byStatus: Record<NodeStatus, number> = { pending: 0, online: 0, offline: 0, revoked: 0 };
+  for (const group of groups) byStatus[group.status] = group._count._all;
+  return { ...site, byStatus, total: Object.values(byStatus).reduce((a, b) => a + b, 0) };
+}
+
+export async function createSite(
+  db: TenantDb,
+  organizationId: string,
+  input: z.output<typeof createSiteInput>,
+) {
+  try {
+    const site = await db.site.create({
+      data: { organizationId, name: input.name, description: input.description || null },
+      select: { id: true },
+    });
+    return getSite(db, site.id);
+  } catch (error) {
+    nameTaken(error, input.name);
+  }
+}
+
+export async function updateSite(db: TenantDb, input: z.output<typeof updateSiteInput>) {
+  const before = await getSite(db, input.id);
+  try {
+    await db.site.update({
+      where: { id: input.id },
+      data: {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description || null } : {}),
+      },
+    });
+  } catch (error) {
+    nameTaken(error, input.name);
+  }
+  return { before, after: await getSite(db, input.id) };
+}
+
+/**
+ * Deletes a site that has no nodes. A site with nodes is refused (CONFLICT), never detached
+ * silently: its nodes' placement (and the `site` selector users rely on) would change behind
+ * the operator's back. Move or delete the nodes first.
+ */
+export async function deleteSite(db: TenantDb, id: string) {
+  const before = await getSite(db, id);
+  if (before.total > 0) {
+    throw new TRPCError({
+      code: "CONFLICT",
+      message: `site ${before.name} still has ${before.total} node${before.total === 1 ? "" : "s"}: move or delete them first`,
+    });
+  }
+  try {
+    await db.site.delete({ where: { id } });
+  } catch (error) {
+    // A node assigned between the count and the delete: the foreign key refuses (P2003).
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2003") {
+      throw new TRPCError({
+        code: "CONFLICT",
+        message: `site ${before.name} got nodes meanwhile`,
+        cause: error,
+      });
+    }
+    nameTaken(error, undefined);
+  }
+  return before;
+}
+
+export const leafBundleInput = z.object({
+  id: z.uuid(),
+  /** Where the site's agents connect on the leaf machine. */
+  listen: z
+    .string()
+    .regex(/^[A-Za-z0-9.:[\]-]+:\d{1,5}$/, "listen must be host:port, e.g. 0.0.0.0:4222")
+    .default("0.0.0.0:4222"),
+  /** Where site.creds will live on the leaf machine; leaf.conf refers to it. */
+  credentialsPath: z
+    .string()
+    .regex(/^\/[^\s"\\]*$/, "credentialsPath must be an absolute path without spaces or quotes")
+    .max(500)
+    .default(LEAF_CREDENTIALS_PATH),
+});
+
+export const leafBundleOutput = z.object({
+  siteId: z.string(),
+  siteName: z.string(),
+  files: z.array(z.object({ name: z.string(), content: z.string(), secret: z.boolean() })),
+  /** How to run it, for the operator. */
+  runCommand: z.string(),
+});
+
+/**
+ * A fresh leaf bundle for one of the organization's sites. The tenant check happens here,
+ * before the gateway is asked; every call mints new site credentials (older ones stay valid).
+ */
+export async function siteLeafBundle(
+  db: TenantDb,
+  gateway: GatewayConnection | null,
+  organizationId: string,
+  input: z.output<typeof leafBundleInput>,
+): Promise<z.infer<typeof leafBundleOutput>> {
+  const site = await getSite(db, input.id);
+  const bundle = await requestLeafBundle(gateway, {
+    organizationId,
+    siteId: site.id,
+    listen: input.listen,
+    credentialsPath: input.credentialsPath,
+  });
+  const configPath = posix.join(posix.dirname(input.credentialsPath), "leaf.conf");
+  return {
+    siteId: site.id,
+    siteName: site.name,
+    files: [
+      { name: "leaf.conf", content: bundle.config, secret: false },
+      { name: "site.creds", content: bundle.creds, secret: true },
+    ],
+    runCommand: `nats-server -c ${configPath}`,
+  };
 }

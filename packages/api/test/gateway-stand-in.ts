@@ -1,0 +1,49 @@
+/**
+ * Stands in for the gateway's internal API in API tests (the real one is tested in
+ * apps/gateway and end to end): checks the shared secret, records what the console's API sent,
+ * and answers as the gateway does.
+ */
+import { once } from "node:events";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { GatewayConnection } from "../src/gateway-client";
+
+export const STAND_IN_ENROLL_CREDS =
+  "-----BEGIN NATS USER JWT-----\nenroll-jwt\n------END NATS USER JWT------\n";
+/** Site id the stand-in answers 503 for (as a gateway without NATS_LEAF_URL does). */
+export const UNAVAILABLE_SITE_ID = "00000000-0000-7000-8000-0000000000aa";
+
+export interface GatewayStandIn {
+  connection: GatewayConnection;
+  received: Array<{ method: string; path: string; auth: string | undefined; body: unknown }>;
+  close(): Promise<void>;
+}
+
+async function bodyOf(req: IncomingMessage): Promise<unknown> {
+  let text = "";
+  for await (const chunk of req) text += chunk;
+  return text ? JSON.parse(text) : null;
+}
+
+export async function startGatewayStandIn(secret = "s".repeat(40)): Promise<GatewayStandIn> {
+  const received: GatewayStandIn["received"] = [];
+  const server = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    received.push({ method: req.method ?? "", path: req.url ?? "", auth: req.headers.authorization, body });
+    const send = (status: number, payload: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(payload));
+    };
+    if (req.headers.authorization !== `Bearer ${secret}`) return send(401, { error: "wrong internal token" });
+    if (req.url === "/internal/enroll-credentials") return send(200, { creds: STAND_IN_ENROLL_CREDS });
+    if (req.url?.includes(UNAVAILABLE_SITE_ID)) return send(503, { error: "NATS_LEAF_URL is not set" });
+    send(200, { config: 'listen: "0.0.0.0:4222"\n', creds: "-----BEGIN NATS USER JWT-----\nsecret\n" });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    connection: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, internalToken: secret },
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
