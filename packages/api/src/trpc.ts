@@ -10,7 +10,8 @@
  * Roles: `.meta({ role })` names the least role a procedure needs (owner > admin > operator >
  * viewer). Queries default to viewer; a mutation MUST declare its role and its audit action, and
  * one that does not is refused for everybody (fail closed). Every successful mutation writes one
- * audit row, here, after the handler returned; a failed or refused one writes none.
+ * audit row, here, after the handler returned, in the same transaction as the handler's writes
+ * (`ctx.db` and `ctx.tenantDb` are that transaction's clients); a failed or refused one writes none.
  */
 import { type Db, type FleetChangeFeed, type Role, tenantDb } from "@edgefleet/db";
 import { initTRPC, TRPCError } from "@trpc/server";
@@ -21,6 +22,7 @@ import { authenticateApiKey } from "./domain/api-keys";
 import { type AuditChange, type AuditRecorder, createAuditRecorder, writeAuditRow } from "./domain/audit";
 import { type Actor, roleAtLeast } from "./domain/roles";
 import type { GatewayConnection } from "./gateway-client";
+import { inMutationTransaction } from "./mutation-transaction";
 
 /** One organization the signed-in user belongs to, as known at sign-in time. */
 export interface SessionMembership {
@@ -189,20 +191,37 @@ export const organizationProcedure = t.procedure
     }
     const { organization, actor } = caller;
     const audit: AuditRecorder = createAuditRecorder();
-    const result = await next({
-      ctx: { ...ctx, organization, actor, audit, tenantDb: tenantDb(ctx.db, organization.id) },
-    });
-    if (result.ok && type === "mutation" && meta?.audit) {
-      await writeAuditRow(ctx.db, {
-        organizationId: organization.id,
-        actor,
-        action: meta.audit.action,
-        targetType: meta.audit.target,
-        change: audit.change() ?? defaultChange(result.data),
+    const proceed = (db: Db) =>
+      next({ ctx: { ...ctx, db, organization, actor, audit, tenantDb: tenantDb(db, organization.id) } });
+    if (type !== "mutation" || !meta?.audit) return proceed(ctx.db);
+    const auditAction = meta.audit;
+    // The mutation and its audit row commit together: one transaction around handler and audit
+    // write (see mutation-transaction.ts). A failed mutation rolls back whatever it wrote.
+    try {
+      return await inMutationTransaction(ctx.db, async (db) => {
+        const result = await proceed(db);
+        if (!result.ok) throw new FailedMutation(result);
+        await writeAuditRow(db, {
+          organizationId: organization.id,
+          actor,
+          action: auditAction.action,
+          targetType: auditAction.target,
+          change: audit.change() ?? defaultChange(result.data),
+        });
+        return result;
       });
+    } catch (error) {
+      if (error instanceof FailedMutation) return error.result as Awaited<ReturnType<typeof proceed>>;
+      throw error;
     }
-    return result;
   });
+
+/** Carries a failed handler's result out of the transaction, which it rolls back. */
+class FailedMutation extends Error {
+  constructor(readonly result: unknown) {
+    super("mutation failed; its transaction was rolled back");
+  }
+}
 
 /** When a handler describes nothing: the target is the returned object's id, the after state is it. */
 function defaultChange(data: unknown): AuditChange {
