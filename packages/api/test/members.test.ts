@@ -29,6 +29,7 @@ describe("members", () => {
       ["vera@acme.example", "viewer"],
     ]);
     expect(list.items.find((m) => m.email === "alice@acme.example")?.pending).toBe(true); // seeded, never signed in
+    expect(list.caller).toEqual({ type: "user", id: members.viewer.userId, role: "viewer" });
   });
 
   it("invites by e-mail: a pending member, audited; a second invitation is a CONFLICT", async () => {

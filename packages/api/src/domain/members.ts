@@ -24,7 +24,11 @@ export const memberSummary = z.object({
 });
 export type MemberSummary = z.infer<typeof memberSummary>;
 
-export const listMembersOutput = z.object({ items: z.array(memberSummary) });
+export const listMembersOutput = z.object({
+  items: z.array(memberSummary),
+  /** Who is asking and with which role, so a console can show what they may do (the server still checks). */
+  caller: z.object({ type: z.enum(["user", "apiKey"]), id: z.string(), role: roleSchema }),
+});
 
 const memberSelect = {
   role: true,
@@ -50,13 +54,14 @@ function toSummary(row: {
 export async function listMembers(
   db: Db,
   organizationId: string,
+  caller: Actor,
 ): Promise<z.infer<typeof listMembersOutput>> {
   const rows = await db.membership.findMany({
     where: { organizationId },
     select: memberSelect,
     orderBy: { user: { email: "asc" } },
   });
-  return { items: rows.map(toSummary) };
+  return { items: rows.map(toSummary), caller: { type: caller.type, id: caller.id, role: caller.role } };
 }
 
 export const inviteMemberInput = z.object({

@@ -19,7 +19,7 @@ export const memberRouter = createTRPCRouter({
   list: organizationProcedure
     .meta({ openapi: { method: "GET", path: "/members", tags, summary: "List members" } })
     .output(listMembersOutput)
-    .query(({ ctx }) => listMembers(ctx.db, ctx.organization.id)),
+    .query(({ ctx }) => listMembers(ctx.db, ctx.organization.id, ctx.actor)),
 
   /** Creates a pending membership; the person's first sign-in with this e-mail activates it. */
   invite: organizationProcedure
