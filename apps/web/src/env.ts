@@ -18,6 +18,15 @@ export const env = createEnv({
     MIMIR_URL: z.url({ error: "MIMIR_URL must be the Mimir base URL, e.g. http://127.0.0.1:9009" }),
     /** NATS URL written into agent install commands (a site's leaf node, or the hub's leaf port). */
     AGENT_SERVER_URL: z.string().min(1).optional(),
+    /** The gateway's HTTP server; the API asks its internal API for site leaf bundles and enrollment credentials. */
+    GATEWAY_URL: z
+      .url({ error: "GATEWAY_URL must be the gateway's base URL, e.g. http://127.0.0.1:8090" })
+      .optional(),
+    /** Shared secret of the gateway's internal API (the gateway has the same value). */
+    GATEWAY_INTERNAL_TOKEN: z
+      .string()
+      .min(32, "GATEWAY_INTERNAL_TOKEN must be at least 32 characters")
+      .optional(),
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   },
   client: {},

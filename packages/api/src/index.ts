@@ -4,6 +4,7 @@ import type { AppRouter } from "./root";
 export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
 export { ROLES, roleAtLeast } from "./domain/roles";
+export type { GatewayConnection } from "./gateway-client";
 export { createOpenApiDocument, handleRestRequest, REST_BASE_PATH, type RestRequestOptions } from "./openapi";
 export { type AppRouter, appRouter, createCaller } from "./root";
 export {

@@ -6,6 +6,7 @@ import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/activ
 import { env } from "~/env";
 import { db } from "./db";
 import { fleetChanges } from "./fleet-changes";
+import { gatewayConnection } from "./gateway";
 
 /** The signed-in user as the API sees it, or null. */
 export async function getApiSession(): Promise<ApiSession | null> {
@@ -25,5 +26,6 @@ export async function createRequestContext() {
     agentServerUrl: env.AGENT_SERVER_URL ?? null,
     mimirUrl: env.MIMIR_URL,
     fleetChanges,
+    gateway: gatewayConnection(),
   });
 }

@@ -1,6 +1,7 @@
 import { handleRestRequest } from "@edgefleet/api";
 import { env } from "~/env";
 import { db } from "~/server/db";
+import { gatewayConnection } from "~/server/gateway";
 
 // The REST API (OpenAPI document at /api/openapi.json): API-key auth only, see @edgefleet/api openapi.ts.
 export const dynamic = "force-dynamic";
@@ -11,6 +12,7 @@ function handler(req: Request) {
     db,
     agentServerUrl: env.AGENT_SERVER_URL ?? null,
     mimirUrl: env.MIMIR_URL,
+    gateway: gatewayConnection(),
   });
 }
 

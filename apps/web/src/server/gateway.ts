@@ -1,0 +1,10 @@
+import "server-only";
+import type { GatewayConnection } from "@edgefleet/api";
+import { env } from "~/env";
+
+/** The gateway's internal API (site leaf bundles, enrollment credentials), when its URL and secret are set. */
+export function gatewayConnection(): GatewayConnection | null {
+  return env.GATEWAY_URL && env.GATEWAY_INTERNAL_TOKEN
+    ? { url: env.GATEWAY_URL, internalToken: env.GATEWAY_INTERNAL_TOKEN }
+    : null;
+}
