@@ -17,6 +17,8 @@ export interface NewEnrollmentToken {
   maxUses: number | null;
   labels?: Record<string, string>;
   requiresApproval?: boolean;
+  /** Site of this organization every node enrolled with the token is placed at. */
+  siteId?: string | null;
   description?: string;
   createdBy?: string;
 }
@@ -32,6 +34,7 @@ export async function createEnrollmentToken(db: Db, organizationId: string, inpu
       maxUses: input.maxUses,
       labels: input.labels ?? {},
       requiresApproval: input.requiresApproval ?? false,
+      siteId: input.siteId ?? null,
       description: input.description ?? null,
       createdBy: input.createdBy ?? null,
     },

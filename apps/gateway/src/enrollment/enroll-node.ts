@@ -80,6 +80,7 @@ export async function enrollNode(deps: EnrollDeps, request: EnrollRequest): Prom
         organizationId: token.organizationId,
         name,
         labels,
+        siteId: token.siteId,
         publicKey: request.key,
         agentVersion: request.av,
         status: token.requiresApproval ? "pending" : "offline",
