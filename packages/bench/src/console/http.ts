@@ -1,4 +1,4 @@
-import { Agent, type IncomingHttpHeaders, request as httpRequest } from "node:http";
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
 
 /**
  * HTTP with timings, on node:http rather than fetch: it gives time-to-first-byte (the response

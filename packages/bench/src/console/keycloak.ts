@@ -10,7 +10,12 @@ async function adminToken(keycloakUrl: string, username: string, password: strin
   const response = await timedRequest(`${keycloakUrl}/realms/master/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "password", client_id: "admin-cli", username, password }).toString(),
+    body: new URLSearchParams({
+      grant_type: "password",
+      client_id: "admin-cli",
+      username,
+      password,
+    }).toString(),
   });
   if (response.status !== 200) throw new Error(`Keycloak admin sign-in: HTTP ${response.status}`);
   return (JSON.parse(response.body) as { access_token: string }).access_token;
@@ -40,7 +45,8 @@ export async function allowConsoleOrigin(options: {
     headers,
     body: JSON.stringify({ ...client, redirectUris: [...redirectUris], webOrigins: [...webOrigins] }),
   });
-  if (updated.status !== 204) throw new Error(`Keycloak client update: HTTP ${updated.status} ${updated.body}`);
+  if (updated.status !== 204)
+    throw new Error(`Keycloak client update: HTTP ${updated.status} ${updated.body}`);
 }
 
 /** The login form's action URL in Keycloak's login page (HTML-escaped in the attribute). */
@@ -66,7 +72,11 @@ async function follow(
     jars.set(origin, jar);
     const headers: Record<string, string> = { cookie: jar.header() };
     if (body !== undefined) headers["content-type"] = init.contentType ?? "application/x-www-form-urlencoded";
-    const response = await timedRequest(current, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const response = await timedRequest(current, {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    });
     jar.take(response.headers);
     const location = response.headers.location;
     if (response.status < 300 || response.status >= 400 || !location) return { url: current, response };
@@ -81,15 +91,25 @@ async function follow(
  * Signs `username` in to the console at `webUrl` and returns the console's cookies (the Auth.js
  * session cookie among them). Throws with the step that failed.
  */
-export async function signInToConsole(webUrl: string, username: string, password: string): Promise<CookieJar> {
+export async function signInToConsole(
+  webUrl: string,
+  username: string,
+  password: string,
+): Promise<CookieJar> {
   const jars = new Map<string, CookieJar>();
   const loginPage = await follow(`${webUrl}/sign-in?callbackUrl=%2Ffleet`, jars);
   if (loginPage.response.status !== 200 || new URL(loginPage.url).origin === new URL(webUrl).origin)
-    throw new Error(`sign-in did not reach Keycloak's login page (HTTP ${loginPage.response.status} at ${loginPage.url})`);
-  const landed = await follow(new URL(loginFormAction(loginPage.response.body), loginPage.url).toString(), jars, {
-    method: "POST",
-    body: new URLSearchParams({ username, password, credentialId: "" }).toString(),
-  });
+    throw new Error(
+      `sign-in did not reach Keycloak's login page (HTTP ${loginPage.response.status} at ${loginPage.url})`,
+    );
+  const landed = await follow(
+    new URL(loginFormAction(loginPage.response.body), loginPage.url).toString(),
+    jars,
+    {
+      method: "POST",
+      body: new URLSearchParams({ username, password, credentialId: "" }).toString(),
+    },
+  );
   const web = jars.get(new URL(webUrl).origin);
   if (!web?.names().some((name) => name.includes("session-token")))
     throw new Error(

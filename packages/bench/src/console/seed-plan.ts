@@ -51,9 +51,11 @@ export function seedPlan(options: {
   chunkNodes?: number;
 }): SeedPlan {
   for (const [name, value] of Object.entries(options)) {
-    if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number, got ${value}`);
+    if (!Number.isInteger(value) || value < 0)
+      throw new RangeError(`${name} must be a whole number, got ${value}`);
   }
-  if (options.nodes < 1 || options.sites < 1) throw new RangeError("a plan needs at least one node and one site");
+  if (options.nodes < 1 || options.sites < 1)
+    throw new RangeError("a plan needs at least one node and one site");
   if (options.nodes > 999_999) throw new RangeError("node names have six digits: at most 999,999 nodes");
   const organizations: OrganizationPlan[] = [
     { slug: "acme", nodes: options.nodes, sites: options.sites, appsPerNode: options.appsPerNode },
@@ -68,7 +70,12 @@ export function seedPlan(options: {
   return { organizations, chunkNodes: options.chunkNodes ?? 10_000 };
 }
 
-export function planTotals(plan: SeedPlan): { nodes: number; appInstances: number; sites: number; steps: number } {
+export function planTotals(plan: SeedPlan): {
+  nodes: number;
+  appInstances: number;
+  sites: number;
+  steps: number;
+} {
   let nodes = 0;
   let appInstances = 0;
   let sites = 0;

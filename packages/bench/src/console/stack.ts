@@ -1,0 +1,218 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseEnv } from "node:util";
+import { REPO_ROOT } from "../stack.js";
+import { timedRequest } from "./http.js";
+
+/**
+ * The console benchmark's own stack: the `load` profile of scripts/stack (ports +3000, data in
+ * var/load, wiped at each start), and the console built for production from a snapshot of the
+ * commit under test (git archive HEAD → var/load/app): `next build` never runs in apps/web,
+ * where others' `next dev` serves, and the numbers belong to one commit, not to a tree mid-edit.
+ */
+
+export const PROFILE = "load";
+export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
+export const LOG_DIR = join(VAR_DIR, "logs");
+const PID_DIR = join(VAR_DIR, "pids");
+const APP_DIR = join(VAR_DIR, "app");
+const STACK_SCRIPTS = join(REPO_ROOT, "scripts/stack");
+const profileEnv = { EDGEFLEET_SKIP_INSTALL: "1", ...process.env, EDGEFLEET_PROFILE: PROFILE };
+
+function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function pidFromFile(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, "utf8").split("\n")[0]?.trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function pidOf(name: string): number | undefined {
+  return pidFromFile(join(PID_DIR, `${name}.pid`));
+}
+
+export function postgresPid(): number | undefined {
+  const pid = pidFromFile(join(VAR_DIR, "postgres/postmaster.pid"));
+  return alive(pid) ? pid : undefined;
+}
+
+/** True when a load stack (of another run) is up: never take over or wipe a live one. */
+export function loadStackRunning(): boolean {
+  return ["nats", "mimir", "keycloak"].some((name) => alive(pidOf(name))) || postgresPid() !== undefined;
+}
+
+function run(
+  command: string,
+  args: string[],
+  logName: string,
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+) {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const logFile = join(LOG_DIR, logName);
+  const log = openSync(logFile, "w");
+  try {
+    const result = spawnSync(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["ignore", log, log],
+    });
+    if (result.status !== 0) {
+      const tail = readFileSync(logFile, "utf8").split("\n").slice(-25).join("\n");
+      throw new Error(`${command} ${args.join(" ")} failed (log: ${logFile}):\n${tail}`);
+    }
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** Fresh data, then Postgres, NATS, Mimir and Keycloak of the load profile. */
+export function stackUp(): Record<string, string> {
+  for (const data of ["postgres", "nats", "mimir", "pgsock", "stack.env"]) {
+    rmSync(join(VAR_DIR, data), { recursive: true, force: true });
+  }
+  run("bash", [join(STACK_SCRIPTS, "up.sh"), "--services"], "load-stack-up.log", {
+    cwd: REPO_ROOT,
+    env: profileEnv,
+  });
+  return readStackEnv();
+}
+
+export function stackDown(): void {
+  if (!existsSync(VAR_DIR)) return;
+  run("bash", [join(STACK_SCRIPTS, "down.sh")], "load-stack-down.log", { cwd: REPO_ROOT, env: profileEnv });
+}
+
+export function readStackEnv(): Record<string, string> {
+  const parsed = parseEnv(readFileSync(join(VAR_DIR, "stack.env"), "utf8"));
+  return Object.fromEntries(
+    Object.entries(parsed).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+export function headCommit(): string {
+  return spawnSync("git", ["rev-parse", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).stdout.trim();
+}
+
+/**
+ * var/load/app holds HEAD's files, installed (pnpm --offline from the store) and the console
+ * built. Reused when it already holds this commit's build: a rebuild costs ~2 minutes.
+ */
+export function prepareApp(
+  stackEnv: Record<string, string>,
+  say: (text: string) => void,
+): { dir: string; commit: string; reused: boolean } {
+  const commit = headCommit();
+  const marker = join(APP_DIR, ".built-commit");
+  if (existsSync(marker) && readFileSync(marker, "utf8").trim() === commit) {
+    return { dir: APP_DIR, commit, reused: true };
+  }
+  say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${APP_DIR.slice(REPO_ROOT.length + 1)}`);
+  rmSync(APP_DIR, { recursive: true, force: true });
+  mkdirSync(APP_DIR, { recursive: true });
+  run("bash", ["-c", `git archive HEAD | tar -x -C '${APP_DIR}'`], "load-app-snapshot.log", {
+    cwd: REPO_ROOT,
+  });
+  say("pnpm install --offline (from the store)");
+  run("pnpm", ["install", "--offline", "--frozen-lockfile"], "load-app-install.log", {
+    cwd: APP_DIR,
+    env: { ...process.env, CI: "1" },
+  });
+  say("next build (~2 min on 2 cores)");
+  run(join(APP_DIR, "apps/web/node_modules/.bin/next"), ["build"], "load-web-build.log", {
+    cwd: join(APP_DIR, "apps/web"),
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/root",
+      ...stackEnv,
+      NODE_ENV: "production",
+    },
+  });
+  writeFileSync(marker, `${commit}\n`);
+  return { dir: APP_DIR, commit, reused: false };
+}
+
+/** Migrations and the demo seed (organizations acme and globex, users alice and bob) from the snapshot. */
+export function migrateAndSeedDemo(appDir: string, stackEnv: Record<string, string>): void {
+  const env = { ...process.env, ...stackEnv };
+  run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:migrate"], "load-db-migrate.log", {
+    cwd: appDir,
+    env,
+  });
+  run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:seed"], "load-db-seed.log", { cwd: appDir, env });
+}
+
+/** `next start` of the snapshot's build, in its own process group. */
+export class WebProcess {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {}
+
+  static async start(appDir: string, stackEnv: Record<string, string>): Promise<WebProcess> {
+    const port = stackEnv.WEB_PORT ?? "6000";
+    const log = openSync(join(LOG_DIR, "load-web.log"), "w");
+    const child = spawn(
+      join(appDir, "apps/web/node_modules/.bin/next"),
+      ["start", "-H", "127.0.0.1", "-p", port],
+      {
+        cwd: join(appDir, "apps/web"),
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "/root",
+          ...stackEnv,
+          NODE_ENV: "production",
+        },
+        stdio: ["ignore", log, log],
+        detached: true,
+      },
+    );
+    closeSync(log);
+    const web = new WebProcess(child, `http://127.0.0.1:${port}`);
+    const deadline = Date.now() + 90_000;
+    while (Date.now() < deadline && child.exitCode === null) {
+      const up = await timedRequest(`${web.url}/api/openapi.json`, { timeoutMs: 5_000 })
+        .then((response) => response.status === 200)
+        .catch(() => false);
+      if (up) return web;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    web.kill();
+    throw new Error(`the console did not start (log: ${join(LOG_DIR, "load-web.log")})`);
+  }
+
+  async stop(graceMs = 10_000): Promise<void> {
+    const pid = this.child.pid;
+    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
+    try {
+      process.kill(-pid, "SIGTERM");
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => this.kill(), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  kill(): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
