@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { expect, type Page, test } from "@playwright/test";
+import { signInAs } from "./keycloak";
+
+const NATS_URL = process.env.NATS_URL;
+const NATS_ENROLL_CREDS = process.env.NATS_ENROLL_CREDS;
+const AGENT_CLI = fileURLToPath(
+  new URL("../../../packages/agent-sdk/bin/edgefleet-agent.mjs", import.meta.url),
+);
+
+/** Calls a tRPC mutation as the signed-in user (same origin, session cookie), superjson-encoded. */
+async function mutate<T>(page: Page, path: string, input: unknown): Promise<T> {
+  const response = await page.request.post(`/api/trpc/${path}`, { data: { json: input } });
+  expect(response.ok(), await response.text()).toBe(true);
+  return ((await response.json()) as { result: { data: { json: T } } }).result.data.json;
+}
+
+let agent: ChildProcess | null = null;
+test.afterEach(() => {
+  agent?.kill("SIGTERM");
+  agent = null;
+});
+
+test("the fleet page shows a node coming online and being revoked without a reload", async ({ page }) => {
+  if (!NATS_URL || !NATS_ENROLL_CREDS)
+    throw new Error("NATS_URL / NATS_ENROLL_CREDS unset: export the stack's stack.env");
+  test.setTimeout(120_000);
+  await signInAs(page, "alice");
+  await expect(page.getByTestId("live-state")).toHaveAttribute("data-state", "live");
+  // Marks this document: a reload or navigation would lose it.
+  await page.evaluate(() => {
+    (window as unknown as { notReloaded: boolean }).notReloaded = true;
+  });
+
+  // A real agent (hollow runtime, real protocol) enrolls with a fresh token and connects.
+  const prefix = `e2e-live-${randomBytes(3).toString("hex")}`;
+  const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
+    description: prefix,
+    maxUses: 1,
+    expiresInHours: 1,
+  });
+  agent = spawn(
+    process.execPath,
+    [
+      AGENT_CLI,
+      "hollow",
+      "--count",
+      "1",
+      "--token",
+      token.token,
+      "--url",
+      NATS_URL,
+      "--enroll-creds",
+      NATS_ENROLL_CREDS,
+      "--name-prefix",
+      prefix,
+    ],
+    { stdio: "ignore" },
+  );
+  const nodeName = `${prefix}-0`;
+  const event = (to: string) =>
+    page.locator(`[data-testid="recent-event"][data-node="${nodeName}"][data-to="${to}"]`);
+
+  // Enrollment, then Hello → online: both arrive as events, pushed to the page.
+  await expect(event("offline")).toBeVisible({ timeout: 45_000 });
+  await expect(event("online")).toBeVisible({ timeout: 45_000 });
+  await expect
+    .poll(async () => Number(await page.getByTestId("count-online").textContent()), { timeout: 30_000 })
+    .toBeGreaterThan(0);
+
+  // Revoking it through the API (another tab could do this) shows up here too.
+  const nodeId = await event("online").locator("a").getAttribute("href");
+  expect(nodeId).toMatch(/^\/nodes\/[0-9a-f-]{36}$/);
+  await mutate(page, "enrollment.revokeNode", { nodeId: nodeId?.split("/").at(-1) });
+  await expect(event("revoked")).toBeVisible({ timeout: 30_000 });
+
+  expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+});
+
+test("the live signal is tenant-scoped: a foreign organization's subscription is refused", async ({
+  page,
+  context,
+}) => {
+  await signInAs(page, "alice");
+  const { hostname } = new URL(page.url());
+  await context.addCookies([{ name: "edgefleet-org", value: "globex", domain: hostname, path: "/" }]);
+  const response = await page.request.get("/api/trpc/fleet.changes", { timeout: 15_000 });
+  const body = await response.text();
+  expect(body).toContain("NOT_FOUND");
+  expect(body).not.toContain('"at"');
+});
