@@ -51,12 +51,23 @@ const agent = spawn(process.execPath, [...(values["node-arg"] ?? []), entry, "ru
 });
 
 const samples: number[] = [];
+/** Where the resident memory is at the last sample: file-backed (code: the node binary, shared
+ * libraries; shared with other processes and reclaimable) vs anonymous (heaps, stacks). */
+let breakdown: Record<string, number> = {};
 const seconds = Number(values.seconds);
 for (let second = 0; second < seconds; second++) {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const status = await readFile(`/proc/${agent.pid}/status`, "utf8").catch(() => "");
   const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
   if (kib > 0) samples.push(kib);
+  const rollup = await readFile(`/proc/${agent.pid}/smaps_rollup`, "utf8").catch(() => "");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0);
+  if (rollup)
+    breakdown = {
+      anonymousMiB: field("Anonymous") / 1024,
+      fileBackedMiB: (field("Rss") - field("Anonymous")) / 1024,
+      pssMiB: field("Pss") / 1024,
+    };
 }
 agent.kill("SIGTERM");
 await new Promise((resolve) => agent.once("exit", resolve));
@@ -66,5 +77,5 @@ await nc.close();
 await rm(dir, { recursive: true, force: true });
 const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
 process.stdout.write(
-  `${JSON.stringify({ entry: values.bundle ? "bundle" : "tsx", seconds, rssMiB: { last: mib(samples.at(-1) ?? 0), max: mib(Math.max(...samples)) } })}\n`,
+  `${JSON.stringify({ entry: values.bundle ? "bundle" : "tsx", seconds, rssMiB: { last: mib(samples.at(-1) ?? 0), max: mib(Math.max(...samples)) }, ...Object.fromEntries(Object.entries(breakdown).map(([key, value]) => [key, Math.round(value * 10) / 10])) })}\n`,
 );

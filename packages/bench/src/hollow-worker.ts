@@ -146,7 +146,7 @@ async function restartSome(nids: readonly string[]): Promise<void> {
 /** When each running agent's next Hello is answered (the agent reconnected and resynced). */
 async function watchHellos(timeoutMs: number): Promise<void> {
   const watched = [...nodes.values()].flatMap((node) =>
-    node.agent ? [{ node, agent: node.agent, baseline: node.agent.stats().hellosAnswered }] : [],
+    node.agent ? [{ node, agent: node.agent, baseline: node.agent.hellosAnswered() }] : [],
   );
   const times: NodeTime[] = [];
   const seen = new Set<string>();
@@ -155,7 +155,7 @@ async function watchHellos(timeoutMs: number): Promise<void> {
     await sleep(100);
     const now = Date.now();
     for (const { node, agent, baseline } of watched) {
-      if (seen.has(node.identity.nid) || agent.stats().hellosAnswered <= baseline) continue;
+      if (seen.has(node.identity.nid) || agent.hellosAnswered() <= baseline) continue;
       seen.add(node.identity.nid);
       times.push({ nid: node.identity.nid, at: now });
     }
@@ -173,7 +173,7 @@ async function shutdown(): Promise<void> {
 
 const progressTimer = setInterval(() => {
   let connected = 0;
-  for (const node of nodes.values()) if (node.agent?.stats().connected) connected++;
+  for (const node of nodes.values()) if (node.agent?.isConnected()) connected++;
   send({ type: "progress", enrolled, started, connected });
 }, 1_000);
 
