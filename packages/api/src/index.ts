@@ -5,7 +5,13 @@ export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
 export { ROLES, roleAtLeast } from "./domain/roles";
 export type { GatewayConnection } from "./gateway-client";
-export { createOpenApiDocument, handleRestRequest, REST_BASE_PATH, type RestRequestOptions } from "./openapi";
+export {
+  createOpenApiDocument,
+  handleAuditExport,
+  handleRestRequest,
+  REST_BASE_PATH,
+  type RestRequestOptions,
+} from "./openapi";
 export { type AppRouter, appRouter, createCaller } from "./root";
 export {
   type ApiSession,

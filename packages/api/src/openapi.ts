@@ -213,8 +213,13 @@ function csvCell(value: unknown): string {
 /**
  * GET /api/v1/audit/export?format=jsonl|csv&<audit.list filters>: the whole filtered log, newest
  * first, streamed page by page through `audit.list` (same authorization, same filters).
+ * `context`: the console's own (session) context for its download link; REST uses the API key.
  */
-export async function handleAuditExport(req: Request, opts: RestRequestOptions): Promise<Response> {
+export async function handleAuditExport(
+  req: Request,
+  opts: RestRequestOptions,
+  context?: ReturnType<typeof createTRPCContext>,
+): Promise<Response> {
   const url = new URL(req.url);
   const format = url.searchParams.get("format") ?? "jsonl";
   if (format !== "jsonl" && format !== "csv") {
@@ -227,12 +232,13 @@ export async function handleAuditExport(req: Request, opts: RestRequestOptions):
     [...url.searchParams].filter(([key]) => !["format", "limit", "cursor"].includes(key)),
   );
   const caller = createCaller(
-    createTRPCContext({
-      db: opts.db,
-      session: null,
-      activeOrganizationSlug: null,
-      authorization: req.headers.get("authorization") ?? "",
-    }),
+    context ??
+      createTRPCContext({
+        db: opts.db,
+        session: null,
+        activeOrganizationSlug: null,
+        authorization: req.headers.get("authorization") ?? "",
+      }),
   );
   const pageAfter = (cursor: string | undefined) =>
     caller.audit.list({ ...filters, limit: EXPORT_PAGE, ...(cursor ? { cursor } : {}) } as Parameters<
