@@ -1,8 +1,15 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type Db, hashEnrollmentToken, type Role } from "@edgefleet/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiSession } from "../src";
+import { type ApiSession, createCaller, createTRPCContext } from "../src";
+import { installCommand } from "../src/domain/enrollment";
+import type { GatewayConnection } from "../src/gateway-client";
 import { membersByRole, ORG } from "./actors";
 import { callerFor, sessionOf } from "./callers";
+import { type GatewayStandIn, STAND_IN_ENROLL_CREDS, startGatewayStandIn } from "./gateway-stand-in";
 import { createTestDatabase, type TestDatabase } from "./test-database";
 
 let testDb: TestDatabase;
@@ -129,5 +136,104 @@ describe("node approval and revocation", () => {
     expect((await db.node.findUniqueOrThrow({ where: { id: globexNode.id } })).status).toBe(
       globexNode.status,
     );
+  });
+});
+
+describe("enrollment tokens with a site and the gateway's enrollment credentials", () => {
+  let standIn: GatewayStandIn;
+  beforeAll(async () => {
+    standIn = await startGatewayStandIn();
+  });
+  afterAll(async () => {
+    await standIn?.close();
+  });
+  const withGateway = (gateway: GatewayConnection | null) =>
+    createCaller(
+      createTRPCContext({
+        db,
+        session: members.operator,
+        activeOrganizationSlug: ORG,
+        agentServerUrl: "nats://127.0.0.1:4222",
+        gateway,
+      }),
+    );
+
+  it("places a token at a site: the summary names it and the nodes get the site label", async () => {
+    const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
+    const plant = await db.site.findFirstOrThrow({ where: { organizationId: acme.id, name: "plant-9" } });
+    const created = await withGateway(standIn.connection).enrollment.createToken({
+      siteId: plant.id,
+      labels: { tier: "edge" },
+    });
+    expect(created.site).toEqual({ id: plant.id, name: "plant-9" });
+    expect(created.labels).toEqual({ site: "plant-9", tier: "edge" });
+    const row = await db.enrollmentToken.findUniqueOrThrow({ where: { id: created.id } });
+    expect(row.siteId).toBe(plant.id);
+    const listed = await callerFor(db, members.viewer, ORG)
+      .enrollment.listTokens({})
+      .catch((error: unknown) => error);
+    // Listing tokens needs the operator role.
+    expect(listed).toMatchObject({ code: "FORBIDDEN" });
+    const page = await callerFor(db, members.operator, ORG).enrollment.listTokens({});
+    expect(page.items.find((t) => t.id === created.id)?.site).toEqual({ id: plant.id, name: "plant-9" });
+  });
+
+  it("refuses another organization's site (NOT_FOUND) and makes no token", async () => {
+    const globexSite = await db.site.findFirstOrThrow({ where: { organization: { slug: "globex" } } });
+    const before = await db.enrollmentToken.count();
+    await expect(
+      withGateway(standIn.connection).enrollment.createToken({ siteId: globexSite.id }),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(await db.enrollmentToken.count()).toBe(before);
+  });
+
+  it("makes no token when the gateway does not answer (SERVICE_UNAVAILABLE)", async () => {
+    const before = await db.enrollmentToken.count();
+    await expect(
+      withGateway({ url: "http://127.0.0.1:9", internalToken: "x".repeat(40) }).enrollment.createToken({}),
+    ).rejects.toMatchObject({ code: "SERVICE_UNAVAILABLE" });
+    expect(await db.enrollmentToken.count()).toBe(before);
+  });
+
+  it("writes the enrollment credentials and a config the agent can read, when the command is run", async () => {
+    const created = await withGateway(standIn.connection).enrollment.createToken({ maxUses: 1 });
+    const dir = mkdtempSync(join(tmpdir(), "ef-install-"));
+    try {
+      // The command as a person pastes it, with its paths moved into a scratch dir and without
+      // sudo; the agent itself is replaced by `cat` of the config it would read.
+      const command = created.installCommand
+        .replaceAll("sudo ", "")
+        .replaceAll("/etc/edgefleet", dir)
+        .replace(/node \/opt\/edgefleet\/edgefleet-agent\.mjs run --config (\S+)/, "cat $1");
+      const config = execFileSync("bash", ["-c", command], { encoding: "utf8" });
+      expect(config).toBe(
+        [
+          "stateDir: /var/lib/edgefleet-agent",
+          'servers: ["nats://127.0.0.1:4222"]',
+          "enroll:",
+          `  token: ${created.token}`,
+          `  credsFile: ${dir}/enroll.creds`,
+          "",
+        ].join("\n"),
+      );
+      expect(readFileSync(join(dir, "enroll.creds"), "utf8")).toBe(STAND_IN_ENROLL_CREDS);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps text printf or the shell would interpret literal", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ef-install-"));
+    try {
+      const tricky = "a 'quoted' 100% \\n back\\slash $HOME `id`\nsecond line\n";
+      const command = installCommand("efe_x", "nats://h:4222", tricky)
+        .replaceAll("sudo ", "")
+        .replaceAll("/etc/edgefleet", dir)
+        .replace(/node \S+ run --config \S+/, "true");
+      execFileSync("bash", ["-c", command]);
+      expect(readFileSync(join(dir, "enroll.creds"), "utf8")).toBe(tricky);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -116,8 +116,14 @@ describe("site create / byId / update / delete", () => {
   it("deletes an empty site and refuses one with nodes (CONFLICT), keeping it and its nodes", async () => {
     const owner = callerFor(db, alice, ORG);
     const empty = await owner.site.create({ name: "temp-9" });
+    const token = await owner.enrollment.createToken({ siteId: empty.id });
     await owner.site.delete({ id: empty.id });
     expect(await db.site.findUnique({ where: { id: empty.id } })).toBeNull();
+    // Its tokens stay usable and place new nodes at no site.
+    expect(await db.enrollmentToken.findUniqueOrThrow({ where: { id: token.id } })).toMatchObject({
+      siteId: null,
+      revokedAt: null,
+    });
 
     const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
     const plant = await db.site.findFirstOrThrow({ where: { organizationId: acme.id, name: "plant-7" } });

@@ -4,7 +4,7 @@
  * SHA-256 stored); approval and revocation use approveNode / revokeNode, which the gateway
  * listens to.
  */
-import { approveNode, createEnrollmentToken, type Db, revokeNode, type tenantDb } from "@edgefleet/db";
+import { approveNode, createEnrollmentToken, type Db, revokeNode, tenantDb } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 
@@ -26,6 +26,8 @@ export const enrollmentTokenSummary = z.object({
   uses: z.number().int(),
   labels: z.record(z.string(), z.string()),
   requiresApproval: z.boolean(),
+  /** Where nodes enrolled with it are placed; null: no site. */
+  site: z.object({ id: z.string(), name: z.string() }).nullable(),
   revokedAt: z.date().nullable(),
   createdBy: z.string().nullable(),
   createdAt: z.date(),
@@ -42,6 +44,7 @@ const tokenSelect = {
   uses: true,
   labels: true,
   requiresApproval: true,
+  site: { select: { id: true, name: true } },
   revokedAt: true,
   createdBy: true,
   createdAt: true,
@@ -89,6 +92,8 @@ export const createTokenInput = z.object({
   maxUses: z.number().int().min(1).max(1_000_000).optional(),
   labels: labelsSchema.default({}),
   requiresApproval: z.boolean().default(false),
+  /** Site of this organization the enrolled nodes are placed at; also labels them `site=<name>`. */
+  siteId: z.uuid().optional(),
 });
 
 export const createdToken = enrollmentTokenSummary.extend({
@@ -101,15 +106,36 @@ export const createdToken = enrollmentTokenSummary.extend({
 /** Where agents connect when the deployment did not say (the site's leaf node, by convention). */
 export const DEFAULT_AGENT_SERVER_URL = "nats://leaf.site.local:4222";
 
-/** A shell one-liner: writes /etc/edgefleet/agent.yaml and runs the bundled reference agent. */
-export function installCommand(token: string, serverUrl: string): string {
+/** Where the install command puts things on the node. */
+const AGENT_CONFIG_PATH = "/etc/edgefleet/agent.yaml";
+const ENROLL_CREDS_PATH = "/etc/edgefleet/enroll.creds";
+
+/** Text as a printf format inside single quotes: one line, nothing printf or the shell would interpret. */
+function printfLiteral(text: string): string {
+  return text.replaceAll("\\", "\\\\").replaceAll("%", "%%").replaceAll("'", "'\\''").replaceAll("\n", "\\n");
+}
+
+/**
+ * A shell one-liner that writes the agent config (and the public enrollment credentials, when
+ * the hub asks for them) to /etc/edgefleet and runs the reference agent installed at
+ * /opt/edgefleet/edgefleet-agent.mjs (see packages/agent-sdk/README.md).
+ */
+export function installCommand(token: string, serverUrl: string, enrollCreds: string | null = null): string {
   const config = [
     "stateDir: /var/lib/edgefleet-agent",
     `servers: ["${serverUrl}"]`,
     "enroll:",
     `  token: ${token}`,
-  ].join("\\n");
-  return `sudo mkdir -p /etc/edgefleet && printf '${config}\\n' | sudo tee /etc/edgefleet/agent.yaml >/dev/null && sudo node /opt/edgefleet/edgefleet-agent.mjs run --config /etc/edgefleet/agent.yaml`;
+    ...(enrollCreds ? [`  credsFile: ${ENROLL_CREDS_PATH}`] : []),
+  ].join("\n");
+  return [
+    "sudo mkdir -p /etc/edgefleet",
+    ...(enrollCreds
+      ? [`printf -- '${printfLiteral(enrollCreds)}' | sudo tee ${ENROLL_CREDS_PATH} >/dev/null`]
+      : []),
+    `printf -- '${printfLiteral(config)}\\n' | sudo tee ${AGENT_CONFIG_PATH} >/dev/null`,
+    `sudo node /opt/edgefleet/edgefleet-agent.mjs run --config ${AGENT_CONFIG_PATH}`,
+  ].join(" && ");
 }
 
 export async function createToken(
@@ -118,19 +144,35 @@ export async function createToken(
   createdBy: string,
   input: z.output<typeof createTokenInput>,
   serverUrl: string,
+  enrollCreds: string | null,
   now = new Date(),
 ) {
+  const site = input.siteId
+    ? await tenantDb(db, organizationId).site.findFirst({
+        where: { id: input.siteId },
+        select: { name: true },
+      })
+    : null;
+  if (input.siteId && !site) {
+    throw new TRPCError({ code: "NOT_FOUND", message: `site ${input.siteId} not found` });
+  }
   const created = await createEnrollmentToken(db, organizationId, {
     expiresAt: new Date(now.getTime() + input.expiresInHours * 3_600_000),
     maxUses: input.maxUses ?? null,
-    labels: input.labels,
+    // The site label keeps `site=<name>` selectors working for enrolled nodes, as for seeded ones.
+    labels: site ? { site: site.name, ...input.labels } : input.labels,
     requiresApproval: input.requiresApproval,
+    siteId: input.siteId ?? null,
     ...(input.description ? { description: input.description } : {}),
     createdBy,
   });
   const row = await db.enrollmentToken.findUniqueOrThrow({ where: { id: created.id }, select: tokenSelect });
   const summary = toSummary(row, now);
-  return { summary, token: created.token, installCommand: installCommand(created.token, serverUrl) };
+  return {
+    summary,
+    token: created.token,
+    installCommand: installCommand(created.token, serverUrl, enrollCreds),
+  };
 }
 
 export const tokenIdInput = z.object({ id: z.uuid() });

@@ -156,6 +156,8 @@ export async function deleteSite(db: TenantDb, id: string) {
     });
   }
   try {
+    // Tokens that placed nodes here keep working, placing new nodes at no site (their labels stay).
+    await db.enrollmentToken.updateMany({ where: { siteId: id }, data: { siteId: null } });
     await db.site.delete({ where: { id } });
   } catch (error) {
     // A node assigned between the count and the delete: the foreign key refuses (P2003).

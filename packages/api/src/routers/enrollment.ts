@@ -14,6 +14,7 @@ import {
   revokeToken,
   tokenIdInput,
 } from "../domain/enrollment";
+import { fetchEnrollCredentials } from "../gateway-client";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
 const tags = ["Enrollment"];
@@ -43,12 +44,15 @@ export const enrollmentRouter = createTRPCRouter({
     .input(createTokenInput)
     .output(createdToken)
     .mutation(async ({ ctx, input }) => {
+      // Asked first: if the gateway cannot say, no token is made that the command could not use.
+      const enrollCreds = ctx.gateway ? await fetchEnrollCredentials(ctx.gateway) : null;
       const created = await createToken(
         ctx.db,
         ctx.organization.id,
         `${ctx.actor.type}:${ctx.actor.id}`,
         input,
         ctx.agentServerUrl ?? DEFAULT_AGENT_SERVER_URL,
+        enrollCreds,
       );
       ctx.audit.record({ targetId: created.summary.id, before: null, after: created.summary });
       return { ...created.summary, token: created.token, installCommand: created.installCommand };
