@@ -26,6 +26,8 @@ PORT_KEYCLOAK=$((8080 + PORT_OFFSET))
 PORT_KEYCLOAK_MANAGEMENT=$((9000 + PORT_OFFSET))
 PORT_GATEWAY=$((8090 + PORT_OFFSET))
 PORT_WEB=$((3000 + PORT_OFFSET))
+# load's 6000 is X11's port, which Next.js and browsers refuse to use.
+if [ "$PORT_WEB" = 6000 ]; then PORT_WEB=6080; fi
 
 VAR_DIR="$REPO_ROOT/var/$EDGEFLEET_PROFILE"
 LOG_DIR="$VAR_DIR/logs"
