@@ -46,9 +46,14 @@ const packageDir = new URL("..", import.meta.url).pathname;
 const entry = values.bundle
   ? join(packageDir, "dist/edgefleet-agent.mjs")
   : join(packageDir, "bin/edgefleet-agent.mjs");
-const agent = spawn(process.execPath, [...(values["node-arg"] ?? []), entry, "run", "--config", config], {
-  stdio: ["ignore", "ignore", "inherit"],
-});
+// The bundle runs as the executable it is (its shebang carries the Node flags a node uses);
+// --node-arg runs it under this Node with those flags instead.
+const nodeArgs = values["node-arg"] ?? [];
+const [command, args] =
+  values.bundle && nodeArgs.length === 0
+    ? [entry, ["run", "--config", config]]
+    : [process.execPath, [...nodeArgs, entry, "run", "--config", config]];
+const agent = spawn(command, args, { stdio: ["ignore", "ignore", "inherit"] });
 
 const samples: number[] = [];
 /** Where the resident memory is at the last sample: file-backed (code: the node binary, shared

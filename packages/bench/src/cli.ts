@@ -19,6 +19,8 @@ import { latenciesFrom, PgEvents } from "./pg-events.js";
 import { ProcSampler, rssKiBOf, usageByPhase } from "./proc.js";
 import { Progress, step } from "./progress.js";
 import {
+  buildAgentBundle,
+  measureEmptyNode,
   measureReferenceAgent,
   type ReferenceAgentResult,
   referenceAgentEntries,
@@ -398,6 +400,7 @@ async function run(
   // --- restart sample: offline visible, then online again; the reference agent meanwhile --------
   sampler.phase = "restart";
   const sample = spreadSample(nids, options.restartSample);
+  if (!buildAgentBundle()) problems.push("The agent bundle did not build: only the tsx agent was measured.");
   const referenceRuns = referenceAgentEntries().map(({ variant, entry }) =>
     measureReferenceAgent({
       db,
@@ -439,6 +442,7 @@ async function run(
   if (restartLatency.missing.length > 0)
     problems.push(`${restartLatency.missing.length} restarted agents did not come back online.`);
   step("reference agent RSS (real CLI, process runtime)");
+  const emptyNodeMemory = await measureEmptyNode().catch(() => undefined);
   const referenceAgent = (await Promise.all(referenceRuns)).filter(
     (result): result is ReferenceAgentResult => result !== undefined,
   );
@@ -525,6 +529,7 @@ async function run(
       : null,
     hollowBaselineMiB: hollowBaselineKiB / 1024,
     referenceAgent,
+    ...(emptyNodeMemory ? { emptyNodeMemory } : {}),
     gatewayCounters,
     problems,
     notes: options.notes,

@@ -70,7 +70,16 @@ export interface BenchResults {
   hollowRssKiBPerNode: number | null;
   /** RSS of all worker processes before any agent existed. */
   hollowBaselineMiB: number;
-  referenceAgent: Array<{ variant: string; rssMiBLast: number; rssMiBMax: number }>;
+  referenceAgent: Array<{
+    variant: string;
+    rssMiBLast: number;
+    rssMiBMax: number;
+    anonymousMiB?: number;
+    fileBackedMiB?: number;
+    pssMiB?: number;
+  }>;
+  /** An empty Node process on this machine: the floor under any Node agent. */
+  emptyNodeMemory?: { rssMiB: number; anonymousMiB: number; fileBackedMiB: number };
   gatewayCounters: Record<string, number>;
   /** What did not hold, or did not finish, in this run. */
   problems: string[];

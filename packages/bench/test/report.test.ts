@@ -130,6 +130,30 @@ describe("the markdown report", () => {
   });
 });
 
+describe("reference agent memory in the report", () => {
+  it("splits RSS into anonymous and file-backed, beside an empty Node process", () => {
+    const report = renderReport(
+      fixture({
+        referenceAgent: [
+          {
+            variant: "bundle",
+            rssMiBLast: 50.4,
+            rssMiBMax: 53,
+            anonymousMiB: 13,
+            fileBackedMiB: 37.4,
+            pssMiB: 14.3,
+          },
+        ],
+        emptyNodeMemory: { rssMiB: 40.6, anonymousMiB: 6.2, fileBackedMiB: 34.4 },
+      }),
+      [],
+    );
+    expect(report).toContain("| bundle | 50.4 MiB | 13.0 MiB | 37.4 MiB | 14.3 MiB |");
+    expect(report).toContain("| 40.6 MiB | 6.2 MiB | 34.4 MiB | – |");
+    expect(renderReport(fixture(), [])).not.toContain("### Reference agent memory");
+  });
+});
+
 describe("the reconnect storm in the report", () => {
   const storm = {
     nodes: 100,
