@@ -271,7 +271,8 @@ async function run(
   const connectStart = Date.now();
   const connectProgress = new Progress("online", nids.length);
   const startedPromise = workers.connect(options.connectPerSecond, options.connectInFlight);
-  const connectTimeout = Math.max(120_000, (nids.length / options.connectPerSecond) * 3_000);
+  // Admission control paces the starts by how fast handshakes complete, not only by --connect-rate.
+  const connectTimeout = Math.max(300_000, (nids.length / options.connectPerSecond) * 3_000);
   const online = await waitUntil(
     connectProgress,
     nids.length,
