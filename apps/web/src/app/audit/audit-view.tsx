@@ -9,18 +9,8 @@ import tableStyles from "~/components/admin-table.module.css";
 import { useTRPC } from "~/trpc/react";
 import styles from "./audit.module.css";
 import { AuditDiff } from "./audit-diff";
+import { type AuditFilters, toQueryString } from "./audit-filters";
 
-/** Filters as they appear in the URL (and in the export link): the names audit.list takes. */
-export const auditFilterKeys = [
-  "action",
-  "actorType",
-  "actorId",
-  "targetType",
-  "targetId",
-  "from",
-  "to",
-] as const;
-export type AuditFilters = Partial<Record<(typeof auditFilterKeys)[number], string>>;
 type Entry = RouterOutputs["audit"]["list"]["items"][number];
 
 const PAGE_SIZE = 50;
@@ -36,15 +26,6 @@ const KNOWN_ACTIONS = [
   "enrollmentToken.",
   "node.",
 ];
-
-function toQueryString(filters: AuditFilters): string {
-  const params = new URLSearchParams();
-  for (const key of auditFilterKeys) {
-    const value = filters[key];
-    if (value) params.set(key, value);
-  }
-  return params.toString();
-}
 
 /** ISO instant -> the value a datetime-local input shows (local time, minutes). */
 function toLocalInput(iso: string | undefined): string {
@@ -292,7 +273,7 @@ function FilterForm(props: {
         <span>From</span>
         <input
           type="datetime-local"
-          aria-label="From"
+          aria-label="Earliest time"
           value={from}
           onChange={(event) => setFrom(event.target.value)}
         />
@@ -301,7 +282,7 @@ function FilterForm(props: {
         <span>To</span>
         <input
           type="datetime-local"
-          aria-label="To"
+          aria-label="Latest time"
           value={to}
           onChange={(event) => setTo(event.target.value)}
         />

@@ -1,5 +1,6 @@
 import { OrganizationPage } from "~/components/organization-page";
-import { type AuditFilters, AuditView, auditFilterKeys } from "./audit-view";
+import { type AuditFilters, auditFilterKeys } from "./audit-filters";
+import { AuditView } from "./audit-view";
 
 export const dynamic = "force-dynamic";
 

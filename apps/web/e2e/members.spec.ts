@@ -1,0 +1,72 @@
+import { type Browser, expect, type Page, test } from "@playwright/test";
+import { signInAs } from "./keycloak";
+
+// Roles are checked by the server on every call: alice (owner of Acme) changes carol's role and
+// carol's next action is allowed or refused accordingly, without carol signing in again.
+
+async function signedIn(browser: Browser, username: string): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signInAs(page, username);
+  return page;
+}
+
+test("alice changes carol's role and the change takes effect at carol's next action", async ({ browser }) => {
+  // carol's first sign-in links her Keycloak identity and gives her an Acme membership.
+  const carol = await signedIn(browser, "carol");
+  const alice = await signedIn(browser, "alice");
+
+  await alice.goto("/members");
+  const carolsRole = alice.getByLabel("Role of carol@acme.example");
+  await carolsRole.selectOption("admin");
+  await expect(alice.getByRole("status")).toHaveText("carol@acme.example is now admin");
+
+  await carol.goto("/members");
+  await expect(carol.getByTestId("my-role")).toContainText("Your role here: admin");
+  const invite = carol.getByRole("button", { name: "Invite" });
+  await expect(invite).toBeEnabled();
+
+  // Demoted while her page is open: the page still offers the invitation, the server refuses it.
+  await carolsRole.selectOption("viewer");
+  await expect(alice.getByRole("status")).toHaveText("carol@acme.example is now viewer");
+  const refusedEmail = `refused-${Date.now()}@acme.example`;
+  await carol.getByLabel("E-mail to invite").fill(refusedEmail);
+  await invite.click();
+  // (Next.js keeps an empty route-announcer alert on every page: pick ours by its text.)
+  await expect(
+    carol.getByRole("alert").filter({ hasText: "member.invite needs the admin role; you are viewer" }),
+  ).toBeVisible();
+
+  // Reloaded, the page knows her role: the controls are disabled and say why.
+  await carol.reload();
+  await expect(carol.getByTestId("my-role")).toContainText("Your role here: viewer");
+  await expect(invite).toBeDisabled();
+  await expect(carol.getByLabel("Role of alice@acme.example")).toBeDisabled();
+  await expect(carol.getByTestId("disabled-reason")).toHaveText(
+    "Changing members needs the admin role; you are viewer.",
+  );
+  await expect(carol.locator(`[data-email="${refusedEmail}"]`)).toHaveCount(0);
+
+  // Promoted again: her invitation goes through and she can remove the invitee (with a confirmation).
+  await carolsRole.selectOption("admin");
+  await expect(alice.getByRole("status")).toHaveText("carol@acme.example is now admin");
+  await carol.reload();
+  const invitee = `invitee-${Date.now()}@acme.example`;
+  await carol.getByLabel("E-mail to invite").fill(invitee);
+  await carol.getByLabel("Role to grant").selectOption("operator");
+  await carol.getByRole("button", { name: "Invite" }).click();
+  await expect(carol.getByRole("status")).toHaveText(`${invitee} invited as operator`);
+  const row = carol.locator(`[data-testid="member-row"][data-email="${invitee}"]`);
+  await expect(row).toContainText("invited");
+  // An admin cannot hand out the owner role.
+  await expect(row.getByRole("option", { name: "owner" })).toBeDisabled();
+
+  await row.getByRole("button", { name: "Remove" }).click();
+  await row.getByRole("button", { name: "Yes, remove" }).click();
+  await expect(carol.getByRole("status")).toHaveText(`${invitee} removed`);
+  await expect(row).toHaveCount(0);
+
+  // Leave carol as a viewer, the role her first sign-in gives, for whoever runs next.
+  await carolsRole.selectOption("viewer");
+  await expect(alice.getByRole("status")).toHaveText("carol@acme.example is now viewer");
+});
