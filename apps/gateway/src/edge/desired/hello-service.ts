@@ -55,10 +55,10 @@ export class HelloService implements EdgeService {
     await Promise.all(this.inFlight);
   }
 
-  private async appliedRevision(nodeId: string): Promise<number> {
-    const [row] = await this.db.$queryRaw<Array<{ applied_revision: number }>>(Prisma.sql`
-      SELECT applied_revision FROM node WHERE id = ${nodeId}::uuid`);
-    return row?.applied_revision ?? 0;
+  private async revisions(nodeId: string): Promise<{ applied: number; desired: number } | undefined> {
+    const [row] = await this.db.$queryRaw<Array<{ applied: number; desired: number }>>(Prisma.sql`
+      SELECT applied_revision AS applied, desired_revision AS desired FROM node WHERE id = ${nodeId}::uuid`);
+    return row;
   }
 
   private async handle(msg: Msg): Promise<void> {
@@ -67,9 +67,10 @@ export class HelloService implements EdgeService {
       // No answer to a rejected Hello: the agent's request times out and it retries with backoff.
       if (!taken) return;
       const { node, msg: hello } = taken;
-      // A node reporting revision 0 after it had applied one lost its state: what it gets now is a
-      // re-list (a new node's first sync from 0 is not one). Only asked for the rare Hello from 0.
-      const hadApplied = hello.rev === 0 && (await this.appliedRevision(node.id)) > 0;
+      // Before the UPDATE resets it: a node reporting revision 0 after it had applied one lost its
+      // state, and what it gets now is a re-list (a new node's first sync from 0 is not one).
+      const before = await this.revisions(node.id);
+      const hadApplied = hello.rev === 0 && (before?.applied ?? 0) > 0;
       // A node coming online gets a status history row and the console a notification, in this statement.
       await updateNodesWithStatusEvents(this.db, {
         where: Prisma.sql`id = ${node.id}::uuid AND status <> 'revoked'`,
@@ -78,7 +79,10 @@ export class HelloService implements EdgeService {
           applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END`,
         reason: "hello",
       });
-      const delta = await desiredDeltaSince(this.db, node.id, hello.rev);
+      // Up to date (every reconnect of a settled fleet, e.g. a storm of 10,000): no delta
+      // transaction. A revision raised meanwhile reaches the node through the publisher's NOTIFY.
+      const delta =
+        before && before.desired === hello.rev ? null : await desiredDeltaSince(this.db, node.id, hello.rev);
       const reply: HelloReply = {
         v: PROTOCOL_VERSION,
         hb: this.config.heartbeatIntervalS,
