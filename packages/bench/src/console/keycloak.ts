@@ -97,23 +97,25 @@ export async function signInToConsole(
   password: string,
 ): Promise<CookieJar> {
   const jars = new Map<string, CookieJar>();
-  const loginPage = await follow(`${webUrl}/sign-in?callbackUrl=%2Ffleet`, jars);
-  if (loginPage.response.status !== 200 || new URL(loginPage.url).origin === new URL(webUrl).origin)
-    throw new Error(
-      `sign-in did not reach Keycloak's login page (HTTP ${loginPage.response.status} at ${loginPage.url})`,
-    );
-  const landed = await follow(
-    new URL(loginFormAction(loginPage.response.body), loginPage.url).toString(),
-    jars,
-    {
+  const webOrigin = new URL(webUrl).origin;
+  let page = await follow(`${webUrl}/sign-in?callbackUrl=%2Ffleet`, jars);
+  // With organizations on, Keycloak asks for the username first, then the password: fill in
+  // whichever fields the form has until the flow leaves Keycloak.
+  for (let step = 0; step < 4 && new URL(page.url).origin !== webOrigin; step++) {
+    if (page.response.status !== 200)
+      throw new Error(`Keycloak's login answered HTTP ${page.response.status} at ${page.url}`);
+    const fields: Record<string, string> = { credentialId: "" };
+    if (/name="username"/.test(page.response.body)) fields.username = username;
+    if (/name="password"/.test(page.response.body)) fields.password = password;
+    page = await follow(new URL(loginFormAction(page.response.body), page.url).toString(), jars, {
       method: "POST",
-      body: new URLSearchParams({ username, password, credentialId: "" }).toString(),
-    },
-  );
-  const web = jars.get(new URL(webUrl).origin);
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+  const web = jars.get(webOrigin);
   if (!web?.names().some((name) => name.includes("session-token")))
     throw new Error(
-      `no session cookie after signing in as ${username} (ended at ${landed.url}, HTTP ${landed.response.status})`,
+      `no session cookie after signing in as ${username} (ended at ${page.url}, HTTP ${page.response.status})`,
     );
   return web;
 }

@@ -105,17 +105,29 @@ export function headCommit(): string {
   return spawnSync("git", ["rev-parse", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).stdout.trim();
 }
 
+/** What the console build is made of at HEAD (git tree ids): the same key, the same build. */
+export function buildKey(): string {
+  const parts = ["apps/web", "packages/api", "packages/db", "pnpm-lock.yaml", "package.json"].map(
+    (path) => `HEAD:${path}`,
+  );
+  const result = spawnSync("git", ["rev-parse", ...parts], { cwd: REPO_ROOT, encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`git rev-parse ${parts.join(" ")} failed: ${result.stderr}`);
+  return result.stdout.trim().split("\n").join(" ");
+}
+
 /**
  * var/load/app holds HEAD's files, installed (pnpm --offline from the store) and the console
- * built. Reused when it already holds this commit's build: a rebuild costs ~2 minutes.
+ * built. Reused while the console's sources are those of the build: a rebuild costs ~2 minutes.
  */
 export function prepareApp(
   stackEnv: Record<string, string>,
   say: (text: string) => void,
 ): { dir: string; commit: string; reused: boolean } {
   const commit = headCommit();
-  const marker = join(APP_DIR, ".built-commit");
-  if (existsSync(marker) && readFileSync(marker, "utf8").trim() === commit) {
+  const key = buildKey();
+  // Reused when the console's sources are unchanged since the build (commits elsewhere don't count).
+  const marker = join(APP_DIR, ".build-key");
+  if (existsSync(marker) && readFileSync(marker, "utf8").trim() === key) {
     return { dir: APP_DIR, commit, reused: true };
   }
   say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${APP_DIR.slice(REPO_ROOT.length + 1)}`);
@@ -139,7 +151,7 @@ export function prepareApp(
       NODE_ENV: "production",
     },
   });
-  writeFileSync(marker, `${commit}\n`);
+  writeFileSync(marker, `${key}\n`);
   return { dir: APP_DIR, commit, reused: false };
 }
 
