@@ -66,6 +66,8 @@ function readOptions(argv: string[]) {
       "profile-workers": { type: "boolean", default: false },
       "idle-seconds": { type: "string", default: "180" },
       "restart-sample": { type: "string", default: "500" },
+      // Nodes the desired-state rollout goes to (spread over the fleet).
+      "rollout-nodes": { type: "string", default: "2000" },
       "enroll-concurrency": { type: "string", default: "16" },
       "reference-seconds": { type: "string", default: "45" },
       out: { type: "string", default: "docs/benchmarks" },
@@ -91,6 +93,7 @@ function readOptions(argv: string[]) {
     profileWorkers: values["profile-workers"] ?? false,
     idleSeconds: positiveInt("idle-seconds", values["idle-seconds"], 3_600),
     restartSample: Math.min(nodes, positiveInt("restart-sample", values["restart-sample"], 19_000)),
+    rolloutNodes: Math.min(nodes, positiveInt("rollout-nodes", values["rollout-nodes"], 19_000)),
     enrollConcurrency: positiveInt("enroll-concurrency", values["enroll-concurrency"], 1_000),
     referenceSeconds: positiveInt("reference-seconds", values["reference-seconds"], 3_600),
     outDir: resolve(REPO_ROOT, values.out ?? "docs/benchmarks"),
@@ -131,7 +134,7 @@ async function main(): Promise<void> {
   watchInterruptions(
     (reason) => {
       process.stderr.write(`\n${reason}: stopping everything the benchmark started…\n`);
-      void cleanup.run().finally(() => process.exit(130));
+      void cleanup.run().finally(() => process.exit(reason.startsWith("unexpected error") ? 1 : 130));
     },
     {
       onRepeat: (reason) =>
@@ -293,21 +296,39 @@ async function run(
   // --- desired state rollout --------------------------------------------------------------------
   sampler.phase = "rollout";
   const rolloutStart = Date.now();
-  const rolloutProgress = new Progress("rollout", nids.length);
+  // A spread sample: the driver commits one node at a time through setDesiredApps (a Prisma
+  // transaction of ~9 statements), and that, not the edge path, bounds the rollout rate here.
+  const rolloutNids = spreadSample(nids, options.rolloutNodes);
+  const rolloutProgress = new Progress("rollout", rolloutNids.length);
   const committed: Array<{ nid: string; at: number }> = [];
+  let rolloutFailures = 0;
   let nextNode = 0;
   const setter = async () => {
-    while (nextNode < nids.length) {
-      const nid = nids[nextNode++] as string;
-      await setDesiredApps(db, organization.id, nid, { put: [version.id] });
-      committed.push({ nid, at: Date.now() });
+    while (nextNode < rolloutNids.length) {
+      const nid = rolloutNids[nextNode++] as string;
+      // A starved machine can run a transaction past Prisma's 5 s limit (P2028): try again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await setDesiredApps(db, organization.id, nid, { put: [version.id] });
+          committed.push({ nid, at: Date.now() });
+          break;
+        } catch (error) {
+          if (attempt >= 3) {
+            rolloutFailures++;
+            process.stderr.write(
+              `setDesiredApps ${nid} failed: ${error instanceof Error ? error.message : error}\n`,
+            );
+            break;
+          }
+        }
+      }
     }
   };
-  const setting = Promise.all(Array.from({ length: 8 }, setter));
+  const setting = Promise.all(Array.from({ length: 12 }, setter));
   const running = await waitUntil(
     rolloutProgress,
-    nids.length,
-    Math.max(180_000, nids.length * 60),
+    rolloutNids.length,
+    Math.max(180_000, rolloutNids.length * 120),
     () => events.countSince("app:running", rolloutStart),
     () => `set ${committed.length}`,
   );
@@ -319,6 +340,8 @@ async function run(
   rolloutProgress.finish(`${running} running; all after ${allRunningSeconds.toFixed(1)} s`);
   if (desiredLatency.missing.length > 0)
     problems.push(`${desiredLatency.missing.length} app instances did not reach running.`);
+  if (rolloutFailures > 0)
+    problems.push(`setDesiredApps failed for ${rolloutFailures} nodes (3 tries each).`);
 
   // --- idle uplink ------------------------------------------------------------------------------
   sampler.phase = "settle";

@@ -71,8 +71,8 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Calls `onInterrupt` once, on SIGINT, SIGTERM or SIGHUP, or when a process of the launcher chain
- * exits before us (checked every `pollMs`). Later signals are reported to `onRepeat` (the cleanup
+ * Calls `onInterrupt` once, on SIGINT, SIGTERM or SIGHUP, when a process of the launcher chain
+ * exits before us (checked every `pollMs`), or on an unhandled rejection or exception. Later signals are reported to `onRepeat` (the cleanup
  * must not be cut short by a second Ctrl-C). Returns a function that stops watching.
  */
 export function watchInterruptions(
@@ -94,6 +94,12 @@ export function watchInterruptions(
     process.on(signal, handler);
     return [signal, handler] as const;
   });
+  // A stray rejection (e.g. a query failing while the cleanup closes its client) would otherwise
+  // end the process in the middle of the cleanup and leave the stack running.
+  const onCrash = (error: unknown) =>
+    fire(`unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.on("unhandledRejection", onCrash);
+  process.on("uncaughtException", onCrash);
   const chain = launcherChain();
   const timer = setInterval(() => {
     const gone = chain.find((pid) => !alive(pid));
@@ -103,5 +109,7 @@ export function watchInterruptions(
   return () => {
     clearInterval(timer);
     for (const [signal, handler] of handlers) process.off(signal, handler);
+    process.off("unhandledRejection", onCrash);
+    process.off("uncaughtException", onCrash);
   };
 }

@@ -93,8 +93,9 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
     latencyRow("desired state committed → app running", results.latency.desiredToRunning),
     ...(storm ? [latencyRow("hub restarted → agent resynced (reconnect storm)", storm.resync)] : []),
     "",
-    `The desired rollout called \`setDesiredApps\` for ${results.rollout.nodes} nodes in ${fixed(results.rollout.seconds)} s`,
-    `(${fixed(results.rollout.setPerSecond)} calls/s); the hollow runtime takes 40–400 ms from pending to running by design.`,
+    `The desired rollout called \`setDesiredApps\` for ${results.rollout.nodes} nodes${results.rollout.nodes < config.nodes ? ` (spread over the ${config.nodes} online)` : ""} in ${fixed(results.rollout.seconds)} s`,
+    `(${fixed(results.rollout.setPerSecond)} calls/s, one Prisma transaction per node from the benchmark driver: that, not the edge`,
+    "path, sets the pace); the hollow runtime takes 40–400 ms from pending to running by design.",
     "",
   );
   chart("latency", "Latency distributions");

@@ -89,6 +89,15 @@ describe("interrupting the benchmark driver", () => {
     await poll("driver exited", () => (alive(driverPid) ? undefined : true));
   });
 
+  it("an unhandled rejection runs the cleanup instead of ending the process halfway", async () => {
+    const { driverPid, read } = await startDriver();
+    process.kill(driverPid, "SIGUSR2");
+    await poll("cleanup finished", () => (read().includes("cleaned") ? true : undefined));
+    expect(
+      read().some((line) => line.startsWith("interrupted: unexpected error: Error: stray rejection")),
+    ).toBe(true);
+  });
+
   it("a second Ctrl-C does not cut the cleanup short", async () => {
     const { driverPid, read } = await startDriver();
     process.kill(driverPid, "SIGINT");
