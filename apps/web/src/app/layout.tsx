@@ -1,6 +1,6 @@
 import { GeistMono } from "geist/font/mono";
 import { GeistSans } from "geist/font/sans";
-import type { Metadata } from "next";
+import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
 import { TRPCReactProvider } from "~/trpc/react";
 import "./globals.css";
@@ -8,6 +8,22 @@ import "./globals.css";
 export const metadata: Metadata = {
   title: "Edgefleet",
   description: "Manage fleets of edge nodes",
+  applicationName: "Edgefleet",
+  // The manifest itself comes from app/manifest.ts; these are for browsers that read tags instead.
+  icons: {
+    icon: [
+      { url: "/icons/icon.svg", type: "image/svg+xml" },
+      { url: "/icons/icon-192.png", sizes: "192x192" },
+    ],
+    apple: [{ url: "/icons/apple-touch-icon.png", sizes: "180x180" }],
+  },
+  appleWebApp: { capable: true, title: "Edgefleet", statusBarStyle: "default" },
+};
+
+export const viewport: Viewport = {
+  width: "device-width",
+  initialScale: 1,
+  themeColor: "#0d74ce",
 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {

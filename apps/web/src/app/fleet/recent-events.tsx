@@ -3,20 +3,11 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import Link from "next/link";
 import { StatusBadge } from "~/components/status-badge";
+import { statusReasonText } from "~/components/status-reasons";
 import { timeAgo } from "~/components/time-ago";
 import styles from "./fleet.module.css";
 
 type StatusEvent = RouterOutputs["fleet"]["events"]["items"][number];
-
-/** Plain words for the reasons the gateway and the API record. */
-export const REASON_TEXT: Record<string, string> = {
-  hello: "connected",
-  heartbeat: "heartbeats resumed",
-  heartbeat_timeout: "heartbeats stopped",
-  enrolled: "enrolled",
-  approved: "approved",
-  revoked: "revoked",
-};
 
 /** Newest status changes first: when, which node, from → to, why. */
 export function RecentEvents({ events }: { events: StatusEvent[] }) {
@@ -36,7 +27,7 @@ export function RecentEvents({ events }: { events: StatusEvent[] }) {
             {event.from ? " → " : null}
             <StatusBadge status={event.to} />
           </span>
-          <span className={styles.muted}>{REASON_TEXT[event.reason] ?? event.reason}</span>
+          <span className={styles.muted}>{statusReasonText(event.reason)}</span>
         </li>
       ))}
     </ol>

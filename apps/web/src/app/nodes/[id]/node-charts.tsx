@@ -15,6 +15,7 @@ const RANGES = [
   { label: "1h", minutes: 60 },
   { label: "6h", minutes: 360 },
   { label: "24h", minutes: 1440 },
+  { label: "7d", minutes: 7 * 1440 },
 ] as const;
 const REFRESH_MS = 30_000;
 

@@ -1,0 +1,96 @@
+import { expect, type Page, test } from "@playwright/test";
+import { signInAs, visibleNodeNames } from "./keycloak";
+
+interface ManifestIcon {
+  src: string;
+  sizes: string;
+  type?: string;
+  purpose?: string;
+}
+
+/** Width and height from a PNG's IHDR chunk (bytes 16–23). */
+function pngSize(bytes: Buffer): { width: number; height: number } {
+  expect(bytes.subarray(1, 4).toString("ascii")).toBe("PNG");
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+test("the console is installable: a valid manifest with fetchable icons, linked from the pages", async ({
+  page,
+  request,
+}) => {
+  const response = await request.get("/manifest.webmanifest");
+  expect(response.status()).toBe(200);
+  expect(response.headers()["content-type"]).toMatch(/application\/manifest\+json|application\/json/);
+  const manifest = (await response.json()) as {
+    name: string;
+    short_name: string;
+    start_url: string;
+    display: string;
+    theme_color: string;
+    background_color: string;
+    icons: ManifestIcon[];
+  };
+  expect(manifest).toMatchObject({ name: "Edgefleet", short_name: "Edgefleet", display: "standalone" });
+  expect(manifest.start_url).toMatch(/^\//);
+  expect(manifest.theme_color).toMatch(/^#[0-9a-f]{6}$/i);
+
+  // What Chromium needs to offer installation: PNG icons of 192 and 512 px, plus a maskable one.
+  const pngs = manifest.icons.filter((icon) => icon.type === "image/png");
+  for (const size of ["192x192", "512x512"]) expect(pngs.map((icon) => icon.sizes)).toContain(size);
+  expect(pngs.some((icon) => icon.purpose?.split(" ").includes("maskable"))).toBe(true);
+  for (const icon of manifest.icons) {
+    const file = await request.get(icon.src);
+    expect(file.status(), icon.src).toBe(200);
+    expect(file.headers()["content-type"], icon.src).toContain(icon.type ?? "image/");
+    if (icon.type === "image/png") {
+      const [width, height] = icon.sizes.split("x").map(Number);
+      expect(pngSize(await file.body()), icon.src).toEqual({ width, height });
+    }
+  }
+
+  // Pages link the manifest and set the theme colour (root layout).
+  await signInAs(page, "alice");
+  await expect(page.locator('link[rel="manifest"]')).toHaveAttribute("href", "/manifest.webmanifest");
+  await expect(page.locator('meta[name="theme-color"]')).toHaveAttribute("content", manifest.theme_color);
+  await expect(page.locator('link[rel="apple-touch-icon"]')).toHaveCount(1);
+});
+
+/** The page is no wider than the screen: nothing makes the whole page scroll sideways. */
+async function expectNoHorizontalOverflow(page: Page, name: string) {
+  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: document.documentElement.clientWidth,
+  }));
+  await test.info().attach(`${name} at 390px`, {
+    body: await page.screenshot({ fullPage: true }),
+    contentType: "image/png",
+  });
+  expect(scrollWidth, `${name} overflows horizontally`).toBeLessThanOrEqual(clientWidth);
+}
+
+test("fleet, nodes and node detail fit a phone screen (390 px) without sideways scrolling", async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signInAs(page, "alice");
+  await expect(page.getByTestId("recent-events")).toBeVisible();
+  await expect(page.getByRole("navigation")).toBeVisible();
+  await expectNoHorizontalOverflow(page, "fleet");
+
+  await visibleNodeNames(page);
+  await expectNoHorizontalOverflow(page, "nodes");
+
+  await page.getByTestId("node-name").first().click();
+  await expect(page.getByTestId("node-title")).toBeVisible();
+  await expect(page.getByTestId("availability-strip")).toBeVisible();
+  await expect(page.getByTestId("chart-cpu")).toBeVisible();
+  await expectNoHorizontalOverflow(page, "node detail");
+
+  // Every header link stays reachable (the nav scrolls sideways inside itself on phones).
+  for (const name of ["Fleet", "Nodes", "Audit log"]) {
+    const link = page.getByRole("navigation").getByRole("link", { name });
+    await link.scrollIntoViewIfNeeded();
+    await expect(link).toBeInViewport();
+  }
+});
