@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect, test } from "@playwright/test";
+import { signInAs } from "./keycloak";
+
+// The operator's whole path with a real agent: a token made in the console, the install command
+// it shows run on "the node" (this machine, paths moved into a scratch dir, no sudo), approval in
+// the console, the node online with metrics in its chart, then its credentials revoked.
+
+const repoRoot = fileURLToPath(new URL("../../..", import.meta.url));
+const agentCli = join(repoRoot, "packages/agent-sdk/bin/edgefleet-agent.mjs");
+
+let agent: ChildProcess | undefined;
+let workDir: string | undefined;
+
+test.afterEach(async () => {
+  const running = agent;
+  if (running?.pid && running.exitCode === null && running.signalCode === null) {
+    const exited = new Promise((resolve) => running.once("exit", resolve));
+    // Its own process group: the shell, node and tsx's loader go together.
+    process.kill(-running.pid, "SIGTERM");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    if (running.exitCode === null && running.signalCode === null) process.kill(-running.pid, "SIGKILL");
+  }
+  agent = undefined;
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+  workDir = undefined;
+});
+
+/** The install command as shown, made runnable here: scratch paths, no sudo, the repo's agent. */
+function localized(command: string, dir: string): string {
+  return command
+    .replaceAll("sudo ", "")
+    .replaceAll("/etc/edgefleet", join(dir, "etc"))
+    .replaceAll("/var/lib/edgefleet-agent", join(dir, "state"))
+    .replaceAll("/opt/edgefleet/edgefleet-agent.mjs", agentCli);
+}
+
+test("enroll a real agent with a token created in the console and watch it come online with a chart", async ({
+  page,
+}) => {
+  test.setTimeout(300_000);
+  const run = `e2e-${Date.now()}`;
+  await signInAs(page, "alice");
+
+  // A site of its own, so the counts other tests look at do not move.
+  const created = await page.request.post("/api/trpc/site.create", {
+    data: { json: { name: `site-${run}`, description: "enrollment e2e" } },
+  });
+  expect(created.status(), await created.text()).toBe(200);
+
+  await page.goto("/enrollment");
+  await page.getByLabel("Token description").fill(`token ${run}`);
+  await page.getByLabel("Site").selectOption({ label: `site-${run}` });
+  await page.getByLabel("Expires after").selectOption({ label: "1 hour" });
+  await page.getByLabel("Max uses").fill("1");
+  await page.getByLabel("Token labels").fill(`e2e=${run}`);
+  await page.getByLabel("Approve each node").check();
+  await page.getByRole("button", { name: "Create token" }).click();
+
+  const token = (await page.getByTestId("secret").textContent())?.trim() ?? "";
+  expect(token).toMatch(/^efe_[A-Za-z0-9_-]{43}$/);
+  const command = (await page.getByTestId("install-command").textContent()) ?? "";
+  expect(command).toContain(token);
+  expect(command).toContain("edgefleet-agent.mjs run --config /etc/edgefleet/agent.yaml");
+  const tokenRow = page.getByTestId("token-row").filter({ hasText: `token ${run}` });
+  await expect(tokenRow.getByTestId("token-uses")).toHaveText("0 / 1");
+  await expect(tokenRow).toContainText(`site-${run}`);
+
+  // "The node": run the command as shown (it writes the config and the enrollment credentials).
+  workDir = mkdtempSync(join(tmpdir(), "ef-e2e-agent-"));
+  const log = openSync(join(workDir, "agent.log"), "a");
+  agent = spawn("bash", ["-c", localized(command, workDir)], {
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: { PATH: process.env.PATH ?? "" },
+  });
+  const agentLog = () => readFileSync(join(workDir ?? "", "agent.log"), "utf8");
+
+  // It enrolls and waits for approval: the console lists it with the token's labels.
+  const pendingRow = page.getByTestId("pending-node").filter({ hasText: `e2e=${run}` });
+  await expect(pendingRow, agentLog()).toBeVisible({ timeout: 60_000 });
+  await expect(pendingRow).toContainText(`site-${run}`);
+  await expect(tokenRow.getByTestId("token-uses")).toHaveText("1 / 1");
+  const nodeHref = (await pendingRow.getByRole("link").getAttribute("href")) ?? "";
+  await pendingRow.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "approved" })).toBeVisible();
+
+  // Approved: it picks up its credentials on its next try, connects, and reports.
+  await page.goto(nodeHref);
+  await expect(page.getByTestId("node-title")).toBeVisible();
+  const identity = page.locator("dl").first();
+  await expect(identity).toContainText(`site-${run}`);
+  await expect(async () => {
+    await page.reload();
+    await expect(identity.getByText("online", { exact: true })).toBeVisible({ timeout: 5_000 });
+  }, agentLog()).toPass({ timeout: 90_000, intervals: [5_000] });
+
+  // Its first metrics report (within a report interval) reaches Mimir through the gateway.
+  await page.getByRole("button", { name: "15m" }).click();
+  const memory = page.getByTestId("chart-memory");
+  await expect(async () => {
+    await page.getByRole("button", { name: "1h" }).click();
+    await page.getByRole("button", { name: "15m" }).click();
+    await expect(memory.locator(".recharts-line-curve").first()).toBeVisible({ timeout: 5_000 });
+  }, agentLog()).toPass({ timeout: 150_000, intervals: [5_000] });
+  expect(Number(await memory.getAttribute("data-points"))).toBeGreaterThan(0);
+
+  // Revoked from its page: the gateway cuts it off and it can never come back with this key.
+  await page.getByRole("button", { name: "Revoke credentials" }).click();
+  await page.getByRole("button", { name: "Yes, revoke" }).click();
+  await expect(page.getByText("Credentials revoked: this node can no longer connect.")).toBeVisible();
+  await expect(identity.getByText("revoked", { exact: true })).toBeVisible();
+});
+
+test("a bad label is refused with a clear message and no token is made", async ({ page }) => {
+  await signInAs(page, "alice");
+  await page.goto("/enrollment");
+  await page.getByLabel("Token description").fill(`bad-labels-${Date.now()}`);
+  await page.getByLabel("Token labels").fill("no-equals-sign");
+  await page.getByRole("button", { name: "Create token" }).click();
+  await expect(page.getByRole("main").getByRole("alert")).toHaveText(
+    'Labels: "no-equals-sign" is not key=value',
+  );
+  await page.getByLabel("Token labels").fill("bad key=x");
+  await page.getByRole("button", { name: "Create token" }).click();
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("label keys");
+  await expect(page.getByTestId("secret")).toHaveCount(0);
+});
