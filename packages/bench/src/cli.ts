@@ -487,6 +487,7 @@ async function run(
       nodes: options.nodes,
       hollowProcesses: options.hollowProcesses,
       connectPerSecond: options.connectPerSecond,
+      connectInFlight: options.connectInFlight,
       idleSeconds: options.idleSeconds,
       restartSample: sample.length,
       heartbeatSeconds,
@@ -531,6 +532,7 @@ async function run(
       allRunningSeconds,
     },
     allOnlineSeconds,
+    connectStartedPerSecond: ratePerSecond(started.map((node) => node.at).sort((a, b) => a - b)),
     idleUplink:
       uplink && traffic
         ? {

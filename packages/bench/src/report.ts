@@ -57,7 +57,7 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
     "| what | result | target |",
     "|---|---|---|",
     `| enrollment rate | ${fixed(results.enrollment.perSecond)} nodes/s (${results.enrollment.enrolled} in ${fixed(results.enrollment.seconds)} s${results.enrollment.failures ? `, ${results.enrollment.failures} failed` : ""}) | – |`,
-    `| connect → online in Postgres | ${p50p99(results.latency.connectToOnline)} (agents started at ${config.connectPerSecond}/s; all online after ${fixed(results.allOnlineSeconds)} s) | – |`,
+    `| connect → online in Postgres | ${p50p99(results.latency.connectToOnline)} (agents started at up to ${config.connectPerSecond}/s${config.connectInFlight ? `, at most ${config.connectInFlight} handshakes in flight per process` : ""}${results.connectStartedPerSecond ? `: ${fixed(results.connectStartedPerSecond)}/s` : ""}; all online after ${fixed(results.allOnlineSeconds)} s) | – |`,
     `| heartbeat-to-visible: restart of an offline node → online | ${p50p99(results.latency.restartToOnline)} (${config.restartSample} nodes) | visible within 2 heartbeats (${2 * config.heartbeatSeconds} s) |`,
     `| agent gone → offline in Postgres | ${p50p99(results.latency.stopToOffline)} | ≤ ${ms(results.offlineBoundMs)} (2 heartbeats + slack, plus the sweep) |`,
     `| desired → running in Postgres | ${p50p99(results.latency.desiredToRunning)} (${results.rollout.nodes} nodes, all running after ${fixed(results.rollout.allRunningSeconds)} s) | – |`,

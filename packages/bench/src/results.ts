@@ -12,6 +12,8 @@ export interface BenchResults {
     nodes: number;
     hollowProcesses: number;
     connectPerSecond: number;
+    /** Per worker process: handshakes in flight at once (absent in older results). */
+    connectInFlight?: number;
     idleSeconds: number;
     restartSample: number;
     heartbeatSeconds: number;
@@ -36,6 +38,8 @@ export interface BenchResults {
   offlineBoundMs: number;
   rollout: { nodes: number; seconds: number; setPerSecond: number; allRunningSeconds: number };
   allOnlineSeconds: number;
+  /** Agents started per second as admission control let them (first to last start). */
+  connectStartedPerSecond?: number;
   idleUplink: {
     windowSeconds: number;
     connections: number;
