@@ -159,14 +159,22 @@ export async function listNodes(
     );
   }
   const order = desc ? Prisma.sql`DESC` : Prisma.sql`ASC`;
+  // The page is picked on plain columns; only its rows are joined to their site and cast to
+  // text. With a sort no index serves (last seen), every matching row goes through the top-N
+  // sort, and per-row casts and the join cost more than the sort itself (measured at 100,000
+  // nodes: docs/benchmarks/console-api.md).
   const rows = await db.$queryRaw<NodeListRow[]>`
-    SELECT n.id::text AS id, n.name, s.name AS site, n.status::text AS status, n.labels,
-           n.agent_version AS "agentVersion", n.last_seen_at AS "lastSeenAt",
-           (${key.expr})::text AS "sortKey"
-    FROM node n LEFT JOIN site s ON s.id = n.site_id
-    WHERE ${Prisma.join(conditions, " AND ")}
-    ORDER BY ${key.expr} ${order}, n.id ${order}
-    LIMIT ${input.limit + 1}`;
+    SELECT p.id::text AS id, p.name, s.name AS site, p.status::text AS status, p.labels,
+           p.agent_version AS "agentVersion", p.last_seen_at AS "lastSeenAt", p.sort_key::text AS "sortKey"
+    FROM (
+      SELECT n.id, n.name, n.site_id, n.status, n.labels, n.agent_version, n.last_seen_at,
+             ${key.expr} AS sort_key
+      FROM node n
+      WHERE ${Prisma.join(conditions, " AND ")}
+      ORDER BY ${key.expr} ${order}, n.id ${order}
+      LIMIT ${input.limit + 1}
+    ) p LEFT JOIN site s ON s.id = p.site_id
+    ORDER BY p.sort_key ${order}, p.id ${order}`;
   // One extra row tells whether another page exists without a count query.
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
