@@ -1,7 +1,7 @@
 /**
  * pnpm bench:console [--nodes 100000] [--apps-per-node 10] [--sites 200] [--second-org-nodes 10000]
  *                    [--requests 100] [--concurrent-requests 200] [--concurrency 8] [--warmup 10]
- *                    [--deep 25000] [--baseline var/load/results-before.json --baseline-label "…"]
+ *                    [--deep 25000] [--ref HEAD] [--baseline var/load/results-before.json --baseline-label "…"]
  *                    [--keep] [--reuse] [--no-cpu-lock] [--note "…"] [--render-only] [--out docs/benchmarks]
  *
  * The console/API benchmark (issue 4): seeds the load stack with a large fleet, then measures the
@@ -14,7 +14,7 @@ import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { describeMachine, gitCommit } from "../machine.js";
+import { describeMachine } from "../machine.js";
 import { Progress, step } from "../progress.js";
 import { REPO_ROOT } from "../stack.js";
 import { type BenchCase, buildCases, type ListItem, TARGETS, trpcData } from "./cases.js";
@@ -67,6 +67,8 @@ function readOptions(argv: string[]) {
       concurrency: { type: "string", default: "8" },
       warmup: { type: "string", default: "10" },
       deep: { type: "string", default: "25000" },
+      // The commit to build and measure (e.g. the one before a fix, for --baseline).
+      ref: { type: "string", default: "HEAD" },
       baseline: { type: "string" },
       "baseline-label": { type: "string", default: "before the fix" },
       // Leave the stack running at the end; --reuse measures a running one (seeded by an earlier --keep run).
@@ -90,6 +92,7 @@ function readOptions(argv: string[]) {
     concurrency: integer("concurrency", values.concurrency, 2, 256),
     warmup: integer("warmup", values.warmup, 0, 10_000),
     deepDepth,
+    ref: values.ref ?? "HEAD",
     baseline: values.baseline ? resolve(REPO_ROOT, values.baseline) : undefined,
     baselineLabel: values["baseline-label"] ?? "before",
     keep: values.keep ?? false,
@@ -200,7 +203,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   const databaseUrl = need("DATABASE_URL");
   mark = Date.now();
   step("the console, built for production from the commit under test");
-  const app = prepareApp(env, (text) => step(`  ${text}`));
+  const app = prepareApp(env, options.ref, (text) => step(`  ${text}`));
   const buildSeconds = app.reused ? null : (Date.now() - mark) / 1000;
   if (app.reused) step("  reusing the build of this commit");
 
@@ -320,7 +323,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
 
   const results: ConsoleBenchResults = {
     command,
-    commit: gitCommit(REPO_ROOT),
+    commit: app.commit.slice(0, 7),
     machine: describeMachine(),
     config: {
       nodes: options.nodes,

@@ -8,7 +8,7 @@ import { timedRequest } from "./http.js";
 /**
  * The console benchmark's own stack: the `load` profile of scripts/stack (ports +3000, data in
  * var/load, wiped at each start), and the console built for production from a snapshot of the
- * commit under test (git archive HEAD → var/load/app): `next build` never runs in apps/web,
+ * commit under test (git archive <commit> → var/load/app): `next build` never runs in apps/web,
  * where others' `next dev` serves, and the numbers belong to one commit, not to a tree mid-edit.
  */
 
@@ -101,14 +101,19 @@ export function readStackEnv(): Record<string, string> {
   );
 }
 
-export function headCommit(): string {
-  return spawnSync("git", ["rev-parse", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).stdout.trim();
+export function resolveCommit(ref: string): string {
+  const result = spawnSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+  });
+  if (result.status !== 0) throw new Error(`not a commit: ${ref}`);
+  return result.stdout.trim();
 }
 
-/** What the console build is made of at HEAD (git tree ids): the same key, the same build. */
-export function buildKey(): string {
+/** What the console build is made of at a commit (git tree ids): the same key, the same build. */
+export function buildKey(commit: string): string {
   const parts = ["apps/web", "packages/api", "packages/db", "pnpm-lock.yaml", "package.json"].map(
-    (path) => `HEAD:${path}`,
+    (path) => `${commit}:${path}`,
   );
   const result = spawnSync("git", ["rev-parse", ...parts], { cwd: REPO_ROOT, encoding: "utf8" });
   if (result.status !== 0) throw new Error(`git rev-parse ${parts.join(" ")} failed: ${result.stderr}`);
@@ -116,15 +121,16 @@ export function buildKey(): string {
 }
 
 /**
- * var/load/app holds HEAD's files, installed (pnpm --offline from the store) and the console
- * built. Reused while the console's sources are those of the build: a rebuild costs ~2 minutes.
+ * var/load/app holds a commit's files (HEAD unless --ref), installed (pnpm --offline from the
+ * store), and the console built. Reused while the console's sources are those of the build: a rebuild costs ~2 minutes.
  */
 export function prepareApp(
   stackEnv: Record<string, string>,
+  ref: string,
   say: (text: string) => void,
 ): { dir: string; commit: string; reused: boolean } {
-  const commit = headCommit();
-  const key = buildKey();
+  const commit = resolveCommit(ref);
+  const key = buildKey(commit);
   // Reused when the console's sources are unchanged since the build (commits elsewhere don't count).
   const marker = join(APP_DIR, ".build-key");
   if (existsSync(marker) && readFileSync(marker, "utf8").trim() === key) {
@@ -133,7 +139,7 @@ export function prepareApp(
   say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${APP_DIR.slice(REPO_ROOT.length + 1)}`);
   rmSync(APP_DIR, { recursive: true, force: true });
   mkdirSync(APP_DIR, { recursive: true });
-  run("bash", ["-c", `git archive HEAD | tar -x -C '${APP_DIR}'`], "load-app-snapshot.log", {
+  run("bash", ["-c", `git archive ${commit} | tar -x -C '${APP_DIR}'`], "load-app-snapshot.log", {
     cwd: REPO_ROOT,
   });
   say("pnpm install --offline (from the store)");
