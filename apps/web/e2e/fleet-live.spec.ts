@@ -35,7 +35,8 @@ test("the fleet page shows a node coming online and being revoked without a relo
   });
 
   // A real agent (hollow runtime, real protocol) enrolls with a fresh token and connects.
-  const prefix = `e2e-live-${randomBytes(3).toString("hex")}`;
+  // Named like the organization's other nodes, so specs that expect only `acme-…` names in Acme still hold.
+  const prefix = `acme-e2e-live-${randomBytes(3).toString("hex")}`;
   const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
     description: prefix,
     maxUses: 1,
