@@ -91,6 +91,9 @@ const t = initTRPC
   .meta<ProcedureMeta>()
   .create({
     transformer: superjson,
+    // Live pages (SSE subscriptions): a ping every 15 s keeps idle streams open through proxies,
+    // and a client that hears nothing for 45 s reconnects (and then refetches what it shows).
+    sse: { ping: { enabled: true, intervalMs: 15_000 }, client: { reconnectAfterInactivityMs: 45_000 } },
     errorFormatter({ shape, error }) {
       // Input errors carry the per-field messages so forms can show them next to the field.
       const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : null;
