@@ -5,6 +5,7 @@ export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
 export { ROLES, roleAtLeast } from "./domain/roles";
 export type { GatewayConnection } from "./gateway-client";
+export { type IdentityDirectory, keycloakDirectory } from "./keycloak-directory";
 export {
   createOpenApiDocument,
   handleAuditExport,

@@ -10,6 +10,7 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { createOpenApiFetchHandler, generateOpenApiDocument } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import type { GatewayConnection } from "./gateway-client";
+import type { IdentityDirectory } from "./keycloak-directory";
 import { appRouter, createCaller } from "./root";
 import { createTRPCContext } from "./trpc";
 
@@ -153,6 +154,8 @@ export interface RestRequestOptions {
   mimirUrl?: string | null;
   /** The gateway's internal API (site leaf bundles, enrollment credentials). */
   gateway?: GatewayConnection | null;
+  /** Keycloak's side of membership (member invite and remove). */
+  identityDirectory?: IdentityDirectory | null;
 }
 
 /** Answers one REST request under /api/v1. Sessions (cookies) are deliberately not accepted here. */
@@ -176,6 +179,7 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
         agentServerUrl: opts.agentServerUrl ?? null,
         mimirUrl: opts.mimirUrl ?? null,
         gateway: opts.gateway ?? null,
+        identityDirectory: opts.identityDirectory ?? null,
       }),
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR") console.error(`REST ${path ?? "?"} failed:`, error);

@@ -22,6 +22,7 @@ import { authenticateApiKey } from "./domain/api-keys";
 import { type AuditChange, type AuditRecorder, createAuditRecorder, writeAuditRow } from "./domain/audit";
 import { type Actor, roleAtLeast } from "./domain/roles";
 import type { GatewayConnection } from "./gateway-client";
+import type { IdentityDirectory } from "./keycloak-directory";
 import { inMutationTransaction } from "./mutation-transaction";
 
 /** One organization the signed-in user belongs to, as known at sign-in time. */
@@ -55,6 +56,8 @@ export interface CreateContextOptions {
   gateway?: GatewayConnection | null;
   /** "Fleet changed" signals for the live pages' subscriptions (one Postgres LISTEN per process). */
   fleetChanges?: FleetChangeFeed | null;
+  /** Keycloak's side of membership (invite, remove); without it only the database changes. */
+  identityDirectory?: IdentityDirectory | null;
 }
 
 /**
@@ -71,6 +74,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     mimirUrl: opts.mimirUrl ?? null,
     gateway: opts.gateway ?? null,
     fleetChanges: opts.fleetChanges ?? null,
+    identityDirectory: opts.identityDirectory ?? null,
   };
 }
 

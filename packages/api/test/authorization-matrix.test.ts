@@ -180,6 +180,7 @@ describe("fail closed", () => {
       mimirUrl: null,
       gateway: null,
       fleetChanges: null,
+      identityDirectory: null,
     });
     await expect(caller.undeclared()).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(caller.unaudited()).rejects.toMatchObject({ code: "FORBIDDEN" });

@@ -7,6 +7,7 @@ import { env } from "~/env";
 import { db } from "./db";
 import { fleetChanges } from "./fleet-changes";
 import { gatewayConnection } from "./gateway";
+import { identityDirectory } from "./identity-directory";
 
 /** The signed-in user as the API sees it, or null. */
 export async function getApiSession(): Promise<ApiSession | null> {
@@ -27,5 +28,6 @@ export async function createRequestContext() {
     mimirUrl: env.MIMIR_URL,
     fleetChanges,
     gateway: gatewayConnection(),
+    identityDirectory,
   });
 }

@@ -2,13 +2,17 @@
  * Members of an organization: list, invite by e-mail, change role, remove.
  * Rules: only an owner grants, changes or removes the owner role; an organization always keeps
  * at least one owner (changes are serialized per organization by locking its row).
- * An invitation creates the user (unlinked: keycloakSubject null) and the membership; the
- * person's first Keycloak sign-in with that e-mail links them. Sending the invitation through
- * Keycloak is not done here.
+ * An invitation creates the user (unlinked: keycloakSubject null) and the membership, and makes
+ * the person a member of the Keycloak organization (creating their Keycloak account with a
+ * one-time password when they have none: there is no mail server, the inviter hands it over);
+ * their first sign-in with that e-mail links them. Removing also takes them out of the Keycloak
+ * organization, or their next sign-in would bring the membership back. Without a directory (tests,
+ * tools) only the database side happens.
  */
 import type { Db, Role } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { type IdentityDirectory, IdentityDirectoryError } from "../keycloak-directory";
 import { type Actor, roleAtLeast, roleSchema } from "./roles";
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
@@ -73,6 +77,32 @@ export const inviteMemberInput = z.object({
   role: roleSchema,
 });
 
+/** What the inviter hands over so the person can sign in. Not audited (it holds a password). */
+export const invitationHandover = z.object({
+  /** A Keycloak account was made for the person. */
+  accountCreated: z.boolean(),
+  /** One-time password of that new account (Keycloak asks for a new one at first sign-in); null otherwise. */
+  temporaryPassword: z.string().nullable(),
+});
+export const invitedMember = memberSummary.extend({
+  /** null when the server has no identity directory configured (the person must be added in Keycloak). */
+  handover: invitationHandover.nullable(),
+});
+
+/** Runs a directory call; its failure fails the mutation, whose transaction then undoes the database side. */
+async function inDirectory<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof IdentityDirectoryError)) throw error;
+    throw new TRPCError({
+      code: "SERVICE_UNAVAILABLE",
+      message: `the identity provider could not be updated, nothing was changed: ${error.message}`,
+      cause: error,
+    });
+  }
+}
+
 export const updateMemberRoleInput = z.object({ userId: z.uuid(), role: roleSchema });
 export const removeMemberInput = z.object({ userId: z.uuid() });
 
@@ -112,12 +142,14 @@ async function assertNotLastOwner(tx: Tx, organizationId: string, member: Member
 
 export async function inviteMember(
   db: Db,
-  organizationId: string,
+  organization: { id: string; slug: string },
   actor: Actor,
   input: z.output<typeof inviteMemberInput>,
-): Promise<MemberSummary> {
+  directory: IdentityDirectory | null,
+): Promise<{ member: MemberSummary; handover: z.infer<typeof invitationHandover> | null }> {
   assertMayGrant(actor, input.role);
-  return db.$transaction(async (tx) => {
+  const organizationId = organization.id;
+  const member = await db.$transaction(async (tx) => {
     const user = await tx.user.upsert({
       where: { email: input.email },
       create: { email: input.email },
@@ -130,6 +162,10 @@ export async function inviteMember(
     await tx.membership.create({ data: { organizationId, userId: user.id, role: input.role } });
     return findMember(tx, organizationId, user.id);
   });
+  const handover = directory
+    ? await inDirectory(() => directory.addMember(organization.slug, input.email))
+    : null;
+  return { member, handover };
 }
 
 export async function updateMemberRole(
@@ -156,11 +192,13 @@ export async function updateMemberRole(
 
 export async function removeMember(
   db: Db,
-  organizationId: string,
+  organization: { id: string; slug: string },
   actor: Actor,
   input: z.output<typeof removeMemberInput>,
+  directory: IdentityDirectory | null,
 ): Promise<MemberSummary> {
-  return db.$transaction(async (tx) => {
+  const organizationId = organization.id;
+  const removed = await db.$transaction(async (tx) => {
     await lockOrganization(tx, organizationId);
     const before = await findMember(tx, organizationId, input.userId);
     assertMayGrant(actor, before.role);
@@ -170,4 +208,6 @@ export async function removeMember(
     });
     return before;
   });
+  if (directory) await inDirectory(() => directory.removeMember(organization.slug, removed.email));
+  return removed;
 }

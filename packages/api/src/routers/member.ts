@@ -1,4 +1,5 @@
 import {
+  invitedMember,
   inviteMember,
   inviteMemberInput,
   listMembers,
@@ -21,7 +22,10 @@ export const memberRouter = createTRPCRouter({
     .output(listMembersOutput)
     .query(({ ctx }) => listMembers(ctx.db, ctx.organization.id, ctx.actor)),
 
-  /** Creates a pending membership; the person's first sign-in with this e-mail activates it. */
+  /**
+   * Creates a pending membership and the Keycloak organization membership (and account, whose
+   * one-time password the response hands over once); the first sign-in activates it.
+   */
   invite: organizationProcedure
     .meta({
       role: "admin",
@@ -29,11 +33,17 @@ export const memberRouter = createTRPCRouter({
       openapi: { method: "POST", path: "/members", tags, summary: "Invite a member by e-mail" },
     })
     .input(inviteMemberInput)
-    .output(memberSummary)
+    .output(invitedMember)
     .mutation(async ({ ctx, input }) => {
-      const after = await inviteMember(ctx.db, ctx.organization.id, ctx.actor, input);
-      ctx.audit.record({ targetId: after.userId, before: null, after });
-      return after;
+      const { member, handover } = await inviteMember(
+        ctx.db,
+        ctx.organization,
+        ctx.actor,
+        input,
+        ctx.identityDirectory,
+      );
+      ctx.audit.record({ targetId: member.userId, before: null, after: member });
+      return { ...member, handover };
     }),
 
   updateRole: organizationProcedure
@@ -59,7 +69,7 @@ export const memberRouter = createTRPCRouter({
     .input(removeMemberInput)
     .output(memberSummary)
     .mutation(async ({ ctx, input }) => {
-      const before = await removeMember(ctx.db, ctx.organization.id, ctx.actor, input);
+      const before = await removeMember(ctx.db, ctx.organization, ctx.actor, input, ctx.identityDirectory);
       ctx.audit.record({ targetId: input.userId, before, after: null });
       return before;
     }),

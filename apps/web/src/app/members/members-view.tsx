@@ -6,6 +6,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import styles from "~/components/admin-table.module.css";
 import { ConfirmButton } from "~/components/confirm-button";
+import { CopyOnce } from "~/components/copy-once";
 import { useTRPC } from "~/trpc/react";
 
 type Role = (typeof ROLES)[number];
@@ -232,16 +233,36 @@ function InviteForm(props: {
 function InviteHandover(props: { member: RouterOutputs["member"]["invite"]; onDismiss: () => void }) {
   const signInUrl =
     typeof window === "undefined" ? "/" : new URL("/fleet", window.location.origin).toString();
+  const { member } = props;
+  const password = member.handover?.temporaryPassword ?? null;
   return (
     <section className={styles.form} aria-label="Invitation">
-      <p>
-        {props.member.email} is invited as {props.member.role}. There is no e-mail service: hand them the
-        sign-in link <a href={signInUrl}>{signInUrl}</a>. They become active at their first sign-in with this
-        e-mail address.
-      </p>
-      <button type="button" onClick={props.onDismiss}>
-        Done
-      </button>
+      <div>
+        <p>
+          {member.email} is invited as {member.role}. There is no e-mail service: hand them the sign-in link{" "}
+          <a href={signInUrl}>{signInUrl}</a>
+          {password ? " and the one-time password below" : ""}.
+        </p>
+        {!member.handover ? (
+          <p className={styles.note}>
+            This server has no identity directory configured: add them to the organization in Keycloak too.
+          </p>
+        ) : member.handover.accountCreated ? (
+          <p className={styles.note}>
+            A Keycloak account was made for them: they sign in with their e-mail address and this password,
+            then choose their own.
+          </p>
+        ) : (
+          <p className={styles.note}>They already have an account and sign in as usual.</p>
+        )}
+      </div>
+      {password ? (
+        <CopyOnce label="One-time password" secret={password} onDismiss={props.onDismiss} />
+      ) : (
+        <button type="button" onClick={props.onDismiss}>
+          Done
+        </button>
+      )}
     </section>
   );
 }

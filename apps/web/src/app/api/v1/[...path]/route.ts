@@ -2,6 +2,7 @@ import { handleRestRequest } from "@edgefleet/api";
 import { env } from "~/env";
 import { db } from "~/server/db";
 import { gatewayConnection } from "~/server/gateway";
+import { identityDirectory } from "~/server/identity-directory";
 
 // The REST API (OpenAPI document at /api/openapi.json): API-key auth only, see @edgefleet/api openapi.ts.
 export const dynamic = "force-dynamic";
@@ -13,6 +14,7 @@ function handler(req: Request) {
     agentServerUrl: env.AGENT_SERVER_URL ?? null,
     mimirUrl: env.MIMIR_URL,
     gateway: gatewayConnection(),
+    identityDirectory,
   });
 }
 
