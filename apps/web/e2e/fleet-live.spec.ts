@@ -78,6 +78,15 @@ test("the fleet page shows a node coming online and being revoked without a relo
   await expect(event("revoked")).toBeVisible({ timeout: 30_000 });
 
   expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
+  // The node's own page has the same history, newest first, and draws it.
+  await event("revoked").locator("a").click();
+  await expect(page.getByTestId("node-title")).toHaveText(nodeName);
+  await expect(page.getByTestId("status-event")).toHaveCount(3);
+  expect(
+    await page.getByTestId("status-event").evaluateAll((rows) => rows.map((row) => row.dataset.to)),
+  ).toEqual(["revoked", "online", "offline"]);
+  await expect(page.getByTestId("availability-strip").locator('rect[data-status="online"]')).toHaveCount(1);
 });
 
 test("the live signal is tenant-scoped: a foreign organization's subscription is refused", async ({
