@@ -1,5 +1,5 @@
 import { type Browser, expect, type Page, test } from "@playwright/test";
-import { signInAs } from "./keycloak";
+import { keycloakLoginUrl, signInAs } from "./keycloak";
 
 // Roles are checked by the server on every call: alice (owner of Acme) changes carol's role and
 // carol's next action is allowed or refused accordingly, without carol signing in again.
@@ -60,6 +60,29 @@ test("alice changes carol's role and the change takes effect at carol's next act
   await expect(row).toContainText("invited");
   // An admin cannot hand out the owner role.
   await expect(row.getByRole("option", { name: "owner" })).toBeDisabled();
+
+  // The invitation made a Keycloak account: the one-time password signs the invitee in, Keycloak
+  // asks for a password and a name of their own, and they land in Acme as an operator.
+  const oneTimePassword = (await carol.getByTestId("secret").textContent())?.trim() ?? "";
+  expect(oneTimePassword.length).toBeGreaterThanOrEqual(16);
+  const inviteePage = await (await browser.newContext()).newPage();
+  await inviteePage.goto("/members");
+  await expect(inviteePage).toHaveURL(keycloakLoginUrl);
+  await inviteePage.locator("#username").fill(invitee);
+  if (!(await inviteePage.locator("#password").isVisible())) await inviteePage.locator("#kc-login").click();
+  await inviteePage.locator("#password").fill(oneTimePassword);
+  await inviteePage.locator("#kc-login").click();
+  await inviteePage.locator("#password-new").fill("a-password-of-their-own");
+  await inviteePage.locator("#password-confirm").fill("a-password-of-their-own");
+  await inviteePage.locator("[type=submit]").first().click();
+  // Keycloak's user profile wants a name, which the invitee gives themselves.
+  await inviteePage.locator("#firstName").fill("Ivy");
+  await inviteePage.locator("#lastName").fill("Invitee");
+  await inviteePage.locator("[type=submit]").first().click();
+  await expect(inviteePage).toHaveURL(/\/members$/);
+  await expect(inviteePage.getByTestId("my-role")).toContainText("Your role here: operator");
+  await carol.reload();
+  await expect(row).toContainText("active");
 
   await row.getByRole("button", { name: "Remove" }).click();
   await row.getByRole("button", { name: "Yes, remove" }).click();

@@ -8,7 +8,7 @@ export function CopyOnce(props: { label: string; secret: string; onDismiss: () =
   const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
   return (
     <section className={styles.box} aria-label={props.label}>
-      <p className={styles.warning} role="status">
+      <p className={styles.warning}>
         Copy this {props.label.toLowerCase()} now. It is shown only once and cannot be shown again; only a
         hash of it is stored.
       </p>
