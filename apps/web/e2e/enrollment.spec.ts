@@ -76,7 +76,8 @@ test("enroll a real agent with a token created in the console and watch it come 
   agent = spawn("bash", ["-c", localized(command, workDir)], {
     detached: true,
     stdio: ["ignore", log, log],
-    env: { PATH: process.env.PATH ?? "" },
+    // A node has none of the control plane's variables.
+    env: { PATH: process.env.PATH ?? "", NODE_ENV: "production" },
   });
   const agentLog = () => readFileSync(join(workDir ?? "", "agent.log"), "utf8");
 
