@@ -16,7 +16,7 @@ export async function approveNode(db: Db, organizationId: string, nodeId: string
     set: Prisma.sql`status = 'offline', updated_at = now()`,
     reason: "approved",
   });
-  return updated.length === 1;
+  return updated === 1;
 }
 
 /**
@@ -30,7 +30,7 @@ export async function revokeNode(db: Db, organizationId: string, nodeId: string)
       set: Prisma.sql`status = 'revoked', revoked_at = now(), updated_at = now()`,
       reason: "revoked",
     });
-    const revoked = updated.length === 1;
+    const revoked = updated === 1;
     if (revoked) await tx.$executeRaw`SELECT pg_notify(${ACCOUNT_CHANGED_CHANNEL}, ${organizationId})`;
     return revoked;
   });

@@ -24,8 +24,10 @@ export type StatusReason = (typeof STATUS_REASONS)[number];
 export const STATUS_EVENT_RETENTION_DAYS = 30;
 
 export interface StatusTransitionResult {
-  /** Ids of the node rows the statement updated (changed status or not). */
-  updated: string[];
+  /** Node rows the statement updated (changed status or not). */
+  updated: number;
+  /** Their ids, only when asked for (`returnIds`): a large batch need not ship them back. */
+  updatedIds: string[];
   /** History rows written: nodes whose status actually changed. */
   recorded: number;
 }
@@ -44,9 +46,14 @@ export interface StatusTransitionResult {
  */
 export async function updateNodesWithStatusEvents(
   db: Pick<Db, "$queryRaw">,
-  statement: { where: Prisma.Sql; set: Prisma.Sql; reason: StatusReason },
+  statement: { where: Prisma.Sql; set: Prisma.Sql; reason: StatusReason; returnIds?: boolean },
 ): Promise<StatusTransitionResult> {
-  const [row] = await db.$queryRaw<Array<{ updated: string[] | null; recorded: number }>>(Prisma.sql`
+  const ids = statement.returnIds
+    ? Prisma.sql`(SELECT array_agg(id::text) FROM changed)`
+    : Prisma.sql`NULL::text[]`;
+  const [row] = await db.$queryRaw<
+    Array<{ updated: number; ids: string[] | null; recorded: number }>
+  >(Prisma.sql`
     WITH candidate AS (
       SELECT id AS candidate_id, status AS previous_status FROM node
       WHERE ${statement.where}
@@ -66,10 +73,10 @@ export async function updateNodesWithStatusEvents(
       SELECT pg_notify(${FLEET_CHANGED_CHANNEL}, organization_id::text)
       FROM (SELECT DISTINCT organization_id FROM recorded) AS organizations
     )
-    SELECT (SELECT array_agg(id::text) FROM changed) AS updated,
+    SELECT (SELECT count(*)::int FROM changed) AS updated, ${ids} AS ids,
            (SELECT count(*)::int FROM recorded) AS recorded,
            (SELECT count(*)::int FROM notified) AS notified`);
-  return { updated: row?.updated ?? [], recorded: row?.recorded ?? 0 };
+  return { updated: row?.updated ?? 0, updatedIds: row?.ids ?? [], recorded: row?.recorded ?? 0 };
 }
 
 /** Records the first status of newly created nodes (enrollment) and notifies; one statement. */

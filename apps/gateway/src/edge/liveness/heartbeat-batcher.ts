@@ -57,7 +57,7 @@ export class HeartbeatBatcher {
         reason: "heartbeat",
       });
       this.metrics.livenessUpdates.inc();
-      this.metrics.livenessRows.inc(updated.length);
+      this.metrics.livenessRows.inc(updated);
     } catch (error) {
       // Keep them for the next flush: a Postgres hiccup must not turn live nodes offline.
       for (const id of ids) this.seen.add(id);

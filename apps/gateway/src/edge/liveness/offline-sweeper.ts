@@ -47,19 +47,20 @@ export class OfflineSweeper {
         Prisma.sql`SELECT pg_try_advisory_xact_lock(${SWEEPER_LOCK_KEY}) AS locked`,
       );
       if (!lock?.locked) return [];
-      const { updated } = await updateNodesWithStatusEvents(tx, {
+      const { updatedIds } = await updateNodesWithStatusEvents(tx, {
         where: Prisma.sql`status = 'online'
           AND (last_seen_at IS NULL
                OR last_seen_at < now() - ${this.options.offlineAfterMs} * interval '1 millisecond')`,
         set: Prisma.sql`status = 'offline', updated_at = now()`,
         reason: "heartbeat_timeout",
+        returnIds: true,
       });
       if (Date.now() - this.lastPruneAt >= PRUNE_INTERVAL_MS) {
         this.lastPruneAt = Date.now();
         const pruned = await pruneStatusEvents(tx);
         if (pruned > 0) this.logger.info({ rows: pruned }, "status history older than the retention pruned");
       }
-      return updated;
+      return updatedIds;
     });
     if (ids.length > 0) {
       this.metrics.markedOffline.inc(ids.length);
