@@ -161,6 +161,18 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
   );
 }
 
+/** A removed member or deleted thing is no longer listed: its recorded state still names it. */
+function recordedName(entry: Entry): string | undefined {
+  for (const state of [entry.after, entry.before]) {
+    if (state && typeof state === "object") {
+      const { email, name } = state as { email?: unknown; name?: unknown };
+      if (typeof email === "string") return email;
+      if (typeof name === "string") return name;
+    }
+  }
+  return undefined;
+}
+
 function Target(props: {
   entry: Entry;
   describe: { emailByUserId: Map<string, string>; keyNameById: Map<string, string> };
@@ -169,11 +181,11 @@ function Target(props: {
   if (!targetId) return <span>{targetType}</span>;
   if (targetType === "node") return <Link href={`/nodes/${targetId}`}>node {targetId.slice(0, 8)}</Link>;
   const name =
-    targetType === "member"
+    (targetType === "member"
       ? props.describe.emailByUserId.get(targetId)
       : targetType === "apiKey"
         ? props.describe.keyNameById.get(targetId)
-        : undefined;
+        : undefined) ?? recordedName(props.entry);
   return (
     <span title={targetId}>
       {targetType} {name ?? targetId.slice(0, 8)}
