@@ -1,7 +1,7 @@
 /**
  * pnpm bench:console [--nodes 100000] [--apps-per-node 10] [--sites 200] [--second-org-nodes 10000]
  *                    [--requests 100] [--concurrent-requests 200] [--concurrency 8] [--warmup 10]
- *                    [--deep 25000] [--ref HEAD] [--baseline var/load/results-before.json --baseline-label "…"]
+ *                    [--deep 25000] [--ref HEAD] [--revert <commit>…] [--baseline var/load/results-before.json --baseline-label "…"]
  *                    [--keep] [--reuse] [--no-cpu-lock] [--note "…"] [--render-only] [--out docs/benchmarks]
  *
  * The console/API benchmark (issue 4): seeds the load stack with a large fleet, then measures the
@@ -69,6 +69,8 @@ function readOptions(argv: string[]) {
       deep: { type: "string", default: "25000" },
       // The commit to build and measure (e.g. the one before a fix, for --baseline).
       ref: { type: "string", default: "HEAD" },
+      // Commits taken out of the snapshot: the code before a fix, everything else equal.
+      revert: { type: "string", multiple: true, default: [] },
       baseline: { type: "string" },
       "baseline-label": { type: "string", default: "before the fix" },
       // Leave the stack running at the end; --reuse measures a running one (seeded by an earlier --keep run).
@@ -93,6 +95,7 @@ function readOptions(argv: string[]) {
     warmup: integer("warmup", values.warmup, 0, 10_000),
     deepDepth,
     ref: values.ref ?? "HEAD",
+    revert: values.revert ?? [],
     baseline: values.baseline ? resolve(REPO_ROOT, values.baseline) : undefined,
     baselineLabel: values["baseline-label"] ?? "before",
     keep: values.keep ?? false,
@@ -203,7 +206,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   const databaseUrl = need("DATABASE_URL");
   mark = Date.now();
   step("the console, built for production from the commit under test");
-  const app = prepareApp(env, options.ref, (text) => step(`  ${text}`));
+  const app = prepareApp(env, options.ref, options.revert, (text) => step(`  ${text}`));
   const buildSeconds = app.reused ? null : (Date.now() - mark) / 1000;
   if (app.reused) step("  reusing the build of this commit");
 
@@ -323,7 +326,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
 
   const results: ConsoleBenchResults = {
     command,
-    commit: app.commit.slice(0, 7),
+    commit: `${app.commit.slice(0, 7)}${app.reverted.length ? ` without ${app.reverted.map((c) => c.slice(0, 7)).join(", ")}` : ""}`,
     machine: describeMachine(),
     config: {
       nodes: options.nodes,
@@ -357,7 +360,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   mkdirSync(VAR_DIR, { recursive: true });
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   // Every run kept by commit, for --baseline.
-  copyFileSync(RESULTS_FILE, join(VAR_DIR, `results-${results.commit}.json`));
+  copyFileSync(RESULTS_FILE, join(VAR_DIR, `results-${results.commit.replace(/[^\w.-]+/g, "_")}.json`));
   const report = await writeReport(results, options.outDir);
   printSummary(results, relative(REPO_ROOT, report));
   if (options.keep)

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { REPO_ROOT } from "../stack.js";
@@ -16,7 +17,9 @@ export const PROFILE = "load";
 export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
 export const LOG_DIR = join(VAR_DIR, "logs");
 const PID_DIR = join(VAR_DIR, "pids");
-const APP_DIR = join(VAR_DIR, "app");
+// Outside the checkout: Next.js takes the outermost lockfile it finds as the workspace root,
+// and inside /work/main that would be the checkout's own, not the snapshot's.
+const APP_DIR = join(process.env.EDGEFLEET_CACHE ?? join(homedir(), ".cache/edgefleet"), "load-app");
 const STACK_SCRIPTS = join(REPO_ROOT, "scripts/stack");
 const profileEnv = { EDGEFLEET_SKIP_INSTALL: "1", ...process.env, EDGEFLEET_PROFILE: PROFILE };
 
@@ -79,7 +82,7 @@ function run(
 
 /** Fresh data, then Postgres, NATS, Mimir and Keycloak of the load profile. */
 export function stackUp(): Record<string, string> {
-  for (const data of ["postgres", "nats", "mimir", "pgsock", "stack.env"]) {
+  for (const data of ["postgres", "nats", "mimir", "pgsock", "stack.env", "seed.json"]) {
     rmSync(join(VAR_DIR, data), { recursive: true, force: true });
   }
   run("bash", [join(STACK_SCRIPTS, "up.sh"), "--services"], "load-stack-up.log", {
@@ -127,14 +130,17 @@ export function buildKey(commit: string): string {
 export function prepareApp(
   stackEnv: Record<string, string>,
   ref: string,
+  /** Commits whose changes are taken out of the snapshot (`git apply -R`): "before" on the same code. */
+  revert: readonly string[],
   say: (text: string) => void,
-): { dir: string; commit: string; reused: boolean } {
+): { dir: string; commit: string; reverted: string[]; reused: boolean } {
   const commit = resolveCommit(ref);
-  const key = buildKey(commit);
+  const reverted = revert.map(resolveCommit);
+  const key = [buildKey(commit), ...reverted.map((c) => `-${c}`)].join(" ");
   // Reused when the console's sources are unchanged since the build (commits elsewhere don't count).
   const marker = join(APP_DIR, ".build-key");
   if (existsSync(marker) && readFileSync(marker, "utf8").trim() === key) {
-    return { dir: APP_DIR, commit, reused: true };
+    return { dir: APP_DIR, commit, reverted, reused: true };
   }
   say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${APP_DIR.slice(REPO_ROOT.length + 1)}`);
   rmSync(APP_DIR, { recursive: true, force: true });
@@ -142,6 +148,17 @@ export function prepareApp(
   run("bash", ["-c", `git archive ${commit} | tar -x -C '${APP_DIR}'`], "load-app-snapshot.log", {
     cwd: REPO_ROOT,
   });
+  for (const c of reverted) {
+    say(`taking out ${c.slice(0, 8)} (git apply -R)`);
+    run(
+      "bash",
+      ["-c", `git -C '${REPO_ROOT}' show --format= --binary ${c} | git apply -R`],
+      `load-app-revert-${c.slice(0, 8)}.log`,
+      {
+        cwd: APP_DIR,
+      },
+    );
+  }
   say("pnpm install --offline (from the store)");
   run("pnpm", ["install", "--offline", "--frozen-lockfile"], "load-app-install.log", {
     cwd: APP_DIR,
@@ -158,7 +175,7 @@ export function prepareApp(
     },
   });
   writeFileSync(marker, `${key}\n`);
-  return { dir: APP_DIR, commit, reused: false };
+  return { dir: APP_DIR, commit, reverted, reused: false };
 }
 
 /** Migrations and the demo seed (organizations acme and globex, users alice and bob) from the snapshot. */
