@@ -142,7 +142,7 @@ export function prepareApp(
   if (existsSync(marker) && readFileSync(marker, "utf8").trim() === key) {
     return { dir: APP_DIR, commit, reverted, reused: true };
   }
-  say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${APP_DIR.slice(REPO_ROOT.length + 1)}`);
+  say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${APP_DIR}`);
   rmSync(APP_DIR, { recursive: true, force: true });
   mkdirSync(APP_DIR, { recursive: true });
   run("bash", ["-c", `git archive ${commit} | tar -x -C '${APP_DIR}'`], "load-app-snapshot.log", {
