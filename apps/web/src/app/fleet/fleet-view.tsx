@@ -8,6 +8,7 @@ import { useTRPC } from "~/trpc/react";
 import { useFleetLive } from "~/trpc/use-fleet-live";
 import styles from "./fleet.module.css";
 import { RecentEvents } from "./recent-events";
+import { StatusBar } from "./status-bar";
 import { StatusCounts } from "./status-counts";
 import { BANDWIDTH_WINDOWS, type BandwidthWindow, TopBandwidth } from "./top-bandwidth";
 
@@ -58,6 +59,11 @@ export function FleetView() {
         {counts.data ? <StatusCounts counts={counts.data} /> : <p className={styles.muted}>Loading…</p>}
         <LiveIndicator state={live} />
       </div>
+      {counts.data ? (
+        <div className={styles.fleetBar}>
+          <StatusBar byStatus={counts.data.byStatus} label="Share of nodes per status" />
+        </div>
+      ) : null}
       <div className={styles.panels}>
         <section className={styles.panel} aria-label="Recent events">
           <h2>Recent events</h2>
@@ -117,6 +123,10 @@ export function FleetView() {
                       ) : (
                         <span className={styles.muted}>no site</span>
                       )}
+                      <StatusBar
+                        byStatus={site.byStatus}
+                        label={`Status shares in ${site.name ?? "no site"}`}
+                      />
                     </td>
                     <td>{site.total}</td>
                     <td>{site.byStatus.online ?? 0}</td>
