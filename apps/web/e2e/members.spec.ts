@@ -12,6 +12,8 @@ async function signedIn(browser: Browser, username: string): Promise<Page> {
 }
 
 test("alice changes carol's role and the change takes effect at carol's next action", async ({ browser }) => {
+  // Three people sign in through Keycloak, one of them for the first time: more than the default minute.
+  test.setTimeout(180_000);
   // carol's first sign-in links her Keycloak identity and gives her an Acme membership.
   const carol = await signedIn(browser, "carol");
   const alice = await signedIn(browser, "alice");
