@@ -136,6 +136,10 @@ describe("authorization matrix (generated from appRouter)", () => {
       "audit.list",
       "member.updateRole",
       "enrollment.createToken",
+      // Live pages' subscription: the same role and tenant checks as queries.
+      "fleet.changes",
+      "fleet.events",
+      "node.statusHistory",
     ]) {
       expect(paths).toContain(path);
     }
