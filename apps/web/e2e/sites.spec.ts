@@ -74,3 +74,27 @@ test("a site with nodes is not deleted: the server's refusal is shown and the si
   await page.goto("/sites");
   await expect(page.locator('[data-testid="site-row"][data-name="plant-9"]')).toHaveCount(1);
 });
+
+test("sites, a site and enrollment fit a phone-width screen", async ({ page }) => {
+  await signInAs(page, "alice");
+  await page.setViewportSize({ width: 390, height: 844 });
+  const fits = async () => {
+    const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      innerWidth: window.innerWidth,
+    }));
+    expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+  };
+  await page.goto("/sites");
+  await expect(page.getByTestId("site-row").first()).toBeVisible();
+  await fits();
+  await page
+    .locator('[data-testid="site-row"][data-name="plant-9"]')
+    .getByRole("link", { name: "plant-9" })
+    .click();
+  await expect(page.getByTestId("site-title")).toHaveText("plant-9");
+  await fits();
+  await page.goto("/enrollment");
+  await expect(page.getByRole("heading", { name: "Tokens" })).toBeVisible();
+  await fits();
+});
