@@ -354,12 +354,15 @@ function TokenList(props: { disabledReason: string | null }) {
                     <Labels labels={token.labels} />
                   </td>
                   <td data-label="State">
-                    <span className={`${table.badge} ${state.className}`} data-testid="token-state">
+                    <span
+                      className={`${table.badge} ${styles.nowrap} ${state.className}`}
+                      data-testid="token-state"
+                    >
                       {state.label}
                     </span>
                   </td>
                   <td data-label="Actions">
-                    {token.revokedAt ? null : (
+                    {state.label === "revoked" || state.label === "expired" ? null : (
                       <ConfirmButton
                         label="Revoke"
                         question="Revoke this token? Nodes already enrolled keep working."
