@@ -35,6 +35,7 @@ describe("migrations", () => {
       "enrollment_token",
       "membership",
       "node",
+      "node_status_event",
       "organization",
       "rollout",
       "site",

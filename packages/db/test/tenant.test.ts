@@ -76,6 +76,7 @@ describe("tenantDb reads", () => {
         "EnrollmentToken",
         "Membership",
         "Node",
+        "NodeStatusEvent",
         "Rollout",
         "Site",
       ].sort(),
