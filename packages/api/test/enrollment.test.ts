@@ -163,7 +163,7 @@ describe("enrollment tokens with a site and the gateway's enrollment credentials
     const plant = await db.site.findFirstOrThrow({ where: { organizationId: acme.id, name: "plant-9" } });
     const created = await withGateway(standIn.connection).enrollment.createToken({
       siteId: plant.id,
-      labels: { tier: "edge" },
+      labels: { tier: "edge", site: "elsewhere" },
     });
     expect(created.site).toEqual({ id: plant.id, name: "plant-9" });
     expect(created.labels).toEqual({ site: "plant-9", tier: "edge" });

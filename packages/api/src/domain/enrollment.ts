@@ -159,8 +159,9 @@ export async function createToken(
   const created = await createEnrollmentToken(db, organizationId, {
     expiresAt: new Date(now.getTime() + input.expiresInHours * 3_600_000),
     maxUses: input.maxUses ?? null,
-    // The site label keeps `site=<name>` selectors working for enrolled nodes, as for seeded ones.
-    labels: site ? { site: site.name, ...input.labels } : input.labels,
+    // The site label keeps `site=<name>` selectors working for enrolled nodes, as for seeded ones;
+    // it follows the chosen site even if the labels say otherwise.
+    labels: site ? { ...input.labels, site: site.name } : input.labels,
     requiresApproval: input.requiresApproval,
     siteId: input.siteId ?? null,
     ...(input.description ? { description: input.description } : {}),
