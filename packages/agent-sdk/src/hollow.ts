@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Agent } from "./agent/agent.js";
-import type { BackoffPolicy } from "./agent/backoff.js";
+import { type BackoffPolicy, ConnectPacer } from "./agent/backoff.js";
 import { MemoryOutbox } from "./agent/outbox.js";
 import { MemoryStateStore } from "./agent/state-store.js";
 import { enroll } from "./enroll/enroll.js";
@@ -85,6 +85,8 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
   // At most this many agents in their connect handshake at once: starting all at once makes every
   // handshake slow enough for the server's auth timeout to drop most of them.
   const inFlight = new Set<Promise<void>>();
+  // After a server restart, this process's agents reconnect one slot at a time (ConnectPacer).
+  const reconnectPacer = new ConnectPacer(50);
   const maxInFlight = options.connectConcurrency ?? 64;
   for (const identity of identities) {
     while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
@@ -97,6 +99,7 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
       stateStore: new MemoryStateStore(),
       hostSampler: new SyntheticHostSampler(),
       ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+      reconnectPacer,
       name: `edgefleet-hollow ${identity.wid}`,
     });
     agents.push(agent);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fullJitterDelay, ReconnectBackoff } from "../src/agent/backoff.js";
+import { ConnectPacer, fullJitterDelay, ReconnectBackoff } from "../src/agent/backoff.js";
 
 const policy = { baseMs: 500, maxMs: 30_000 };
 
@@ -37,5 +37,38 @@ describe("full-jitter backoff", () => {
     expect(backoff.delay()).toBe(1_000);
     backoff.reset();
     expect(backoff.delay()).toBe(250);
+  });
+});
+
+describe("connect pacer (many agents in one process)", () => {
+  it("gives each attempt its own slot, spaced 1/perSecond apart, never before the jitter", () => {
+    let now = 1_000;
+    const pacer = new ConnectPacer(100, () => now);
+    expect([pacer.slotAfter(0), pacer.slotAfter(0), pacer.slotAfter(0)]).toEqual([0, 10, 20]);
+    expect(pacer.slotAfter(500)).toBe(500);
+    now += 1_000;
+    expect(pacer.slotAfter(0)).toBe(0);
+  });
+
+  it("widens the spacing on failed attempts and narrows it back on successes", () => {
+    const pacer = new ConnectPacer(100, () => 0);
+    pacer.failed();
+    pacer.failed();
+    expect(pacer.spacing()).toBe(22.5);
+    for (let i = 0; i < 200; i++) pacer.failed();
+    expect(pacer.spacing()).toBe(200);
+    for (let i = 0; i < 200; i++) pacer.succeeded();
+    expect(pacer.spacing()).toBe(10);
+  });
+
+  it("is told by the backoff: a second attempt means the first failed, a reset means success", () => {
+    const pacer = new ConnectPacer(100, () => 0);
+    const backoff = new ReconnectBackoff(policy, () => 0, pacer);
+    backoff.nextAttempt();
+    expect(pacer.spacing()).toBe(10);
+    backoff.nextAttempt();
+    expect(pacer.spacing()).toBe(15);
+    backoff.reset();
+    expect(pacer.spacing()).toBe(13.5);
   });
 });

@@ -5,6 +5,7 @@
  */
 import {
   Agent,
+  ConnectPacer,
   enroll,
   HollowRuntime,
   MemoryOutbox,
@@ -31,6 +32,8 @@ let enrolled = 0;
 let started = 0;
 
 const HANDSHAKE_SLOT_MS = 30_000;
+/** This process's agents reconnect (after a server restart) at most this many a second, less if they fail. */
+const reconnectPacer = new ConnectPacer(50);
 const send = (message: FromWorker) => process.send?.(message);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -87,6 +90,7 @@ async function startAgent(node: HollowNode): Promise<void> {
     outbox: new MemoryOutbox(),
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
+    reconnectPacer,
     // The name is how the benchmark finds its agents' connections in the server's /connz.
     name: `${node.name}`,
   });

@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { arch as osArch, platform } from "node:os";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
-import { type Authenticator, connect, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import {
+  type Authenticator,
+  connect,
+  type Msg,
+  type NatsConnection,
+  type Server,
+} from "@nats-io/transport-node";
 import { type Logger, silentLogger } from "../logger.js";
 import type { HostSampler } from "../metrics/host.js";
 import {
@@ -18,7 +24,7 @@ import {
 } from "../protocol/index.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { AGENT_VERSION } from "../version.js";
-import { type BackoffPolicy, fullJitterDelay, ReconnectBackoff } from "./backoff.js";
+import { type BackoffPolicy, type ConnectPacer, fullJitterDelay, ReconnectBackoff } from "./backoff.js";
 import { ControlBytes } from "./control-bytes.js";
 import { type Outbox, SerialQueue } from "./outbox.js";
 import type { AgentState, StateStore } from "./state-store.js";
@@ -40,6 +46,8 @@ export interface AgentOptions {
   /** A StatusReport also goes out this often without a change (default 600). */
   statusRefreshSeconds?: number;
   reconnect?: BackoffPolicy;
+  /** Shared by agents of one process (hollow fleets): spaces their reconnect attempts. */
+  reconnectPacer?: ConnectPacer;
   requestTimeoutMs?: number;
   /** Connection name shown in the server's monitoring. */
   name?: string;
@@ -106,7 +114,11 @@ export class Agent {
 
   private constructor(private readonly options: AgentOptions) {
     this.logger = options.logger ?? silentLogger;
-    this.backoff = new ReconnectBackoff(options.reconnect ?? DEFAULT_RECONNECT);
+    this.backoff = new ReconnectBackoff(
+      options.reconnect ?? DEFAULT_RECONNECT,
+      Math.random,
+      options.reconnectPacer,
+    );
     this.heartbeatMs = (options.heartbeatSeconds ?? 30) * 1000;
     this.metricsMs = (options.metricsSeconds ?? 60) * 1000;
   }
@@ -195,6 +207,9 @@ export class Agent {
           maxReconnectAttempts: -1,
           waitOnFirstConnect: true,
           reconnectDelayHandler: this.backoff.delay,
+          ...(this.options.reconnectPacer
+            ? { reconnectToServer: this.pacedServer(this.options.reconnectPacer) }
+            : {}),
           // A dead link is noticed within ~1 min without costing idle uplink bytes every few seconds.
           pingInterval: 30_000,
           maxPingOut: 2,
@@ -224,6 +239,14 @@ export class Agent {
         await sleep(fullJitterDelay(6, this.options.reconnect ?? DEFAULT_RECONNECT), this.stopping.signal);
       }
     }
+  }
+
+  /** Every dial waits for its slot of the shared pacer (the client redials a restarted server at once). */
+  private pacedServer(pacer: ConnectPacer) {
+    return (pool: ReadonlyArray<Server>) => {
+      const server = pool[0];
+      return server ? { server, delay: pacer.slotAfter(0) } : null;
+    };
   }
 
   private attach(nc: NatsConnection): void {
