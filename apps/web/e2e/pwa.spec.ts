@@ -53,6 +53,15 @@ test("the console is installable: a valid manifest with fetchable icons, linked 
   await expect(page.locator('link[rel="manifest"]')).toHaveAttribute("href", "/manifest.webmanifest");
   await expect(page.locator('meta[name="theme-color"]')).toHaveAttribute("content", manifest.theme_color);
   await expect(page.locator('link[rel="apple-touch-icon"]')).toHaveCount(1);
+
+  // Chromium's own verdict: it parsed the manifest without errors and finds nothing that stops
+  // installation, except that Playwright's browser contexts are incognito-like.
+  const cdp = await page.context().newCDPSession(page);
+  const parsed = await cdp.send("Page.getAppManifest");
+  expect(parsed.url).toMatch(/\/manifest\.webmanifest$/);
+  expect(parsed.errors).toEqual([]);
+  const { installabilityErrors } = await cdp.send("Page.getInstallabilityErrors");
+  expect(installabilityErrors.filter((error) => error.errorId !== "in-incognito")).toEqual([]);
 });
 
 /** The page is no wider than the screen: nothing makes the whole page scroll sideways. */
