@@ -99,7 +99,16 @@ export async function measureReferenceAgent(options: {
       async () =>
         (await db.node.findFirst({ where: { organizationId, name, status: "online" } })) ?? undefined,
     );
-    await setDesiredApps(db, organizationId, node.id, { put: [options.appVersionId] });
+    // A starved machine can run the transaction past Prisma's 5 s limit: try again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await setDesiredApps(db, organizationId, node.id, { put: [options.appVersionId] });
+        break;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await sleep(1_000);
+      }
+    }
     await until(
       "app running",
       async () =>
