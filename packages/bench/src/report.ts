@@ -15,6 +15,16 @@ function p50p99(summary: LatencySummary | null): string {
   return summary ? `p50 ${ms(summary.p50)}, p99 ${ms(summary.p99)}` : "not measured";
 }
 
+/** A problem as one list item: multi-line errors (Prisma's quote code) keep their last line. */
+function oneLine(problem: string): string {
+  const lines = problem
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  if (lines.length <= 1) return problem.trim();
+  return `${lines[0]} ${lines.at(-1)}`;
+}
+
 function verdict(ok: boolean): string {
   return ok ? "meets the target" : "**misses the target**";
 }
@@ -204,7 +214,7 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
 
   push("## What did not hold", "");
   if (results.problems.length === 0) push("In this run, every phase completed for every node.", "");
-  else push(...results.problems.map((problem) => `- ${problem}`), "");
+  else push(...results.problems.map((problem) => `- ${oneLine(problem)}`), "");
   if (results.notes.length > 0) push(...results.notes.map((note) => `- ${note}`), "");
 
   push(
