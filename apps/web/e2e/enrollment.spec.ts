@@ -54,7 +54,7 @@ test("enroll a real agent with a token created in the console and watch it come 
 
   await page.goto("/enrollment");
   await page.getByLabel("Token description").fill(`token ${run}`);
-  await page.getByLabel("Site").selectOption({ label: `site-${run}` });
+  await page.getByLabel("Site", { exact: true }).selectOption({ label: `site-${run}` });
   await page.getByLabel("Expires after").selectOption({ label: "1 hour" });
   await page.getByLabel("Max uses").fill("1");
   await page.getByLabel("Token labels").fill(`e2e=${run}`);
@@ -130,4 +130,21 @@ test("a bad label is refused with a clear message and no token is made", async (
   await page.getByRole("button", { name: "Create token" }).click();
   await expect(page.getByRole("main").getByRole("alert")).toContainText("label keys");
   await expect(page.getByTestId("secret")).toHaveCount(0);
+});
+
+test("a token is revoked from the list and shows as revoked", async ({ page }) => {
+  await signInAs(page, "alice");
+  await page.goto("/enrollment");
+  const description = `to-revoke-${Date.now()}`;
+  await page.getByLabel("Token description").fill(description);
+  await page.getByRole("button", { name: "Create token" }).click();
+  await expect(page.getByTestId("secret")).toBeVisible();
+  await page.getByRole("button", { name: "I have stored it" }).click();
+  await expect(page.getByTestId("secret")).toHaveCount(0);
+  const row = page.getByTestId("token-row").filter({ hasText: description });
+  await expect(row.getByTestId("token-state")).toHaveText("usable");
+  await row.getByRole("button", { name: "Revoke" }).click();
+  await row.getByRole("button", { name: "Yes, revoke" }).click();
+  await expect(row.getByTestId("token-state")).toHaveText("revoked");
+  await expect(row.getByRole("button", { name: "Revoke" })).toHaveCount(0);
 });

@@ -50,6 +50,14 @@ test("an admin creates a site and downloads its leaf bundle: config for the hub 
   expect(creds.text).toMatch(/-----BEGIN NATS USER JWT-----\ney[\w-]+\.[\w-]+\.[\w-]+\n/);
   expect(creds.text).toMatch(/-----BEGIN USER NKEY SEED-----\nSU[A-Z0-9]{56}\n/);
 
+  // Enrolling from the site's page preselects it for the new token.
+  const sitePage = page.url();
+  const siteId = new URL(sitePage).pathname.split("/").at(-1) ?? "";
+  await page.getByRole("link", { name: "Enroll nodes here" }).click();
+  await expect(page.getByLabel("Site", { exact: true })).toHaveValue(siteId);
+  await expect(page.getByLabel("Site", { exact: true }).locator("option:checked")).toHaveText(name);
+  await page.goto(sitePage);
+
   // An empty site can be deleted; the list no longer shows it.
   await page.getByRole("button", { name: "Delete site" }).click();
   await page.getByRole("button", { name: "Yes, delete" }).click();

@@ -2,7 +2,7 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { type FormEvent, useState } from "react";
 import table from "~/components/admin-table.module.css";
@@ -19,6 +19,7 @@ type Token = RouterOutputs["enrollment"]["listTokens"]["items"][number];
 
 /** Pending nodes and token uses change while an operator watches: poll both. */
 const REFRESH_MS = 5_000;
+const TOKEN_PAGE = 50;
 
 const EXPIRY_CHOICES = [
   { hours: 1, label: "1 hour" },
@@ -32,7 +33,7 @@ const EXPIRY_CHOICES = [
  * Enrollment: make tokens (shown once, with the install command), see and revoke them, approve
  * or reject nodes waiting for approval. The role shown is the session's; the API decides.
  */
-export function EnrollmentView(props: { role: Role }) {
+export function EnrollmentView(props: { role: Role; initialSiteId: string }) {
   const denied = roleAtLeast(props.role, "operator")
     ? null
     : `needs the operator role; you are ${props.role}`;
@@ -42,19 +43,19 @@ export function EnrollmentView(props: { role: Role }) {
         A node enrolls once with a token: the agent trades it for its own credentials. Tokens expire, can be
         limited to a number of nodes, and can require an operator&apos;s approval for each node.
       </p>
-      <CreateTokenForm disabledReason={denied} />
+      <CreateTokenForm disabledReason={denied} initialSiteId={props.initialSiteId} />
       <PendingNodes disabledReason={denied} />
       <TokenList disabledReason={denied} />
     </>
   );
 }
 
-function CreateTokenForm(props: { disabledReason: string | null }) {
+function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const sites = useQuery(trpc.site.list.queryOptions());
   const [description, setDescription] = useState("");
-  const [siteId, setSiteId] = useState("");
+  const [siteId, setSiteId] = useState(props.initialSiteId);
   const [expiresInHours, setExpiresInHours] = useState(24);
   const [maxUses, setMaxUses] = useState("");
   const [labels, setLabels] = useState("");
@@ -69,7 +70,7 @@ function CreateTokenForm(props: { disabledReason: string | null }) {
         setDescription("");
         setMaxUses("");
         setLabels("");
-        return queryClient.invalidateQueries(trpc.enrollment.listTokens.queryFilter());
+        return queryClient.invalidateQueries(trpc.enrollment.listTokens.pathFilter());
       },
       onError: (error) => setProblem(error.message),
     }),
@@ -292,15 +293,19 @@ function tokenState(token: Token): { label: string; className: string } {
 function TokenList(props: { disabledReason: string | null }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const tokens = useQuery(
-    trpc.enrollment.listTokens.queryOptions({ limit: 100 }, { refetchInterval: REFRESH_MS, retry: false }),
+  const tokens = useInfiniteQuery(
+    trpc.enrollment.listTokens.infiniteQueryOptions(
+      { limit: TOKEN_PAGE },
+      { getNextPageParam: (page) => page.nextCursor, refetchInterval: REFRESH_MS, retry: false },
+    ),
   );
+  const items = tokens.data?.pages.flatMap((page) => page.items) ?? [];
   const [problem, setProblem] = useState<string | null>(null);
   const revoke = useMutation(
     trpc.enrollment.revokeToken.mutationOptions({
       onSuccess: () => {
         setProblem(null);
-        return queryClient.invalidateQueries(trpc.enrollment.listTokens.queryFilter());
+        return queryClient.invalidateQueries(trpc.enrollment.listTokens.pathFilter());
       },
       onError: (error) => setProblem(error.message),
     }),
@@ -319,7 +324,7 @@ function TokenList(props: { disabledReason: string | null }) {
         </p>
       ) : tokens.isPending ? (
         <p className={table.note}>Loading tokens…</p>
-      ) : tokens.data.items.length === 0 ? (
+      ) : items.length === 0 ? (
         <p className={table.note}>No tokens yet.</p>
       ) : (
         <table className={table.table} data-testid="tokens">
@@ -335,7 +340,7 @@ function TokenList(props: { disabledReason: string | null }) {
             </tr>
           </thead>
           <tbody>
-            {tokens.data.items.map((token) => {
+            {items.map((token) => {
               const state = tokenState(token);
               return (
                 <tr key={token.id} data-testid="token-row" data-id={token.id}>
@@ -378,6 +383,15 @@ function TokenList(props: { disabledReason: string | null }) {
           </tbody>
         </table>
       )}
+      {tokens.hasNextPage ? (
+        <button
+          type="button"
+          disabled={tokens.isFetchingNextPage}
+          onClick={() => void tokens.fetchNextPage()}
+        >
+          {tokens.isFetchingNextPage ? "Loading…" : "Load more"}
+        </button>
+      ) : null}
     </section>
   );
 }

@@ -61,7 +61,7 @@ export function SiteDetail(props: { id: string; role: Role }) {
           Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
         </Link>
         {" · "}
-        <Link href="/enrollment">Enroll nodes here</Link>
+        <Link href={`/enrollment?site=${data.id}`}>Enroll nodes here</Link>
       </section>
       <section className={styles.section} aria-labelledby="leaf">
         <h2 id="leaf">Leaf node</h2>
