@@ -1,5 +1,16 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
@@ -9,7 +20,7 @@ import { timedRequest } from "./http.js";
 /**
  * The console benchmark's own stack: the `load` profile of scripts/stack (ports +3000, data in
  * var/load, wiped at each start), and the console built for production from a snapshot of the
- * commit under test (git archive <commit> → var/load/app): `next build` never runs in apps/web,
+ * commit under test (git archive <commit> → ~/.cache/edgefleet/load-app/<build>): `next build` never runs in apps/web,
  * where others' `next dev` serves, and the numbers belong to one commit, not to a tree mid-edit.
  */
 
@@ -19,7 +30,9 @@ export const LOG_DIR = join(VAR_DIR, "logs");
 const PID_DIR = join(VAR_DIR, "pids");
 // Outside the checkout: Next.js takes the outermost lockfile it finds as the workspace root,
 // and inside /work/main that would be the checkout's own, not the snapshot's.
-const APP_DIR = join(process.env.EDGEFLEET_CACHE ?? join(homedir(), ".cache/edgefleet"), "load-app");
+const APPS_DIR = join(process.env.EDGEFLEET_CACHE ?? join(homedir(), ".cache/edgefleet"), "load-app");
+/** Builds kept side by side (a before and an after, measured in turns); older ones are removed. */
+const KEEP_BUILDS = 3;
 const STACK_SCRIPTS = join(REPO_ROOT, "scripts/stack");
 const profileEnv = { EDGEFLEET_SKIP_INSTALL: "1", ...process.env, EDGEFLEET_PROFILE: PROFILE };
 
@@ -124,7 +137,7 @@ export function buildKey(commit: string): string {
 }
 
 /**
- * var/load/app holds a commit's files (HEAD unless --ref), installed (pnpm --offline from the
+ * A build folder holds a commit's files (HEAD unless --ref), installed (pnpm --offline from the
  * store), and the console built. Reused while the console's sources are those of the build: a rebuild costs ~2 minutes.
  */
 export function prepareApp(
@@ -138,14 +151,16 @@ export function prepareApp(
   const reverted = revert.map(resolveCommit);
   const key = [buildKey(commit), ...reverted.map((c) => `-${c}`)].join(" ");
   // Reused when the console's sources are unchanged since the build (commits elsewhere don't count).
-  const marker = join(APP_DIR, ".build-key");
+  const appDir = join(APPS_DIR, createHash("sha256").update(key).digest("hex").slice(0, 12));
+  const marker = join(appDir, ".build-key");
   if (existsSync(marker) && readFileSync(marker, "utf8").trim() === key) {
-    return { dir: APP_DIR, commit, reverted, reused: true };
+    return { dir: appDir, commit, reverted, reused: true };
   }
-  say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${APP_DIR}`);
-  rmSync(APP_DIR, { recursive: true, force: true });
-  mkdirSync(APP_DIR, { recursive: true });
-  run("bash", ["-c", `git archive ${commit} | tar -x -C '${APP_DIR}'`], "load-app-snapshot.log", {
+  say(`snapshot of ${commit.slice(0, 8)} (git archive) into ${appDir}`);
+  pruneBuilds(KEEP_BUILDS - 1);
+  rmSync(appDir, { recursive: true, force: true });
+  mkdirSync(appDir, { recursive: true });
+  run("bash", ["-c", `git archive ${commit} | tar -x -C '${appDir}'`], "load-app-snapshot.log", {
     cwd: REPO_ROOT,
   });
   for (const c of reverted) {
@@ -155,18 +170,18 @@ export function prepareApp(
       ["-c", `git -C '${REPO_ROOT}' show --format= --binary ${c} | git apply -R`],
       `load-app-revert-${c.slice(0, 8)}.log`,
       {
-        cwd: APP_DIR,
+        cwd: appDir,
       },
     );
   }
   say("pnpm install --offline (from the store)");
   run("pnpm", ["install", "--offline", "--frozen-lockfile"], "load-app-install.log", {
-    cwd: APP_DIR,
+    cwd: appDir,
     env: { ...process.env, CI: "1" },
   });
   say("next build (~2 min on 2 cores)");
-  run(join(APP_DIR, "apps/web/node_modules/.bin/next"), ["build"], "load-web-build.log", {
-    cwd: join(APP_DIR, "apps/web"),
+  run(join(appDir, "apps/web/node_modules/.bin/next"), ["build"], "load-web-build.log", {
+    cwd: join(appDir, "apps/web"),
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/root",
@@ -175,7 +190,17 @@ export function prepareApp(
     },
   });
   writeFileSync(marker, `${key}\n`);
-  return { dir: APP_DIR, commit, reverted, reused: false };
+  return { dir: appDir, commit, reverted, reused: false };
+}
+
+/** Removes all but the `keep` most recently built snapshots. */
+function pruneBuilds(keep: number): void {
+  if (!existsSync(APPS_DIR)) return;
+  const builds = readdirSync(APPS_DIR)
+    .map((name) => join(APPS_DIR, name))
+    .filter((dir) => statSync(dir).isDirectory())
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  for (const dir of builds.slice(keep)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** Migrations and the demo seed (organizations acme and globex, users alice and bob) from the snapshot. */
