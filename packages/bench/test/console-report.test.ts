@@ -125,7 +125,10 @@ describe("console benchmark report", () => {
       {},
     );
     expect(report).toContain("## Before and after (before the index)");
-    expect(report).toContain("| REST API | node counts by status | 100 ms | 20 ms | 5.0× |");
+    expect(report).toContain(
+      "| REST API | node counts by status | 100 ms | 20 ms | 5.0× | 100 ms (p99) | 20 ms (p99) |",
+    );
+    expect(report).toContain("| page | /fleet | 400 ms | 80 ms | 5.0× | 400 ms (p95) | 80 ms (p95) |");
     expect(report).toContain("| tRPC (console) | node.counts (fleet page) | 400 ms | 80 ms | 5.0× |");
     expect(report).toContain("### REST API: node counts by status");
     expect(report).toContain("`SELECT count(*) FROM node \\| x`");

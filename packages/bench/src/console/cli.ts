@@ -44,6 +44,11 @@ import {
 
 class UsageError extends Error {}
 
+/** An argument as a shell would need it, so the report's command can be pasted. */
+function shellWord(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
 const RESULTS_FILE = join(VAR_DIR, "results.json");
 const REPORT_NAME = "console-api";
 
@@ -135,7 +140,7 @@ class Cleanup {
 
 async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2));
-  const command = ["pnpm bench:console", ...process.argv.slice(2)].join(" ");
+  const command = ["pnpm bench:console", ...process.argv.slice(2).map(shellWord)].join(" ");
   if (options.renderOnly) {
     const results = JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as ConsoleBenchResults;
     const report = await writeReport(

@@ -42,26 +42,29 @@ function baselineTable(results: ConsoleBenchResults): string {
     const before = baseline.passes.find((p) => p.concurrency === pass.concurrency);
     if (!before) continue;
     lines.push(
-      `**${pass.concurrency === 1 ? "Sequential" : `${pass.concurrency} in flight`}** (value at the target percentile; ratio = before / after)`,
+      `**${pass.concurrency === 1 ? "Sequential" : `${pass.concurrency} in flight`}** (ratio = before / after)`,
       "",
-      "| via | case | before | after | ratio |",
-      "| --- | --- | ---: | ---: | ---: |",
+      "| via | case | p50 before | p50 after | p50 ratio | tail before | tail after |",
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     );
     for (const c of results.cases) {
       const target = TARGETS[c.group];
-      const pick = (s: CaseSummary | null | undefined) =>
-        s ? (target.percentile === 95 ? s.p95 : s.p99) : undefined;
-      const a = pick(before.runs.find((r) => r.caseId === c.id)?.summary);
-      const b = pick(pass.runs.find((r) => r.caseId === c.id)?.summary);
-      if (a === undefined || b === undefined) continue;
-      lines.push(`| ${c.group} | ${c.label} | ${formatMs(a)} | ${formatMs(b)} | ${(a / b).toFixed(1)}× |`);
+      const a = before.runs.find((r) => r.caseId === c.id)?.summary;
+      const b = pass.runs.find((r) => r.caseId === c.id)?.summary;
+      if (!a || !b) continue;
+      const tail = (s: CaseSummary) =>
+        `${formatMs(target.percentile === 95 ? s.p95 : s.p99)} (p${target.percentile})`;
+      lines.push(
+        `| ${c.group} | ${c.label} | ${formatMs(a.p50)} | ${formatMs(b.p50)} | ${(a.p50 / b.p50).toFixed(1)}× | ${tail(a)} | ${tail(b)} |`,
+      );
     }
     lines.push("");
   }
   return [
     `## Before and after (${baseline.label})`,
     "",
-    `Before: commit \`${baseline.commit}\`; after: commit \`${results.commit}\`, same data set and machine.`,
+    `Before: commit \`${baseline.commit}\`; after: commit \`${results.commit}\`; same data set and machine.`,
+    "Cases a change does not touch show how much the machine alone moved between the two runs.",
     "",
     ...lines,
   ].join("\n");
@@ -159,7 +162,7 @@ ratios and medians; single tail values move between runs.
 
 - The \`load\` stack profile (scripts/stack, ports +3000, fresh data in \`var/load\`): PostgreSQL 15,
   NATS, Mimir (node charts) and Keycloak (real sign-in), and the console built for production
-  (\`next build\` + \`next start\`) from a snapshot of the commit (\`git archive HEAD\`).
+  (\`next build\` + \`next start\`) from a snapshot of the commit (\`git archive\`).
 - Data: ${organizations}. Labels \`site\`, \`region\` (6, by site), \`tier\` (prod 80 %, staging 15 %,
   canary 5 %), \`hw\` (4 kinds); statuses online 85 %, offline 10 %, pending 3 %, revoked 2 %; four agent
   versions; instances 96 % running, 2 % failed. Both organizations use the same node names, so a
