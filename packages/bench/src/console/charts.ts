@@ -57,7 +57,12 @@ export function chartSpecs(results: ConsoleBenchResults): Record<string, TopLeve
               scale: { domain: [0, 100] },
             },
             y: { field: "ms", type: "quantitative", title: "milliseconds (log)", scale: { type: "log" } },
-            color: { field: "case", type: "nominal", title: null, legend: { orient: "bottom", columns: 2 } },
+            color: {
+              field: "case",
+              type: "nominal",
+              title: null,
+              legend: { orient: "bottom", columns: 2, labelLimit: 330 },
+            },
           },
         },
         {
@@ -85,13 +90,13 @@ export function chartSpecs(results: ConsoleBenchResults): Record<string, TopLeve
   if (bars.length > 0)
     specs["tail-by-case"] = {
       $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-      width: 520,
+      width: 420,
       title: "Tail latency per case: API p99, pages p95 (targets: 1 s and 500 ms)",
       data: { values: bars },
-      mark: "bar",
+      // Dots, not bars: a bar on a log scale has no zero to start from.
+      mark: { type: "circle", size: 70, opacity: 0.9 },
       encoding: {
-        y: { field: "case", type: "nominal", title: null, sort: null },
-        yOffset: { field: "pass", type: "nominal" },
+        y: { field: "case", type: "nominal", title: null, sort: null, axis: { labelLimit: 420 } },
         x: { field: "ms", type: "quantitative", title: "milliseconds (log)", scale: { type: "log" } },
         color: { field: "pass", type: "nominal", title: null, legend: { orient: "top" } },
       },
