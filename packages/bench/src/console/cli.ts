@@ -142,11 +142,11 @@ async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2));
   const command = ["pnpm bench:console", ...process.argv.slice(2).map(shellWord)].join(" ");
   if (options.renderOnly) {
-    const results = JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as ConsoleBenchResults;
-    const report = await writeReport(
-      { ...results, notes: [...results.notes, ...options.notes] },
-      options.outDir,
-    );
+    const stored = JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as ConsoleBenchResults;
+    const results = { ...stored, notes: [...stored.notes, ...options.notes] };
+    // Notes stay with the results, so a later re-render keeps them.
+    writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+    const report = await writeReport(results, options.outDir);
     process.stdout.write(`Report: ${relative(REPO_ROOT, report)}\n`);
     return;
   }
