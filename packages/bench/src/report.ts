@@ -116,7 +116,8 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
       "",
       `With the fleet settled, the hub nats-server was stopped (SIGTERM: every connection closed at once) and`,
       `started again with the same data; it was back after ${ms(storm.serverDownMs)}. Each agent reconnects on its own`,
-      "(jittered exponential backoff) and sends Hello with the revision it applied; a node counts as resynced when",
+      "(jittered exponential backoff; the hollow workers also pace their own agents' dials, 50/s per process)",
+      "and sends Hello with the revision it applied; a node counts as resynced when",
       "that Hello is answered. Re-lists are counted by the gateway (`desired_full_lists_total`: the whole desired",
       "state sent again to a node that had applied a revision; a first sync does not count).",
       "",
@@ -149,7 +150,6 @@ export function renderReport(results: BenchResults, chartFiles: readonly string[
         (agent) =>
           `| ${agent.variant} | ${fixed(agent.rssMiBLast)} MiB | ${fixed(agent.anonymousMiB ?? 0)} MiB | ${fixed(agent.fileBackedMiB ?? 0)} MiB | ${fixed(agent.pssMiB ?? 0)} MiB |`,
       ),
-      "",
       ...(results.emptyNodeMemory
         ? [
             `| empty Node (\`node -e 'setInterval(() => {}, 1000)'\`, no flags) | ${fixed(results.emptyNodeMemory.rssMiB)} MiB | ${fixed(results.emptyNodeMemory.anonymousMiB)} MiB | ${fixed(results.emptyNodeMemory.fileBackedMiB)} MiB | – |`,
