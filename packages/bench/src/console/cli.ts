@@ -143,7 +143,11 @@ async function main(): Promise<void> {
   const command = ["pnpm bench:console", ...process.argv.slice(2).map(shellWord)].join(" ");
   if (options.renderOnly) {
     const stored = JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as ConsoleBenchResults;
-    const results = { ...stored, notes: [...stored.notes, ...options.notes] };
+    const results = {
+      ...stored,
+      notes: [...stored.notes, ...options.notes],
+      ...(options.baseline ? { baseline: baselineFrom(options.baseline, options.baselineLabel) } : {}),
+    };
     // Notes stay with the results, so a later re-render keeps them.
     writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
     const report = await writeReport(results, options.outDir);
