@@ -7,6 +7,7 @@ import { type FormEvent, useState } from "react";
 import styles from "~/components/admin-table.module.css";
 import { ConfirmButton } from "~/components/confirm-button";
 import { CopyOnce } from "~/components/copy-once";
+import { SubmitRow } from "~/components/submit-row";
 import { timeAgo } from "~/components/time-ago";
 import { useTRPC } from "~/trpc/react";
 
@@ -221,19 +222,13 @@ function CreateKeyForm(props: {
             onChange={(event) => setExpires(event.target.value)}
           />
         </label>
-        <button
-          type="submit"
-          disabled={create.isPending || Boolean(props.disabledReason)}
-          title={props.disabledReason ?? undefined}
-        >
-          {create.isPending ? "Creating…" : "Create key"}
-        </button>
-        {props.disabledReason ? <span className={styles.note}>({props.disabledReason})</span> : null}
-        {problem ? (
-          <span role="alert" className={styles.error}>
-            {problem}
-          </span>
-        ) : null}
+        <SubmitRow
+          label="Create key"
+          pendingLabel="Creating…"
+          pending={create.isPending}
+          disabledReason={props.disabledReason}
+          problem={problem}
+        />
       </form>
       {created ? <CopyOnce label="API key" secret={created.key} onDismiss={() => setCreated(null)} /> : null}
     </>

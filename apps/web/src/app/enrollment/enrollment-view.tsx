@@ -9,6 +9,7 @@ import table from "~/components/admin-table.module.css";
 import { ConfirmButton } from "~/components/confirm-button";
 import { CopyOnce } from "~/components/copy-once";
 import { parseLabelAssignments } from "~/components/label-input";
+import { SubmitRow } from "~/components/submit-row";
 import { timeAgo } from "~/components/time-ago";
 import { useTRPC } from "~/trpc/react";
 import styles from "./enrollment.module.css";
@@ -164,19 +165,13 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           />
           <label htmlFor="requires-approval">Approve each node</label>
         </div>
-        <button
-          type="submit"
-          disabled={create.isPending || Boolean(props.disabledReason)}
-          title={props.disabledReason ?? undefined}
-        >
-          {create.isPending ? "Creating…" : "Create token"}
-        </button>
-        {props.disabledReason ? <span className={table.note}>({props.disabledReason})</span> : null}
-        {problem ? (
-          <span role="alert" className={table.error}>
-            {problem}
-          </span>
-        ) : null}
+        <SubmitRow
+          label="Create token"
+          pendingLabel="Creating…"
+          pending={create.isPending}
+          disabledReason={props.disabledReason}
+          problem={problem}
+        />
       </form>
       {created ? (
         <>

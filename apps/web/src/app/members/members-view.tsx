@@ -7,6 +7,7 @@ import { type FormEvent, useState } from "react";
 import styles from "~/components/admin-table.module.css";
 import { ConfirmButton } from "~/components/confirm-button";
 import { CopyOnce } from "~/components/copy-once";
+import { SubmitRow } from "~/components/submit-row";
 import { useTRPC } from "~/trpc/react";
 
 type Role = (typeof ROLES)[number];
@@ -215,15 +216,12 @@ function InviteForm(props: {
             ))}
           </select>
         </label>
-        {/* Disabled with a reason; a page opened before a role change still reaches the server, which decides. */}
-        <button
-          type="submit"
-          disabled={invite.isPending || Boolean(props.disabledReason)}
-          title={props.disabledReason ?? undefined}
-        >
-          {invite.isPending ? "Inviting…" : "Invite"}
-        </button>
-        {props.disabledReason ? <span className={styles.note}>({props.disabledReason})</span> : null}
+        <SubmitRow
+          label="Invite"
+          pendingLabel="Inviting…"
+          pending={invite.isPending}
+          disabledReason={props.disabledReason}
+        />
       </form>
       {handover ? <InviteHandover member={handover} onDismiss={() => setHandover(null)} /> : null}
     </>

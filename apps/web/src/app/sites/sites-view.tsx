@@ -6,6 +6,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import table from "~/components/admin-table.module.css";
+import { SubmitRow } from "~/components/submit-row";
 import { useTRPC } from "~/trpc/react";
 import styles from "./sites.module.css";
 
@@ -127,19 +128,13 @@ function CreateSiteForm(props: { disabledReason: string | null }) {
           onChange={(event) => setDescription(event.target.value)}
         />
       </label>
-      <button
-        type="submit"
-        disabled={create.isPending || Boolean(props.disabledReason)}
-        title={props.disabledReason ?? undefined}
-      >
-        {create.isPending ? "Creating…" : "Create site"}
-      </button>
-      {props.disabledReason ? <span className={table.note}>({props.disabledReason})</span> : null}
-      {problem ? (
-        <span role="alert" className={table.error}>
-          {problem}
-        </span>
-      ) : null}
+      <SubmitRow
+        label="Create site"
+        pendingLabel="Creating…"
+        pending={create.isPending}
+        disabledReason={props.disabledReason}
+        problem={problem}
+      />
     </form>
   );
 }

@@ -4,6 +4,7 @@ import type { RouterOutputs } from "@edgefleet/api";
 import { useMutation } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState } from "react";
 import table from "~/components/admin-table.module.css";
+import { SubmitRow } from "~/components/submit-row";
 import { useTRPC } from "~/trpc/react";
 import styles from "../sites.module.css";
 
@@ -77,19 +78,13 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
             onChange={(event) => setCredentialsPath(event.target.value)}
           />
         </label>
-        <button
-          type="submit"
-          disabled={generate.isPending || Boolean(props.disabledReason)}
-          title={props.disabledReason ?? undefined}
-        >
-          {generate.isPending ? "Generating…" : "Generate leaf bundle"}
-        </button>
-        {props.disabledReason ? <span className={table.note}>({props.disabledReason})</span> : null}
-        {problem ? (
-          <span role="alert" className={table.error}>
-            {problem}
-          </span>
-        ) : null}
+        <SubmitRow
+          label="Generate leaf bundle"
+          pendingLabel="Generating…"
+          pending={generate.isPending}
+          disabledReason={props.disabledReason}
+          problem={problem}
+        />
       </form>
       {bundle ? (
         <div data-testid="leaf-bundle">
