@@ -196,6 +196,9 @@ export function prepareApp(
 /** Removes all but the `keep` most recently built snapshots. */
 function pruneBuilds(keep: number): void {
   if (!existsSync(APPS_DIR)) return;
+  // Anything else here (e.g. a stray lockfile) would make Next.js take this folder as the root.
+  for (const name of readdirSync(APPS_DIR).filter((name) => !/^[0-9a-f]{12}$/.test(name)))
+    rmSync(join(APPS_DIR, name), { recursive: true, force: true });
   const builds = readdirSync(APPS_DIR)
     .map((name) => join(APPS_DIR, name))
     .filter((dir) => statSync(dir).isDirectory())
