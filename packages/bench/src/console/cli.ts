@@ -14,6 +14,7 @@ import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { Cleanup, watchInterruptions } from "../interrupt.js";
 import { describeMachine } from "../machine.js";
 import { Progress, step } from "../progress.js";
 import { REPO_ROOT } from "../stack.js";
@@ -113,31 +114,6 @@ function readOptions(argv: string[]) {
 }
 type Options = ReturnType<typeof readOptions>;
 
-/** Everything to undo, newest first; runs once whatever path leads here. */
-class Cleanup {
-  private readonly steps: Array<{ what: string; run: () => unknown }> = [];
-  private running: Promise<void> | undefined;
-
-  add(what: string, run: () => unknown): void {
-    this.steps.unshift({ what, run });
-  }
-
-  run(): Promise<void> {
-    this.running ??= (async () => {
-      for (const { what, run } of this.steps) {
-        try {
-          await run();
-        } catch (error) {
-          process.stderr.write(
-            `cleanup: ${what} failed: ${error instanceof Error ? error.message : error}\n`,
-          );
-        }
-      }
-    })();
-    return this.running;
-  }
-}
-
 async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2));
   const command = ["pnpm bench:console", ...process.argv.slice(2).map(shellWord)].join(" ");
@@ -155,19 +131,17 @@ async function main(): Promise<void> {
     return;
   }
   const cleanup = new Cleanup();
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    // A second Ctrl-C must not cut the cleanup short (that would leave the stack running).
-    if (signalled) {
-      process.stderr.write(`\n${signal}: still stopping what the benchmark started, please wait…\n`);
-      return;
-    }
-    signalled = true;
-    process.stderr.write(`\n${signal}: stopping everything the benchmark started…\n`);
-    void cleanup.run().finally(() => process.exit(130));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  // Ctrl-C, SIGTERM/SIGHUP, a killed pnpm launcher or a stray error: stop what was started.
+  watchInterruptions(
+    (reason) => {
+      process.stderr.write(`\n${reason}: stopping everything the benchmark started…\n`);
+      void cleanup.run().finally(() => process.exit(reason.startsWith("unexpected error") ? 1 : 130));
+    },
+    {
+      onRepeat: (reason) =>
+        process.stderr.write(`\n${reason}: still stopping what the benchmark started, please wait…\n`),
+    },
+  );
   try {
     await run(options, command, cleanup);
   } finally {
@@ -192,9 +166,9 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
     );
   if (!running && options.reuse) throw new UsageError(`--reuse: no ${PROFILE} stack is running`);
   if (!options.keep)
-    cleanup.add("stack down", () => {
+    cleanup.add("stack down", async () => {
       step(`stopping the ${PROFILE} stack`);
-      stackDown();
+      await stackDown();
     });
   let mark = Date.now();
   let env: Record<string, string>;
@@ -204,7 +178,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
     step(
       `starting the ${PROFILE} stack (Postgres, NATS, Mimir, Keycloak; logs in ${relative(REPO_ROOT, LOG_DIR)})`,
     );
-    env = stackUp();
+    env = await stackUp();
   }
   const stackSeconds = (Date.now() - mark) / 1000;
   const need = (name: string) => {
@@ -215,7 +189,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   const databaseUrl = need("DATABASE_URL");
   mark = Date.now();
   step("the console, built for production from the commit under test");
-  const app = prepareApp(env, options.ref, options.revert, (text) => step(`  ${text}`));
+  const app = await prepareApp(env, options.ref, options.revert, (text) => step(`  ${text}`));
   const buildSeconds = app.reused ? null : (Date.now() - mark) / 1000;
   if (app.reused) step("  reusing the build of this commit");
 
@@ -224,11 +198,11 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   const seededFile = join(VAR_DIR, "seed.json");
   if (options.reuse && existsSync(seededFile)) {
     step("reusing the seeded data of the running stack");
-    migrateAndSeedDemo(app.dir, env);
+    await migrateAndSeedDemo(app.dir, env);
     seed = JSON.parse(readFileSync(seededFile, "utf8")) as ConsoleBenchResults["seed"];
   } else {
     step("migrations and demo organizations");
-    migrateAndSeedDemo(app.dir, env);
+    await migrateAndSeedDemo(app.dir, env);
     step(`seeding ${options.nodes.toLocaleString("en")} nodes (set-based SQL)`);
     seed = await seedFleet(databaseUrl, plan);
     writeFileSync(seededFile, `${JSON.stringify(seed, null, 2)}\n`);

@@ -69,45 +69,76 @@ export function loadStackRunning(): boolean {
   return ["nats", "mimir", "keycloak"].some((name) => alive(pidOf(name))) || postgresPid() !== undefined;
 }
 
+/** Stack scripts running in their own session (up.sh while the stack starts). */
+const sessions = new Set<ChildProcess>();
+
+/**
+ * Runs a step to completion with its output in a log. Asynchronous, so the driver keeps handling
+ * signals meanwhile (a driver blocked in spawnSync was killed by Ctrl-C before it could stop the
+ * stack). With `ownSession`, Ctrl-C does not reach the step: the stack scripts finish, and the
+ * cleanup stops them.
+ */
 function run(
   command: string,
   args: string[],
   logName: string,
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
-) {
+  options: { cwd: string; env?: NodeJS.ProcessEnv; ownSession?: boolean },
+): Promise<void> {
   mkdirSync(LOG_DIR, { recursive: true });
   const logFile = join(LOG_DIR, logName);
   const log = openSync(logFile, "w");
-  try {
-    const result = spawnSync(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: ["ignore", log, log],
-    });
-    if (result.status !== 0) {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ["ignore", log, log],
+    detached: options.ownSession ?? false,
+  });
+  closeSync(log);
+  if (options.ownSession) sessions.add(child);
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code, signal) => {
+      sessions.delete(child);
+      if (code === 0) return resolve();
       const tail = readFileSync(logFile, "utf8").split("\n").slice(-25).join("\n");
-      throw new Error(`${command} ${args.join(" ")} failed (log: ${logFile}):\n${tail}`);
-    }
-  } finally {
-    closeSync(log);
-  }
+      reject(new Error(`${command} ${args.join(" ")} failed (${signal ?? code}; log: ${logFile}):\n${tail}`));
+    });
+  });
 }
 
 /** Fresh data, then Postgres, NATS, Mimir and Keycloak of the load profile. */
-export function stackUp(): Record<string, string> {
+export async function stackUp(): Promise<Record<string, string>> {
   for (const data of ["postgres", "nats", "mimir", "pgsock", "stack.env", "seed.json"]) {
     rmSync(join(VAR_DIR, data), { recursive: true, force: true });
   }
-  run("bash", [join(STACK_SCRIPTS, "up.sh"), "--services"], "load-stack-up.log", {
+  await run("bash", [join(STACK_SCRIPTS, "up.sh"), "--services"], "load-stack-up.log", {
     cwd: REPO_ROOT,
     env: profileEnv,
+    ownSession: true,
   });
   return readStackEnv();
 }
 
-export function stackDown(): void {
+export async function stackDown(): Promise<void> {
+  // An up.sh still starting would go on starting servers after down.sh: end it first (its own
+  // trap then stops what it had started).
+  await Promise.all(
+    [...sessions].map((child) => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      try {
+        process.kill(-(child.pid as number), "SIGTERM");
+      } catch {
+        return undefined;
+      }
+      return Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 60_000))]);
+    }),
+  );
   if (!existsSync(VAR_DIR)) return;
-  run("bash", [join(STACK_SCRIPTS, "down.sh")], "load-stack-down.log", { cwd: REPO_ROOT, env: profileEnv });
+  await run("bash", [join(STACK_SCRIPTS, "down.sh")], "load-stack-down.log", {
+    cwd: REPO_ROOT,
+    env: profileEnv,
+    ownSession: true,
+  });
 }
 
 export function readStackEnv(): Record<string, string> {
@@ -140,13 +171,13 @@ export function buildKey(commit: string): string {
  * A build folder holds a commit's files (HEAD unless --ref), installed (pnpm --offline from the
  * store), and the console built. Reused while the console's sources are those of the build: a rebuild costs ~2 minutes.
  */
-export function prepareApp(
+export async function prepareApp(
   stackEnv: Record<string, string>,
   ref: string,
   /** Commits whose changes are taken out of the snapshot (`git apply -R`): "before" on the same code. */
   revert: readonly string[],
   say: (text: string) => void,
-): { dir: string; commit: string; reverted: string[]; reused: boolean } {
+): Promise<{ dir: string; commit: string; reverted: string[]; reused: boolean }> {
   const commit = resolveCommit(ref);
   const reverted = revert.map(resolveCommit);
   const key = [buildKey(commit), ...reverted.map((c) => `-${c}`)].join(" ");
@@ -160,12 +191,12 @@ export function prepareApp(
   pruneBuilds(KEEP_BUILDS - 1);
   rmSync(appDir, { recursive: true, force: true });
   mkdirSync(appDir, { recursive: true });
-  run("bash", ["-c", `git archive ${commit} | tar -x -C '${appDir}'`], "load-app-snapshot.log", {
+  await run("bash", ["-c", `git archive ${commit} | tar -x -C '${appDir}'`], "load-app-snapshot.log", {
     cwd: REPO_ROOT,
   });
   for (const c of reverted) {
     say(`taking out ${c.slice(0, 8)} (git apply -R)`);
-    run(
+    await run(
       "bash",
       ["-c", `git -C '${REPO_ROOT}' show --format= --binary ${c} | git apply -R`],
       `load-app-revert-${c.slice(0, 8)}.log`,
@@ -175,12 +206,12 @@ export function prepareApp(
     );
   }
   say("pnpm install --offline (from the store)");
-  run("pnpm", ["install", "--offline", "--frozen-lockfile"], "load-app-install.log", {
+  await run("pnpm", ["install", "--offline", "--frozen-lockfile"], "load-app-install.log", {
     cwd: appDir,
     env: { ...process.env, CI: "1" },
   });
   say("next build (~2 min on 2 cores)");
-  run(join(appDir, "apps/web/node_modules/.bin/next"), ["build"], "load-web-build.log", {
+  await run(join(appDir, "apps/web/node_modules/.bin/next"), ["build"], "load-web-build.log", {
     cwd: join(appDir, "apps/web"),
     env: {
       PATH: process.env.PATH ?? "",
@@ -207,13 +238,16 @@ function pruneBuilds(keep: number): void {
 }
 
 /** Migrations and the demo seed (organizations acme and globex, users alice and bob) from the snapshot. */
-export function migrateAndSeedDemo(appDir: string, stackEnv: Record<string, string>): void {
+export async function migrateAndSeedDemo(appDir: string, stackEnv: Record<string, string>): Promise<void> {
   const env = { ...process.env, ...stackEnv };
-  run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:migrate"], "load-db-migrate.log", {
+  await run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:migrate"], "load-db-migrate.log", {
     cwd: appDir,
     env,
   });
-  run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:seed"], "load-db-seed.log", { cwd: appDir, env });
+  await run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:seed"], "load-db-seed.log", {
+    cwd: appDir,
+    env,
+  });
 }
 
 /** `next start` of the snapshot's build, in its own process group. */
