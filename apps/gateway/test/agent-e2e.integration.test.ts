@@ -6,9 +6,14 @@ import { join } from "node:path";
 import { createEnrollmentToken, type Db, setDesiredApps } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
-import { freePort, type RunningNats, startNats, startOperatorModeHub } from "@edgefleet/nats-tenancy/testing";
+import {
+  freePort,
+  type RunningNats,
+  startNats,
+  startOperatorModeHub,
+  waitFor,
+} from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "./support/free-port.js";
 import { GatewayProcess } from "./support/gateway-process.js";
 import { LinkCutter } from "./support/link-cutter.js";
 import { requireTestEnv } from "./support/required-env.js";

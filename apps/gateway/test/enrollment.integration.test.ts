@@ -10,11 +10,10 @@ import {
 import { approveNode, createEnrollmentToken, type Db, revokeNode } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
-import { type RunningNats, startOperatorModeHub } from "@edgefleet/nats-tenancy/testing";
+import { type RunningNats, startOperatorModeHub, waitFor } from "@edgefleet/nats-tenancy/testing";
 import { createUser, type KeyPair } from "@nats-io/nkeys";
 import { connect, credsAuthenticator, jwtAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "./support/free-port.js";
 import { GatewayProcess, metricValue } from "./support/gateway-process.js";
 import { requireTestEnv } from "./support/required-env.js";
 

@@ -1,5 +1,5 @@
+import { freePort, waitFor } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, waitFor } from "./support/free-port.js";
 import { GatewayProcess, metricValue } from "./support/gateway-process.js";
 import { requireTestEnv } from "./support/required-env.js";
 

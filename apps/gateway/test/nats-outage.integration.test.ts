@@ -1,12 +1,12 @@
 import { connect } from "node:net";
+import { type RunningNats, startPlainHub } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess, metricValue } from "./support/gateway-process.js";
-import { PrivateNatsServer } from "./support/nats-server.js";
 import { requireTestEnv } from "./support/required-env.js";
 
 // A nats-server of our own that the test can kill, with the shared Postgres and Mimir.
 describe("gateway through a NATS outage and shutdown", () => {
-  let nats: PrivateNatsServer;
+  let nats: RunningNats;
   let stackEnv: Record<string, string>;
   const gateways: GatewayProcess[] = [];
 
@@ -16,13 +16,13 @@ describe("gateway through a NATS outage and shutdown", () => {
       MIMIR_URL: requireTestEnv("MIMIR_URL"),
       GATEWAY_HEALTH_INTERVAL_MS: "500",
     };
-    nats = await PrivateNatsServer.create();
-    await nats.start();
+    // kill() and start() reuse port and store.
+    nats = await startPlainHub();
   });
 
   afterAll(async () => {
     await Promise.all(gateways.map((gateway) => gateway.kill()));
-    await nats?.destroy();
+    await nats?.stop();
   });
 
   async function startGateway(overrides: Record<string, string>) {

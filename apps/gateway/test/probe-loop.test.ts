@@ -1,9 +1,9 @@
+import { waitFor } from "@edgefleet/nats-tenancy/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { DependencyHealth } from "../src/health/dependency-health.js";
 import { describeError, ProbeLoop } from "../src/health/probe-loop.js";
 import { createLogger } from "../src/logger.js";
 import { createGatewayMetrics } from "../src/metrics.js";
-import { waitFor } from "./support/free-port.js";
 
 const logger = createLogger("silent");
 const loops: ProbeLoop[] = [];

@@ -1,5 +1,5 @@
+import { freePort } from "@edgefleet/nats-tenancy/testing";
 import { describe, expect, it } from "vitest";
-import { freePort } from "./support/free-port.js";
 import { GatewayProcess } from "./support/gateway-process.js";
 
 describe("gateway startup with a bad environment", () => {

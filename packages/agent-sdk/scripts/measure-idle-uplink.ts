@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startTestAgent } from "../test/support/agent-fixture.js";
 import { EnrollResponder } from "../test/support/enroll-responder.js";
-import { TestNatsServer } from "../test/support/nats-server.js";
+import { connectPlatform, createUpStream, startTestNats } from "../test/support/nats-server.js";
 import { TestPlatform } from "../test/support/platform.js";
 
 const { values } = parseArgs({
@@ -21,10 +21,9 @@ const { values } = parseArgs({
     mx: { type: "string", default: "60" },
   },
 });
-const server = await TestNatsServer.create();
-await server.start();
-const nc = await server.connect();
-await server.createUpStream(nc);
+const server = await startTestNats();
+const nc = await connectPlatform(server);
+await createUpStream(nc);
 const responder = new EnrollResponder(nc);
 responder.start();
 const platform = new TestPlatform(nc, { hb: Number(values.hb), mx: Number(values.mx) });
@@ -41,7 +40,7 @@ interface Connz {
   connections: Array<{ name?: string; in_bytes: number; out_bytes: number; in_msgs: number }>;
 }
 async function counters() {
-  const response = await fetch(`http://127.0.0.1:${server.monitorPort}/connz`);
+  const response = await fetch(`${server.monitorUrl}/connz`);
   const connection = ((await response.json()) as Connz).connections.find(
     (entry) => entry.name === "idle-agent",
   );
@@ -70,5 +69,5 @@ await agent.stop(1_000);
 responder.stop();
 platform.stop();
 await nc.close();
-await server.destroy();
+await server.stop();
 await rm(stateDir, { recursive: true, force: true });

@@ -7,12 +7,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Agent } from "../src/agent/agent.js";
 import type { MessageOf } from "../src/protocol/index.js";
 import type { ProcessRuntime } from "../src/runtime/process.js";
+import { type RunningNats, sleep, waitFor } from "../src/testing.js";
 import { startTestAgent } from "./support/agent-fixture.js";
-import { TestNatsServer } from "./support/nats-server.js";
+import { connectPlatform, createUpStream, startTestNats } from "./support/nats-server.js";
 import { readUpStream, TestPlatform } from "./support/platform.js";
-import { sleep, waitFor } from "./support/wait.js";
 
-let server: TestNatsServer;
+let server: RunningNats;
 let platformConnection: NatsConnection;
 let platform: TestPlatform;
 let stateDir: string;
@@ -20,17 +20,16 @@ let agent: Agent | undefined;
 let runtime: ProcessRuntime | undefined;
 
 beforeAll(async () => {
-  server = await TestNatsServer.create();
-  await server.start();
+  server = await startTestNats();
 });
 afterAll(async () => {
-  await server.destroy();
+  await server.stop();
 });
 
 beforeEach(async () => {
   stateDir = await mkdtemp(join(tmpdir(), "agent-sdk-agent-"));
-  platformConnection = await server.connect();
-  await server.createUpStream(platformConnection);
+  platformConnection = await connectPlatform(server);
+  await createUpStream(platformConnection);
   // Each test starts from an empty stream.
   await (await jetstreamManager(platformConnection)).streams.purge("EF_UP");
   platform = new TestPlatform(platformConnection);
@@ -169,7 +168,7 @@ describe("offline buffer", () => {
     await sleep(3_000);
     expect(agent.stats().connected).toBe(true);
     expect(agent.stats().outbox.records).toBeGreaterThanOrEqual(2);
-    await server.createUpStream(platformConnection);
+    await createUpStream(platformConnection);
     await waitFor("outbox drained", () => (agent?.stats().outbox.records === 0 ? true : undefined), 40_000);
     await agent.stop(1_000);
     agent = undefined;

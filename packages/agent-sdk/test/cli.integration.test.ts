@@ -6,26 +6,26 @@ import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MessageOf } from "../src/protocol/index.js";
+import { type RunningNats, waitFor } from "../src/testing.js";
 import { EnrollResponder } from "./support/enroll-responder.js";
-import { TestNatsServer } from "./support/nats-server.js";
+import { isAlive } from "./support/is-alive.js";
+import { connectPlatform, createUpStream, startTestNats } from "./support/nats-server.js";
 import { readUpStream, TestPlatform } from "./support/platform.js";
-import { isAlive, waitFor } from "./support/wait.js";
 
 const cli = new URL("../bin/edgefleet-agent.mjs", import.meta.url).pathname;
-let server: TestNatsServer;
+let server: RunningNats;
 let nc: NatsConnection;
 let dir: string;
 
 beforeAll(async () => {
-  server = await TestNatsServer.create();
-  await server.start();
-  nc = await server.connect();
-  await server.createUpStream(nc);
+  server = await startTestNats();
+  nc = await connectPlatform(server);
+  await createUpStream(nc);
   dir = await mkdtemp(join(tmpdir(), "agent-sdk-cli-"));
 });
 afterAll(async () => {
   await nc.close();
-  await server.destroy();
+  await server.stop();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -6,22 +6,21 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EnrollmentRejectedError, enroll } from "../src/enroll/enroll.js";
 import { credsPath, loadIdentity, parseCreds } from "../src/enroll/identity.js";
+import { type RunningNats, waitFor } from "../src/testing.js";
 import { EnrollResponder } from "./support/enroll-responder.js";
-import { TestNatsServer } from "./support/nats-server.js";
-import { waitFor } from "./support/wait.js";
+import { connectPlatform, startTestNats } from "./support/nats-server.js";
 
-let server: TestNatsServer;
+let server: RunningNats;
 let nc: NatsConnection;
 let stateDir: string;
 
 beforeAll(async () => {
-  server = await TestNatsServer.create();
-  await server.start();
-  nc = await server.connect();
+  server = await startTestNats();
+  nc = await connectPlatform(server);
 });
 afterAll(async () => {
   await nc.close();
-  await server.destroy();
+  await server.stop();
 });
 beforeEach(async () => {
   stateDir = await mkdtemp(join(tmpdir(), "agent-sdk-enroll-"));

@@ -1,23 +1,22 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHollowFleet } from "../src/hollow.js";
+import { type RunningNats, waitFor } from "../src/testing.js";
 import { EnrollResponder } from "./support/enroll-responder.js";
-import { TestNatsServer } from "./support/nats-server.js";
+import { connectionCount, connectPlatform, createUpStream, startTestNats } from "./support/nats-server.js";
 import { TestPlatform } from "./support/platform.js";
-import { waitFor } from "./support/wait.js";
 
-let server: TestNatsServer;
+let server: RunningNats;
 let nc: NatsConnection;
 
 beforeAll(async () => {
-  server = await TestNatsServer.create();
-  await server.start();
-  nc = await server.connect();
-  await server.createUpStream(nc);
+  server = await startTestNats();
+  nc = await connectPlatform(server);
+  await createUpStream(nc);
 });
 afterAll(async () => {
   await nc.close();
-  await server.destroy();
+  await server.stop();
 });
 
 describe("hollow mode", () => {
@@ -33,7 +32,7 @@ describe("hollow mode", () => {
         heartbeatsByNode.set(wid, (heartbeatsByNode.get(wid) ?? 0) + 1);
       },
     });
-    const before = await server.connections();
+    const before = await connectionCount(server);
     const fleet = await startHollowFleet({
       count: 200,
       token: "approve-me",
@@ -44,7 +43,7 @@ describe("hollow mode", () => {
       expect(responder.requests).toHaveLength(200);
       expect(new Set(responder.requests.map((request) => request.key)).size).toBe(200);
       await waitFor("200 connections", async () =>
-        (await server.connections()) >= before + 200 ? true : undefined,
+        (await connectionCount(server)) >= before + 200 ? true : undefined,
       );
       await waitFor(
         "two heartbeats from each of the 200 nodes",
@@ -69,7 +68,7 @@ describe("hollow mode", () => {
       platform.stop();
     }
     await waitFor("connections closed", async () =>
-      (await server.connections()) <= before ? true : undefined,
+      (await connectionCount(server)) <= before ? true : undefined,
     );
   });
 });

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InstanceStatus } from "../src/protocol/index.js";
 import { ProcessRuntime } from "../src/runtime/process.js";
-import { isAlive, sleep, waitFor } from "./support/wait.js";
+import { sleep, waitFor } from "../src/testing.js";
+import { isAlive } from "./support/is-alive.js";
 
 const node = process.execPath;
 let dir: string;

@@ -7,10 +7,10 @@ import {
   platformUpSubject,
 } from "@edgefleet/agent-sdk/protocol";
 import { setDesiredApps } from "@edgefleet/db";
+import { waitFor } from "@edgefleet/nats-tenancy/testing";
 import { jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
-import { waitFor } from "../support/free-port.js";
 
 let harness: EdgeHarness;
 let org: { id: string; org: string };

@@ -7,10 +7,10 @@ import {
   upMessageId,
 } from "@edgefleet/agent-sdk/protocol";
 import { setDesiredApps } from "@edgefleet/db";
+import { waitFor } from "@edgefleet/nats-tenancy/testing";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
-import { waitFor } from "../support/free-port.js";
 import { requireTestEnv } from "../support/required-env.js";
 
 let harness: EdgeHarness;

@@ -1,4 +1,5 @@
 import { encodeMessage, platformUpSubject } from "@edgefleet/agent-sdk/protocol";
+import { waitFor } from "@edgefleet/nats-tenancy/testing";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,7 +7,6 @@ import { createEdgeMetrics } from "../../src/edge/edge-metrics.js";
 import { HeartbeatBatcher } from "../../src/edge/liveness/heartbeat-batcher.js";
 import { livenessTiming } from "../../src/edge/liveness/timing.js";
 import { type EdgeHarness, startEdgeHarness } from "../support/edge-harness.js";
-import { waitFor } from "../support/free-port.js";
 
 // Heartbeat interval 1 s, flush 200 ms: offline after 2 intervals + 0.8 s slack.
 const timing = livenessTiming(1_000, 200);

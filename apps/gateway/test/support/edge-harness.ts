@@ -4,12 +4,12 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { formatWireId } from "@edgefleet/agent-sdk/protocol";
 import { createPrismaClient, type Db } from "@edgefleet/db";
+import { startPlainHub } from "@edgefleet/nats-tenancy/testing";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { createEdgeServices, type EdgeConfig, type EdgeService } from "../../src/edge/index.js";
-import { PrivateNatsServer } from "./nats-server.js";
 import { requireTestEnv } from "./required-env.js";
 
 const run = promisify(execFile);
@@ -73,8 +73,7 @@ export interface EdgeHarness {
 export async function startEdgeHarness(overrides: Partial<EdgeConfig> = {}): Promise<EdgeHarness> {
   const mimirUrl = requireTestEnv("MIMIR_URL");
   const database = await createTestDatabase();
-  const nats = await PrivateNatsServer.create();
-  await nats.start();
+  const nats = await startPlainHub();
   const nc = await connect({ servers: nats.url, name: "gateway-under-test" });
   const registry = new Registry();
   const logs: Array<Record<string, unknown>> = [];
@@ -134,7 +133,7 @@ export async function startEdgeHarness(overrides: Partial<EdgeConfig> = {}): Pro
     async stop() {
       for (const service of [...services].reverse()) await service.stop().catch(() => undefined);
       await nc.close().catch(() => undefined);
-      await nats.destroy();
+      await nats.stop();
       await database.drop();
     },
   };

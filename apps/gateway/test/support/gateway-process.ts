@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { freePort, waitFor } from "./free-port.js";
+import { freePort, waitFor } from "@edgefleet/nats-tenancy/testing";
 
 const gatewayDir = fileURLToPath(new URL("../..", import.meta.url));
 // tsx's CLI itself (not the node_modules/.bin shell shim, which would not pass signals on).
@@ -28,8 +28,20 @@ export class GatewayProcess {
     this.exit = once(child, "exit").then(([code, signal]) => ({ code, signal }));
   }
 
+  /**
+   * Starts the gateway and waits until it listens or exits. freePort's port may be taken before the
+   * gateway binds it (and /readyz would then answer for someone else): then it starts on another.
+   */
   static async start(env: Record<string, string>): Promise<GatewayProcess> {
-    const port = await freePort();
+    for (let attempt = 1; ; attempt++) {
+      const gateway = GatewayProcess.spawn(await freePort(), env);
+      const listening = await gateway.listeningOrExited();
+      const portTaken = !listening && gateway.output.join("").includes("EADDRINUSE");
+      if (!portTaken || attempt >= 5) return gateway;
+    }
+  }
+
+  private static spawn(port: number, env: Record<string, string>): GatewayProcess {
     const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
       cwd: gatewayDir,
       env: {
@@ -44,6 +56,22 @@ export class GatewayProcess {
       detached: true,
     });
     return new GatewayProcess(child, `http://127.0.0.1:${port}`);
+  }
+
+  /** True once the gateway logs "HTTP listening", false if it exits first (output read in full). */
+  private async listeningOrExited(): Promise<boolean> {
+    let closed = false;
+    this.child.once("close", () => {
+      closed = true;
+    });
+    return waitFor(
+      "the gateway to listen or exit",
+      () => {
+        if (this.output.join("").includes('"msg":"HTTP listening"')) return true;
+        return closed ? false : undefined;
+      },
+      60_000,
+    );
   }
 
   async get(path: string): Promise<{ status: number; text: string }> {
