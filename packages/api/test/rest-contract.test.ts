@@ -105,6 +105,15 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     path: "/nodes/search",
     body: { limit: 5, selector: "tier=canary", status: "online" },
   }),
+  "GET /nodes/{id}": () => ({ path: `/nodes/${ids.onlineNode}` }),
+  "GET /nodes/{nodeId}/status-history": () => ({
+    path: `/nodes/${ids.onlineNode}/status-history`,
+    query: { limit: "5" },
+  }),
+  "POST /nodes/labels": () => ({
+    path: "/nodes/labels",
+    body: { target: { selector: "tier=canary" }, add: { "set-over": "rest" } },
+  }),
   "POST /nodes/{nodeId}/approve": () => ({ path: `/nodes/${ids.pendingNode}/approve`, body: {} }),
   "POST /nodes/{nodeId}/revoke": () => ({ path: `/nodes/${ids.onlineNode}/revoke`, body: {} }),
   "POST /sites": () => ({ path: "/sites", body: { name: "made-over-rest", description: "REST" } }),

@@ -67,11 +67,24 @@ export const nodeRouter = createTRPCRouter({
 
   /** Nodes per agent version. */
   breakdown: organizationProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/nodes/breakdown",
+        tags: ["Nodes"],
+        summary: "Node counts by agent version",
+      },
+    })
     .output(nodeBreakdownOutput)
     .query(({ ctx }) => countNodesByAgentVersion(ctx.tenantDb)),
 
   /** One node with its labels, lifecycle times and app instances; NOT_FOUND outside the organization. */
+  // REST matches paths in the order procedures are declared: /nodes/counts and /nodes/breakdown
+  // stay above /nodes/{id}, or "counts" would be taken for a node id.
   byId: organizationProcedure
+    .meta({
+      openapi: { method: "GET", path: "/nodes/{id}", tags: ["Nodes"], summary: "One node with its apps" },
+    })
     .input(nodeByIdInput)
     .output(nodeDetailOutput)
     .query(async ({ ctx, input }) => {
@@ -82,6 +95,14 @@ export const nodeRouter = createTRPCRouter({
 
   /** One node's status changes, newest first; cursor pagination; NOT_FOUND outside the organization. */
   statusHistory: organizationProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/nodes/{nodeId}/status-history",
+        tags: ["Nodes"],
+        summary: "A node's status changes, newest first (cursor)",
+      },
+    })
     .input(nodeHistoryInput)
     .output(statusEventPage)
     .query(async ({ ctx, input }) => {
@@ -103,7 +124,16 @@ export const nodeRouter = createTRPCRouter({
 
   /** Adds and removes labels on the nodes a selector picks, or on a list of node ids. */
   bulkUpdateLabels: organizationProcedure
-    .meta({ role: "operator", audit: { action: "node.labels.update", target: "node" } })
+    .meta({
+      role: "operator",
+      audit: { action: "node.labels.update", target: "node" },
+      openapi: {
+        method: "POST",
+        path: "/nodes/labels",
+        tags: ["Nodes"],
+        summary: "Add and remove labels on the nodes a selector or id list picks",
+      },
+    })
     .input(bulkUpdateLabelsInput)
     .output(bulkUpdateLabelsOutput)
     .mutation(async ({ ctx, input }) => {
