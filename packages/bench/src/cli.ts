@@ -12,7 +12,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createEnrollmentToken, createPrismaClient, type Db, setDesiredApps } from "@edgefleet/db";
 import { writeCharts } from "./charts.js";
-import { Cleanup, watchInterruptions } from "./interrupt.js";
+import { type Cleanup, runWithCleanup } from "./interrupt.js";
 import { describeMachine, gitCommit } from "./machine.js";
 import { connectionBytes, serverVersion, trafficBetween } from "./nats-monitor.js";
 import { latenciesFrom, PgEvents } from "./pg-events.js";
@@ -130,22 +130,7 @@ async function main(): Promise<void> {
     await writeReport({ ...results, notes: [...(results.notes ?? []), ...options.notes] }, options.outDir);
     return;
   }
-  const cleanup = new Cleanup();
-  watchInterruptions(
-    (reason) => {
-      process.stderr.write(`\n${reason}: stopping everything the benchmark started…\n`);
-      void cleanup.run().finally(() => process.exit(reason.startsWith("unexpected error") ? 1 : 130));
-    },
-    {
-      onRepeat: (reason) =>
-        process.stderr.write(`\n${reason}: still stopping what the benchmark started, please wait…\n`),
-    },
-  );
-  try {
-    await run(options, command, cleanup);
-  } finally {
-    await cleanup.run();
-  }
+  await runWithCleanup((cleanup) => run(options, command, cleanup));
 }
 
 async function run(

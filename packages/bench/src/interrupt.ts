@@ -113,3 +113,26 @@ export function watchInterruptions(
     process.off("uncaughtException", onCrash);
   };
 }
+
+/**
+ * Runs a benchmark's work with one cleanup list that runs however it ends: normally, on an error,
+ * or on any interruption `watchInterruptions` sees (then the process exits 130, or 1 for a stray error).
+ */
+export async function runWithCleanup(work: (cleanup: Cleanup) => Promise<void>): Promise<void> {
+  const cleanup = new Cleanup();
+  watchInterruptions(
+    (reason) => {
+      process.stderr.write(`\n${reason}: stopping everything the benchmark started…\n`);
+      void cleanup.run().finally(() => process.exit(reason.startsWith("unexpected error") ? 1 : 130));
+    },
+    {
+      onRepeat: (reason) =>
+        process.stderr.write(`\n${reason}: still stopping what the benchmark started, please wait…\n`),
+    },
+  );
+  try {
+    await work(cleanup);
+  } finally {
+    await cleanup.run();
+  }
+}

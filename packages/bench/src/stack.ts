@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
+import { killProcessGroup, stopProcessGroup } from "./process-group.js";
 
 /** The benchmark's own stack: the `bench` profile of scripts/stack, and its own gateway process. */
 
@@ -221,28 +222,12 @@ export class GatewayProcess {
   }
 
   /** SIGTERM to the group (clean shutdown), SIGKILL after `graceMs`. */
-  async stop(graceMs = 10_000): Promise<void> {
-    const pid = this.child.pid;
-    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once("exit", resolve));
-    try {
-      process.kill(-pid, "SIGTERM");
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => this.kill(), graceMs);
-    await exited;
-    clearTimeout(timer);
+  stop(graceMs = 10_000): Promise<void> {
+    return stopProcessGroup(this.child, graceMs);
   }
 
   kill(): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
+    killProcessGroup(this.child);
   }
 }
 

@@ -14,7 +14,7 @@ import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { Cleanup, watchInterruptions } from "../interrupt.js";
+import { type Cleanup, runWithCleanup } from "../interrupt.js";
 import { describeMachine } from "../machine.js";
 import { Progress, step } from "../progress.js";
 import { REPO_ROOT } from "../stack.js";
@@ -130,23 +130,7 @@ async function main(): Promise<void> {
     process.stdout.write(`Report: ${relative(REPO_ROOT, report)}\n`);
     return;
   }
-  const cleanup = new Cleanup();
-  // Ctrl-C, SIGTERM/SIGHUP, a killed pnpm launcher or a stray error: stop what was started.
-  watchInterruptions(
-    (reason) => {
-      process.stderr.write(`\n${reason}: stopping everything the benchmark started…\n`);
-      void cleanup.run().finally(() => process.exit(reason.startsWith("unexpected error") ? 1 : 130));
-    },
-    {
-      onRepeat: (reason) =>
-        process.stderr.write(`\n${reason}: still stopping what the benchmark started, please wait…\n`),
-    },
-  );
-  try {
-    await run(options, command, cleanup);
-  } finally {
-    await cleanup.run();
-  }
+  await runWithCleanup((cleanup) => run(options, command, cleanup));
 }
 
 async function run(options: Options, command: string, cleanup: Cleanup): Promise<void> {

@@ -14,6 +14,7 @@ import {
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
+import { killProcessGroup, stopProcessGroup } from "../process-group.js";
 import { REPO_ROOT } from "../stack.js";
 import { timedRequest } from "./http.js";
 
@@ -289,27 +290,12 @@ export class WebProcess {
     throw new Error(`the console did not start (log: ${join(LOG_DIR, "load-web.log")})`);
   }
 
-  async stop(graceMs = 10_000): Promise<void> {
-    const pid = this.child.pid;
-    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once("exit", resolve));
-    try {
-      process.kill(-pid, "SIGTERM");
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => this.kill(), graceMs);
-    await exited;
-    clearTimeout(timer);
+  /** SIGTERM to the group (clean shutdown), SIGKILL after `graceMs`. */
+  stop(graceMs = 10_000): Promise<void> {
+    return stopProcessGroup(this.child, graceMs);
   }
 
   kill(): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
+    killProcessGroup(this.child);
   }
 }
