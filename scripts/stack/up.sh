@@ -52,6 +52,7 @@ if [ "$SERVICES_ONLY" = 0 ]; then
   Console        $WEB_URL
   Demo logins    alice / edgefleet   (Acme Energy)
                  bob   / edgefleet   (Globex Logistics)
+                 carol / edgefleet   (Acme, viewer until alice changes her role)
   Gateway        $GATEWAY_URL/readyz   $GATEWAY_URL/metrics
 DONE
 else
