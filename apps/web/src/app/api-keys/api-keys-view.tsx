@@ -1,17 +1,17 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { ROLES, roleAtLeast } from "@edgefleet/api/roles";
+import { roleAtLeast } from "@edgefleet/api/roles";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import styles from "~/components/admin-table.module.css";
 import { ConfirmButton } from "~/components/confirm-button";
 import { CopyOnce } from "~/components/copy-once";
+import { type Role, RoleSelect } from "~/components/role-select";
 import { SubmitRow } from "~/components/submit-row";
 import { timeAgo } from "~/components/time-ago";
 import { useTRPC } from "~/trpc/react";
 
-type Role = (typeof ROLES)[number];
 type ApiKey = RouterOutputs["apiKey"]["list"]["items"][number];
 
 export function ApiKeysView() {
@@ -201,17 +201,12 @@ function CreateKeyForm(props: {
         </label>
         <label>
           <span>Role</span>
-          <select
-            aria-label="Key role"
+          <RoleSelect
+            label="Key role"
             value={role}
-            onChange={(event) => setRole(event.target.value as Role)}
-          >
-            {ROLES.map((r) => (
-              <option key={r} value={r} disabled={props.myRole ? !roleAtLeast(props.myRole, r) : false}>
-                {r}
-              </option>
-            ))}
-          </select>
+            onChange={setRole}
+            allowed={(r) => (props.myRole ? roleAtLeast(props.myRole, r) : true)}
+          />
         </label>
         <label>
           <span>Expires (optional)</span>

@@ -7,10 +7,10 @@ import { type FormEvent, useState } from "react";
 import styles from "~/components/admin-table.module.css";
 import { ConfirmButton } from "~/components/confirm-button";
 import { CopyOnce } from "~/components/copy-once";
+import { type Role, RoleSelect } from "~/components/role-select";
 import { SubmitRow } from "~/components/submit-row";
 import { useTRPC } from "~/trpc/react";
 
-type Role = (typeof ROLES)[number];
 type Member = RouterOutputs["member"]["list"]["items"][number];
 
 /** Why `me` may not change or remove `member`, or null when they may (the server decides in the end). */
@@ -109,21 +109,14 @@ export function MembersView() {
                 <td data-label="E-mail">{member.email}</td>
                 <td data-label="Name">{member.name ?? "—"}</td>
                 <td data-label="Role">
-                  <select
-                    aria-label={`Role of ${member.email}`}
+                  <RoleSelect
+                    label={`Role of ${member.email}`}
                     value={member.role}
                     title={reason ?? undefined}
                     disabled={Boolean(reason) || updateRole.isPending}
-                    onChange={(event) =>
-                      updateRole.mutate({ userId: member.userId, role: event.target.value as Role })
-                    }
-                  >
-                    {ROLES.map((role) => (
-                      <option key={role} value={role} disabled={!grantableRoles(me.role).includes(role)}>
-                        {role}
-                      </option>
-                    ))}
-                  </select>
+                    onChange={(role) => updateRole.mutate({ userId: member.userId, role })}
+                    allowed={(role) => grantableRoles(me.role).includes(role)}
+                  />
                 </td>
                 <td data-label="Status">
                   {member.pending ? (
@@ -204,17 +197,12 @@ function InviteForm(props: {
         </label>
         <label>
           <span>Role</span>
-          <select
-            aria-label="Role to grant"
+          <RoleSelect
+            label="Role to grant"
             value={role}
-            onChange={(event) => setRole(event.target.value as Role)}
-          >
-            {ROLES.map((r) => (
-              <option key={r} value={r} disabled={!props.grantable.includes(r)}>
-                {r}
-              </option>
-            ))}
-          </select>
+            onChange={setRole}
+            allowed={(r) => props.grantable.includes(r)}
+          />
         </label>
         <SubmitRow
           label="Invite"
