@@ -1,11 +1,11 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Agent } from "../src/agent/agent.js";
-import type { MessageOf } from "../src/protocol/index.js";
+import { encodeMessage, type MessageOf } from "../src/protocol/index.js";
 import type { ProcessRuntime } from "../src/runtime/process.js";
 import { type RunningNats, sleep, waitFor } from "../src/testing.js";
 import { startTestAgent } from "./support/agent-fixture.js";
@@ -71,7 +71,8 @@ describe("agent", () => {
     expect((status.body as MessageOf<"statusReport">).inst).toEqual([
       { app: "sleeper", ver: "1.0", st: "running", rs: 0 },
     ]);
-    expect(status.msgId).toBe(`n1.st.${(status.body as MessageOf<"statusReport">).seq}`);
+    // Idempotence is the report's own sequence, never a header the node picks (issue 8, #1).
+    expect(status.msgId).toBeUndefined();
 
     // A live delta on ef.down.<wid>: the app is removed and the removal acknowledged.
     platform.change("n1", { del: "sleeper" });
@@ -82,6 +83,35 @@ describe("agent", () => {
         : undefined,
     );
     expect(agent.stats().appliedRevision).toBe(2);
+  });
+
+  it("cannot lose its reports to another node that forges their Nats-Msg-Id first (issue 8, #1)", async () => {
+    // EF_UP is one stream for every tenant. A hostile node publishes on its own subject, with the
+    // ids n1's reports would carry if agents chose one (`<wid>.<type>.<seq>` was guessable), into
+    // a stream that deduplicates for 10 minutes. n1's reports must still be stored.
+    const js = jetstream(platformConnection);
+    for (let seq = 1; seq <= 5; seq++) {
+      const forged = {
+        st: encodeMessage("statusReport", { v: 1, seq, at: Date.now(), inst: [] }),
+        ack: encodeMessage("desiredAck", { v: 1, rev: seq }),
+      };
+      for (const [type, payload] of Object.entries(forged)) {
+        await js.publish(`ef.up.attacker.${type}`, payload, { msgID: `n1.${type}.${seq}` });
+      }
+    }
+    platform.change("n1", { put: sleeper("1.0") });
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n1"));
+    const status = await waitFor("n1's running status in the stream", async () =>
+      (await stored("st")).find(
+        (message) =>
+          message.subject === "ef.up.n1.st" &&
+          (message.body as MessageOf<"statusReport">).inst.some((instance) => instance.st === "running"),
+      ),
+    );
+    expect(status.msgId).toBeUndefined();
+    await waitFor("n1's ack of revision 1", async () =>
+      (await stored("ack")).some((message) => message.subject === "ef.up.n1.ack") ? true : undefined,
+    );
   });
 
   it("heartbeats, sends metrics with host gauges, RTT and control bytes", async () => {
@@ -218,7 +248,7 @@ describe("offline buffer", () => {
         Array.from({ length: state.seq[type] }, (_, i) => i + 1),
       );
     }
-    const msgIds = all.map((message) => message.msgId);
-    expect(new Set(msgIds).size).toBe(msgIds.length);
+    // Exactly once by sequence alone: no deduplication header is involved (issue 8, #1).
+    expect(all.filter((message) => message.msgId !== undefined)).toEqual([]);
   });
 });

@@ -13,7 +13,11 @@ export type RejectReason =
   | "duplicate"
   | "out_of_order"
   | "revision_ahead"
-  | "mimir_rejected";
+  | "mimir_rejected"
+  // Metrics naming apps the node is not desired to run, or interfaces past its budget.
+  | "series_budget"
+  // Schema-valid, yet the database can never store it (a data exception): terminated, not retried.
+  | "unstorable";
 
 const LOG_INTERVAL_MS = 1_000;
 

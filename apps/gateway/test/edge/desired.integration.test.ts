@@ -8,6 +8,7 @@ import {
 } from "@edgefleet/agent-sdk/protocol";
 import { setDesiredApps } from "@edgefleet/db";
 import { waitFor } from "@edgefleet/nats-tenancy/testing";
+import { encode } from "@msgpack/msgpack";
 import { jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
@@ -212,5 +213,22 @@ describe("desired state down", () => {
       }),
     ).toBe(before + 1);
     expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).status).toBe("offline");
+  });
+
+  it("counts a Hello whose revision overflows the column as invalid, without an error log (issue 8, #10)", async () => {
+    const node = await harness.createNode(org, "huge-rev-hello");
+    const invalid = () =>
+      harness.metric("edgefleet_gateway_rejected_messages_total", { type: "hello", reason: "invalid" });
+    const before = await invalid();
+    const errorsBefore = harness.logs.filter((line) => line.level === 50).length;
+    for (const rev of [2 ** 31, 2 ** 40]) {
+      // Hostile bytes: encodeMessage would refuse them, so they are packed without the schema.
+      const huge = encode({ v: 1, av: "0.1.0", os: "linux", arch: "x64", boot: "b", rev });
+      await expect(
+        harness.nc.request(platformUpSubject(node.org, node.wid, "hello"), huge, { timeout: 500 }),
+      ).rejects.toThrow();
+    }
+    expect(await invalid()).toBe(before + 2);
+    expect(harness.logs.filter((line) => line.level === 50).length).toBe(errorsBefore);
   });
 });

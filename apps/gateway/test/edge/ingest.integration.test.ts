@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import {
+  decodeMessage,
   encodeMessage,
   type MetricsReport,
   platformUpSubject,
   type StatusReport,
-  upMessageId,
 } from "@edgefleet/agent-sdk/protocol";
 import { setDesiredApps } from "@edgefleet/db";
 import { waitFor } from "@edgefleet/nats-tenancy/testing";
+import { encode } from "@msgpack/msgpack";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
@@ -72,14 +73,14 @@ describe("EF_UP status ingest", () => {
   it("stores a StatusReport; redelivery and older reports never duplicate or regress it", async () => {
     const node = await nodeWithWeb("st-1");
     const subject = platformUpSubject(node.org, node.wid, "st");
-    await js.publish(subject, status(5, "running"), { msgID: upMessageId(node.wid, "st", 5) });
+    await js.publish(subject, status(5, "running"));
     await waitFor("running", async () => ((await instance(node)).state === "running" ? true : undefined));
     const stored = await instance(node);
     expect(stored).toMatchObject({ state: "running", restarts: 5, observedVersionId: web.v1, statusSeq: 5n });
 
     const duplicates = await rejected("st", "duplicate");
     const outOfOrder = await rejected("st", "out_of_order");
-    // The same report again (past the stream's dedup: a different msg id) and an older one.
+    // The same report again (a redelivery: agents send no Nats-Msg-Id) and an older one.
     await js.publish(subject, status(5, "failed", { why: "replayed" }));
     await js.publish(subject, status(3, "starting"));
     await waitForCount("st", "out_of_order", outOfOrder + 1);
@@ -120,6 +121,18 @@ describe("EF_UP status ingest", () => {
     await js.publish(platformUpSubject(other.org, node.wid, "st"), status(10, "running"));
     for (const [reason, count] of Object.entries(before)) await waitForCount("st", reason, count + 1);
     expect(await instance(node)).toMatchObject({ state: "pending", statusSeq: 0n, restarts: 0 });
+
+    // Schema-valid once, now refused: values Postgres cannot store (NUL in text, int4 overflow)
+    // are invalid at intake, not redelivered 20 times with a stack trace each (issue 8, #4).
+    const invalidBefore = await rejected("st", "invalid");
+    const poison = (inst: Record<string, unknown>) => encode({ v: 1, seq: 20, at: Date.now(), inst: [inst] });
+    await js.publish(subject, poison({ app: "web", ver: "1.0", st: "failed", why: "boom\u0000", rs: 1 }));
+    await js.publish(subject, poison({ app: "web", ver: "1.0", st: "running", rs: 2 ** 31 }));
+    await js.publish(subject, poison({ app: "we\u0000b", st: "running", rs: 0 }));
+    await waitForCount("st", "invalid", invalidBefore + 3);
+    expect(harness.logs.filter((line) => line.msg === "EF_UP message handling failed; redelivering")).toEqual(
+      [],
+    );
 
     // Terminated, so never redelivered: the consumer has nothing pending or in flight.
     const info = await (await js.consumers.get("EF_UP", "gateway")).info();
@@ -176,7 +189,7 @@ describe("EF_UP metrics ingest", () => {
     const node = await nodeWithWeb("mx-1");
     const other = await harness.createOrganization(`mx-other-${randomUUID().slice(0, 8)}`);
     const subject = platformUpSubject(node.org, node.wid, "mx");
-    await js.publish(subject, report(1, Date.now() - 1_000), { msgID: upMessageId(node.wid, "mx", 1) });
+    await js.publish(subject, report(1, Date.now() - 1_000));
 
     const selector = `{node="${node.id}"}`;
     const memory = await waitFor(
@@ -205,6 +218,48 @@ describe("EF_UP metrics ingest", () => {
 
     expect(await query(other.id, `{__name__=~"edgefleet_.+", node="${node.id}"}`)).toEqual([]);
     expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq).toBe(1n);
+  });
+
+  it("creates per-app series only for desired apps and caps interfaces, so one node cannot exhaust its organization's series (issue 8, #5)", async () => {
+    const node = await nodeWithWeb("mx-budget");
+    const subject = platformUpSubject(node.org, node.wid, "mx");
+    const before = await rejected("mx", "series_budget");
+    const base = decodeMessage("metricsReport", report(1, 0));
+    if (!base.ok) throw new Error("fixture");
+    // 64 made-up apps per report and 4 fresh interface names per report, 3 reports.
+    for (let seq = 1; seq <= 3; seq++) {
+      await js.publish(
+        subject,
+        encodeMessage("metricsReport", {
+          ...base.msg,
+          seq,
+          at: Date.now() - 5_000 + seq * 1_000,
+          net: [0, 1, 2, 3].map((i) => ({ if: `fake${seq}${i}`, rx: 1, tx: 1 })),
+          apps: [
+            { app: "web", cpu: 1, mem: 1 },
+            ...Array.from({ length: 63 }, (_, i) => ({ app: `made-up-${seq}-${i}`, cpu: 1, mem: 1 })),
+          ],
+        }),
+      );
+    }
+    await waitForCount("mx", "series_budget", before + 3);
+    await waitFor("seq 3 stored", async () =>
+      (await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq === 3n
+        ? true
+        : undefined,
+    );
+    const apps = await waitFor("web's series", async () => {
+      const result = await query(org.id, `edgefleet_app_memory_bytes{node="${node.id}"}`);
+      return result.length > 0 ? result : undefined;
+    });
+    expect(apps.map((series) => series.metric.app)).toEqual(["web"]);
+    const interfaces = await query(org.id, `edgefleet_node_network_receive_bytes_total{node="${node.id}"}`);
+    expect(interfaces.length).toBeLessThanOrEqual(4);
+    // 6 host + 2 × ≤4 interfaces + 2 for web + 3 control directions: never 64 apps' worth.
+    const total = Number(
+      (await query(org.id, `count({__name__=~"edgefleet_.+", node="${node.id}"})`))[0]?.value[1],
+    );
+    expect(total).toBeLessThanOrEqual(6 + 8 + 2 + 3);
   });
 
   it("rejects a metrics report that is not newer than the stored one", async () => {

@@ -20,7 +20,6 @@ import {
   encodeMessage,
   nodeInboxPrefix,
   PROTOCOL_VERSION,
-  upMessageId,
 } from "../protocol/index.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { AGENT_VERSION } from "../version.js";
@@ -521,17 +520,19 @@ export class Agent {
         const js = this.js;
         if (!this.connected || !js) return;
         const subject = agentUpSubject(this.options.wid, record.type);
-        const msgID = upMessageId(this.options.wid, record.type, record.key);
+        // No Nats-Msg-Id: EF_UP is one stream for every tenant, so a header the node chooses
+        // would let any node make another's report a "duplicate" (dropped, yet acked). The
+        // inventory is idempotent on the report's own sequence instead (docs/protocol.md).
         try {
           await js.publish(subject, record.payload, {
-            msgID,
             timeout: this.options.requestTimeoutMs ?? 5_000,
             retries: 0,
           });
         } catch (error) {
           const delay = fullJitterDelay(this.flushFailures++, RETRY_POLICY);
           this.logger.warn("buffered report not delivered yet", {
-            msgID,
+            type: record.type,
+            key: record.key,
             error: errorText(error),
             retryInMs: delay,
           });
@@ -539,11 +540,8 @@ export class Agent {
           return;
         }
         this.flushFailures = 0;
-        // Subject, the Nats-Msg-Id header and framing up; the PubAck (~60 bytes) down.
-        this.control.sent(
-          record.type,
-          subject.length + record.payload.byteLength + msgID.length + 40 + FRAMING_BYTES,
-        );
+        // Subject, reply inbox and framing up; the PubAck (~60 bytes) down.
+        this.control.sent(record.type, subject.length + record.payload.byteLength + 40 + FRAMING_BYTES);
         this.control.received(record.type, 60 + FRAMING_BYTES);
         await this.options.outbox.ack(record.index);
         this.counters.durableDelivered++;

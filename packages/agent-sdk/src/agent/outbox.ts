@@ -5,7 +5,7 @@ export interface OutboxRecord {
   /** Position in the outbox, increasing by one per append (gaps only where records were evicted). */
   index: number;
   type: DurableUpType;
-  /** Sequence (st, mx) or revision (ack) that makes the `Nats-Msg-Id`. */
+  /** Sequence (st, mx) or revision (ack): what the inventory deduplicates on. */
   key: number;
   payload: Uint8Array;
 }

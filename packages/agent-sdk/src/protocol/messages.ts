@@ -8,24 +8,38 @@ export const PROTOCOL_VERSION = 1;
 const version = z.literal(PROTOCOL_VERSION);
 const wireId = z.string().regex(WIRE_ID_PATTERN, "wire id must be [0-9a-z]{1,20}");
 const count = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
-const revision = count;
+/**
+ * Values stored in a Postgres `integer` column (revisions, restarts) stay inside int4: a schema-valid
+ * message must be storable, or it would fail at every redelivery (issue 8, #4 and #10).
+ */
+export const INT4_MAX = 2_147_483_647;
+const int4Count = z.int().min(0).max(INT4_MAX);
+const revision = int4Count;
 const sequence = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
 const epochMillis = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
-const shortText = z.string().min(1).max(64);
+/** Text that Postgres can store: it refuses NUL in `text`, so a NUL is a schema error here. */
+const text = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL (U+0000)");
+const shortText = text(1, 64);
 /** App key in deltas and reports: the app's name, unique in the organization. */
-const appName = z.string().min(1).max(128);
-const reason = z.string().max(256);
+const appName = text(1, 128);
+const versionLabel = text(1, 128);
+const reason = text(0, 256);
 
 export const INSTANCE_STATES = ["pending", "pulling", "starting", "running", "failed", "stopped"] as const;
 export type InstanceState = (typeof INSTANCE_STATES)[number];
 
 export const enrollRequestSchema = z.object({
   v: version,
-  tok: z.string().min(1).max(256),
+  tok: text(1, 256),
   /** The node's public user nkey ("U..."); the seed never leaves the node. */
   key: z.string().regex(/^U[A-Z2-7]{55}$/, "key must be a public user nkey (U + 55 base32 chars)"),
-  name: z.string().min(1).max(128),
-  lab: z.record(z.string().min(1).max(63), z.string().max(255)).optional(),
+  name: text(1, 128),
+  lab: z.record(text(1, 63), text(0, 255)).optional(),
   av: shortText,
   os: shortText,
   arch: shortText,
@@ -61,14 +75,14 @@ export const helloSchema = z.object({
   os: shortText,
   arch: shortText,
   /** Random id of this agent process run: the gateway sees restarts. */
-  boot: z.string().min(1).max(64),
+  boot: text(1, 64),
   /** Last desired revision the agent applied (0: none). */
   rev: revision,
 });
 
 export const desiredPutSchema = z.object({
   app: appName,
-  ver: z.string().min(1).max(128),
+  ver: versionLabel,
   spec: runSpecSchema,
 });
 
@@ -108,11 +122,11 @@ export const desiredAckSchema = z.object({ v: version, rev: revision });
 export const instanceStatusSchema = z.object({
   app: appName,
   /** Observed (running) version; absent before the first start. */
-  ver: z.string().min(1).max(128).optional(),
+  ver: versionLabel.optional(),
   st: z.enum(INSTANCE_STATES),
   why: reason.optional(),
-  /** Restarts since the agent took this version. */
-  rs: count,
+  /** Restarts since the agent took this version (an `integer` column). */
+  rs: int4Count,
 });
 
 export const statusReportSchema = z.object({
@@ -141,7 +155,7 @@ export const metricsReportSchema = z.object({
   /** Round trip to the server, microseconds; absent when not measured. */
   rtt: count.optional(),
   /** Cumulative bytes received/sent per interface (lo skipped, at most 4). */
-  net: z.array(z.object({ if: z.string().min(1).max(32), rx: count, tx: count })).max(4),
+  net: z.array(z.object({ if: text(1, 32), rx: count, tx: count })).max(4),
   /** Per app: CPU per mille of one core over the interval, resident memory bytes. */
   apps: z.array(z.object({ app: appName, cpu: count, mem: count })).max(64),
   /** Cumulative control-plane bytes [sent, received] per message type since the agent started. */

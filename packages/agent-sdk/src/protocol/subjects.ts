@@ -83,11 +83,6 @@ export function nodeInboxPrefix(wid: string): string {
   return `_INBOX.${wid}`;
 }
 
-/** `Nats-Msg-Id` of a durable up message: JetStream drops a redelivery within the duplicate window. */
-export function upMessageId(wid: string, type: DurableUpType, seq: number): string {
-  return `${wid}.${type}.${seq}`;
-}
-
 export interface PlatformUpSubject {
   org: string;
   wid: string;

@@ -110,7 +110,7 @@ export async function readUpStream(nc: NatsConnection): Promise<StoredUpMessage[
     stored.push({
       subject: message.subject,
       type,
-      msgId: message.header?.get("Nats-Msg-Id"),
+      msgId: message.header?.get("Nats-Msg-Id") || undefined,
       body: decoded.msg,
     });
   }

@@ -19,8 +19,11 @@ const NANOS_PER_MS = 1_000_000;
  * `EF_UP`: status reports, metrics and desired acks from every node, file-backed.
  * Work-queue retention: a message is deleted once the gateway acked it, so the stream holds only
  * the backlog (bounded by max_bytes / max_age; when full the oldest backlog goes first).
- * Duplicate window 10 min keyed by Nats-Msg-Id `<wid>.<type>.<seq>`: an agent re-publishing after
- * a lost ack is stored once.
+ * No deduplication by Nats-Msg-Id: this one stream holds every tenant's reports, so an id that a
+ * node chooses would let it make another node's report a "duplicate", dropped by the stream yet
+ * acknowledged to its sender (issue 8, finding 1). Agents send no id, and the window is the
+ * server's minimum so that a hostile node's ids outlive nothing. A report re-published after a
+ * lost PubAck is stored twice and the ingest drops the second by its sequence, per node.
  */
 export const EF_UP_STREAM_CONFIG = {
   name: EF_UP_STREAM,
@@ -28,7 +31,8 @@ export const EF_UP_STREAM_CONFIG = {
   storage: StorageType.File,
   retention: RetentionPolicy.Workqueue,
   discard: DiscardPolicy.Old,
-  duplicate_window: 10 * 60_000 * NANOS_PER_MS,
+  // nats-server refuses less than 100 ms, and 0 means its 2-minute default.
+  duplicate_window: 100 * NANOS_PER_MS,
   max_age: 24 * 3_600_000 * NANOS_PER_MS,
   max_bytes: 4 * 1024 ** 3,
   // The largest up message is a StatusReport (64 KiB payload) plus headers.

@@ -5,7 +5,7 @@ import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import type { EdgeNode } from "../node-directory.js";
 import type { Rejections } from "../rejections.js";
-import { mergeSeries, seriesOfReport } from "./mimir-series.js";
+import { InterfaceAllowance, mergeSeries, seriesOfReport } from "./mimir-series.js";
 import type { MimirWriter } from "./mimir-writer.js";
 
 interface Pending {
@@ -27,6 +27,7 @@ export class MetricsBatcher {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  private readonly interfaces = new InterfaceAllowance();
 
   constructor(
     private readonly db: Db,
@@ -88,10 +89,28 @@ export class MetricsBatcher {
       list.push(entry);
       byOrganization.set(entry.node.organizationId, list);
     }
+    const desiredApps = await this.desiredApps([...new Set(accepted.map((entry) => entry.node.id))]);
     const done: Pending[] = [];
     for (const [organizationId, entries] of byOrganization) {
       const series = mergeSeries(
-        entries.flatMap((entry) => seriesOfReport(organizationId, entry.node.id, entry.report)),
+        entries.flatMap((entry) => {
+          const { series, dropped } = seriesOfReport(organizationId, entry.node.id, entry.report, {
+            apps: desiredApps.get(entry.node.id) ?? NO_APPS,
+            interfaces: this.interfaces.admit(
+              entry.node.id,
+              entry.report.net.map((net) => net.if),
+            ),
+          });
+          if (dropped.apps > 0 || dropped.interfaces > 0) {
+            this.rejections.reject(
+              "mx",
+              "series_budget",
+              `${dropped.apps} app(s) not desired on the node, ${dropped.interfaces} interface(s) over the budget`,
+              `node ${entry.node.id}`,
+            );
+          }
+          return series;
+        }),
       );
       const result = await this.mimir.write(organizationId, series);
       if (result.outcome === "retry") {
@@ -118,4 +137,22 @@ export class MetricsBatcher {
     for (const entry of done) entry.msg.ack();
     this.metrics.accepted.inc({ type: "mx" }, done.length);
   }
+
+  /** Names of the apps each node is desired to run: the only per-app series it may create. */
+  private async desiredApps(nodeIds: string[]): Promise<Map<string, Set<string>>> {
+    const byNode = new Map<string, Set<string>>();
+    if (nodeIds.length === 0) return byNode;
+    const rows = await this.db.$queryRaw<Array<{ node_id: string; name: string }>>(Prisma.sql`
+      SELECT i.node_id::text AS node_id, a.name
+      FROM app_instance i JOIN app a ON a.id = i.app_id
+      WHERE i.node_id = ANY(${nodeIds}::uuid[])`);
+    for (const row of rows) {
+      const names = byNode.get(row.node_id) ?? new Set<string>();
+      names.add(row.name);
+      byNode.set(row.node_id, names);
+    }
+    return byNode;
+  }
 }
+
+const NO_APPS: ReadonlySet<string> = new Set();

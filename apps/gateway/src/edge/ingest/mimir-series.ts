@@ -7,12 +7,28 @@ export interface Series {
 }
 
 /**
+ * What a node may name in label values. Series cost Mimir memory and count against the
+ * organization's limit, so a node cannot invent them: per-app series only for apps it is desired
+ * to run, interface series only for the few interfaces it has been admitted (issue 8, #5).
+ */
+export interface SeriesAllowance {
+  apps: ReadonlySet<string>;
+  interfaces: ReadonlySet<string>;
+}
+
+/**
  * Series of one MetricsReport (docs/protocol.md "Metrics"). Every series carries `org`
  * (organization id) and `node` (node id); the tenant is also the request's X-Scope-OrgID.
- * Budget per node: 6 host series + 2 per interface (≤ 4) + 2 per app + 2 per control message
- * type and direction used (≤ 7 types), as in docs/protocol.md "Metrics series budget".
+ * Budget per node: 6 host series + 2 per interface (≤ 4) + 2 per desired app + 2 per control
+ * message type and direction used (≤ 7 types), as in docs/protocol.md "Metrics series budget".
+ * Apps and interfaces outside `allowed` are left out and counted in `dropped`.
  */
-export function seriesOfReport(organizationId: string, nodeId: string, report: MetricsReport): Series[] {
+export function seriesOfReport(
+  organizationId: string,
+  nodeId: string,
+  report: MetricsReport,
+  allowed: SeriesAllowance,
+): { series: Series[]; dropped: { apps: number; interfaces: number } } {
   const base = { org: organizationId, node: nodeId };
   const at = report.at;
   const series: Series[] = [];
@@ -25,11 +41,20 @@ export function seriesOfReport(organizationId: string, nodeId: string, report: M
   add("edgefleet_node_disk_used_bytes", report.du);
   add("edgefleet_node_disk_total_bytes", report.dt);
   if (report.rtt !== undefined) add("edgefleet_node_rtt_seconds", report.rtt / 1_000_000);
+  const dropped = { apps: 0, interfaces: 0 };
   for (const net of report.net) {
+    if (!allowed.interfaces.has(net.if)) {
+      dropped.interfaces++;
+      continue;
+    }
     add("edgefleet_node_network_receive_bytes_total", net.rx, { interface: net.if });
     add("edgefleet_node_network_transmit_bytes_total", net.tx, { interface: net.if });
   }
   for (const app of report.apps) {
+    if (!allowed.apps.has(app.app)) {
+      dropped.apps++;
+      continue;
+    }
     add("edgefleet_app_cpu_usage_ratio", app.cpu / 1000, { app: app.app });
     add("edgefleet_app_memory_bytes", app.mem, { app: app.app });
   }
@@ -39,7 +64,38 @@ export function seriesOfReport(organizationId: string, nodeId: string, report: M
     if (bytes[0] > 0) add("edgefleet_node_control_bytes_total", bytes[0], { type, direction: "sent" });
     if (bytes[1] > 0) add("edgefleet_node_control_bytes_total", bytes[1], { type, direction: "received" });
   }
-  return series;
+  return { series, dropped };
+}
+
+/** Interfaces one node may have series for (docs/protocol.md: at most 4 besides lo). */
+export const MAX_INTERFACES_PER_NODE = 4;
+
+/**
+ * The interface names each node has been admitted, first come first served up to
+ * MAX_INTERFACES_PER_NODE, so a node renaming its interfaces every report cannot create series
+ * without end. Held per gateway process (bounded LRU over nodes): a restart re-admits from
+ * the next reports, and N replicas allow at most N × 4 names per node.
+ */
+export class InterfaceAllowance {
+  private readonly byNode = new Map<string, string[]>();
+
+  constructor(private readonly maxNodes = 200_000) {}
+
+  admit(nodeId: string, names: readonly string[]): Set<string> {
+    let known = this.byNode.get(nodeId);
+    if (known) this.byNode.delete(nodeId);
+    else known = [];
+    for (const name of [...names].sort()) {
+      if (known.length >= MAX_INTERFACES_PER_NODE) break;
+      if (!known.includes(name)) known.push(name);
+    }
+    this.byNode.set(nodeId, known);
+    if (this.byNode.size > this.maxNodes) {
+      const oldest = this.byNode.keys().next().value;
+      if (oldest !== undefined) this.byNode.delete(oldest);
+    }
+    return new Set(known);
+  }
 }
 
 /** Merges series with identical labels (several reports of one node in a batch), samples in time order. */

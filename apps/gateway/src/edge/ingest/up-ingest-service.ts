@@ -1,5 +1,5 @@
 import { EF_UP_STREAM, parsePlatformUpSubject } from "@edgefleet/agent-sdk/protocol";
-import type { Db } from "@edgefleet/db";
+import { type Db, isDataException } from "@edgefleet/db";
 import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
@@ -114,6 +114,12 @@ export class UpIngestService implements EdgeService {
       );
       msg.term("bad_subject");
     } catch (error) {
+      if (isDataException(error)) {
+        // Schema-valid yet unstorable (the schema should have caught it): the same bytes fail
+        // at every delivery, so it is terminated and counted, never redelivered.
+        this.intake.rejections.reject(type ?? "unknown", "unstorable", String(error), msg.subject);
+        return msg.term("unstorable");
+      }
       // Postgres or the lookup failed: not the message's fault, so it comes back later.
       this.logger.error({ err: error, subject: msg.subject }, "EF_UP message handling failed; redelivering");
       msg.nak(RETRY_DELAY_MS);
