@@ -5,6 +5,12 @@ export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
 export { ROLES, roleAtLeast } from "./domain/roles";
 export type { GatewayConnection } from "./gateway-client";
+export {
+  MAX_REQUEST_BODY_BYTES,
+  readBoundedBody,
+  refuseCrossSiteMutation,
+  withBody,
+} from "./http-guards";
 export { type IdentityDirectory, keycloakDirectory } from "./keycloak-directory";
 export {
   createOpenApiDocument,

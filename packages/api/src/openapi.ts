@@ -9,7 +9,9 @@ import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { createOpenApiFetchHandler, generateOpenApiDocument } from "trpc-to-openapi";
 import { ZodError } from "zod";
+import { authenticateApiKey } from "./domain/api-keys";
 import type { GatewayConnection } from "./gateway-client";
+import { jsonError, readBoundedBody, withBody } from "./http-guards";
 import type { IdentityDirectory } from "./keycloak-directory";
 import { appRouter, createCaller } from "./root";
 import { createTRPCContext } from "./trpc";
@@ -158,18 +160,81 @@ export interface RestRequestOptions {
   identityDirectory?: IdentityDirectory | null;
 }
 
-/** Answers one REST request under /api/v1. Sessions (cookies) are deliberately not accepted here. */
+const BEARER_TOKEN = /^Bearer\s+(\S+)$/i;
+const DOCUMENT_FOR_ROUTING = "http://routing.invalid";
+
+/** A documented path as a pattern: `/nodes/{id}` matches one non-empty segment for `{id}`. */
+function pathPattern(path: string): RegExp {
+  const segments = path
+    .split("/")
+    .map((segment) =>
+      /^\{[^}]+\}$/.test(segment) ? "[^/]+" : segment.replace(/[.*+?^$()|[\]\\{}]/g, "\\$&"),
+    );
+  return new RegExp(`^${segments.join("/")}$`);
+}
+
+/** Documented paths with the methods each declares (the document is fixed: built once). */
+let routes: Array<{ pattern: RegExp; methods: Set<string> }> | null = null;
+function documentedMethods(pathname: string): Set<string> | null {
+  routes ??= Object.entries(createOpenApiDocument(DOCUMENT_FOR_ROUTING).paths ?? {}).map(([path, item]) => ({
+    pattern: pathPattern(path),
+    methods: new Set(Object.keys(item ?? {}).map((method) => method.toUpperCase())),
+  }));
+  const found = routes.filter((route) => route.pattern.test(pathname));
+  if (found.length === 0) return null;
+  return new Set(found.flatMap((route) => [...route.methods]));
+}
+
+/**
+ * Answers one REST request under /api/v1. Sessions (cookies) are deliberately not accepted here.
+ * Order matters (issue 8, #7 and #11): the path must be well formed and documented with this
+ * method (404 / 405), the API key is checked before a byte of the body is read (401), and the
+ * body is capped (413) — so an anonymous client can make the server neither read nor hold a
+ * large body, and the server answers only what the OpenAPI document describes.
+ */
 export async function handleRestRequest(req: Request, opts: RestRequestOptions): Promise<Response> {
-  if (
-    req.method === "GET" &&
-    new URL(req.url).pathname.replace(/\/$/, "") === `${REST_BASE_PATH}${AUDIT_EXPORT_PATH}`
-  ) {
-    return handleAuditExport(req, opts);
+  const url = new URL(req.url);
+  let pathname: string;
+  try {
+    pathname = decodeURIComponent(url.pathname).replace(/\/$/, "");
+  } catch {
+    return jsonError(400, "BAD_REQUEST", "the path is not valid percent-encoded UTF-8", [
+      { message: "not valid percent-encoded UTF-8", path: ["path"] },
+    ]);
   }
+  const operationPath = pathname.slice(REST_BASE_PATH.length) || "/";
+  const methods = pathname.startsWith(REST_BASE_PATH) ? documentedMethods(operationPath) : null;
+  if (!methods) return jsonError(404, "NOT_FOUND", `no operation at ${operationPath}`);
+  if (!methods.has(req.method)) {
+    return jsonError(
+      405,
+      "METHOD_NOT_SUPPORTED",
+      `${req.method} is not an operation of ${operationPath}; it takes ${[...methods].join(", ")}`,
+      undefined,
+      { allow: [...methods].join(", ") },
+    );
+  }
+
+  const authorization = req.headers.get("authorization") ?? "";
+  const bearer = BEARER_TOKEN.exec(authorization.trim())?.[1];
+  const key = bearer ? await authenticateApiKey(opts.db, bearer) : null;
+  if (!key) {
+    return jsonError(
+      401,
+      "UNAUTHORIZED",
+      bearer ? "API key unknown, revoked or expired" : "send an API key: Authorization: Bearer efk_…",
+      undefined,
+      { "www-authenticate": "Bearer" },
+    );
+  }
+
+  if (req.method === "GET" && operationPath === AUDIT_EXPORT_PATH) return handleAuditExport(req, opts);
+  const read = await readBoundedBody(req);
+  if (!read.ok) return read.response;
   const response = await createOpenApiFetchHandler({
     endpoint: REST_BASE_PATH,
     router: appRouter,
-    req,
+    req: withBody(req, read.body),
     createContext: () =>
       createTRPCContext({
         db: opts.db,
@@ -180,10 +245,9 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
         mimirUrl: opts.mimirUrl ?? null,
         gateway: opts.gateway ?? null,
         identityDirectory: opts.identityDirectory ?? null,
+        authenticatedKey: key,
       }),
-    onError({ error, path }) {
-      if (error.code === "INTERNAL_SERVER_ERROR") console.error(`REST ${path ?? "?"} failed:`, error);
-    },
+    // Internal errors are logged with their reference by the error formatter (trpc.ts).
   });
   if (response.status < 400) return response;
   const raw = await response.json().catch(() => null);

@@ -13,15 +13,23 @@
  * audit row, here, after the handler returned, in the same transaction as the handler's writes
  * (`ctx.db` and `ctx.tenantDb` are that transaction's clients); a failed or refused one writes none.
  */
-import { type Db, type FleetChangeFeed, type Role, tenantDb } from "@edgefleet/db";
+import {
+  type Db,
+  type FleetChangeFeed,
+  isDataException,
+  isUnconvertibleArgument,
+  type Role,
+  tenantDb,
+} from "@edgefleet/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError, z } from "zod";
-import { authenticateApiKey } from "./domain/api-keys";
+import { type AuthenticatedApiKey, authenticateApiKey } from "./domain/api-keys";
 import { type AuditChange, type AuditRecorder, createAuditRecorder, writeAuditRow } from "./domain/audit";
 import { type Actor, roleAtLeast } from "./domain/roles";
 import type { GatewayConnection } from "./gateway-client";
+import { internalErrorMessage, reportInternalError } from "./http-guards";
 import type { IdentityDirectory } from "./keycloak-directory";
 import { inMutationTransaction } from "./mutation-transaction";
 
@@ -58,6 +66,8 @@ export interface CreateContextOptions {
   fleetChanges?: FleetChangeFeed | null;
   /** Keycloak's side of membership (invite, remove); without it only the database changes. */
   identityDirectory?: IdentityDirectory | null;
+  /** The API key of `authorization`, when the transport already authenticated it (REST does, before reading the body). */
+  authenticatedKey?: AuthenticatedApiKey | null;
 }
 
 /**
@@ -75,6 +85,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     gateway: opts.gateway ?? null,
     fleetChanges: opts.fleetChanges ?? null,
     identityDirectory: opts.identityDirectory ?? null,
+    authenticatedKey: opts.authenticatedKey ?? null,
   };
 }
 
@@ -98,7 +109,14 @@ const t = initTRPC
     // Live pages (SSE subscriptions): a ping every 15 s keeps idle streams open through proxies,
     // and a client that hears nothing for 45 s reconnects (and then refetches what it shows).
     sse: { ping: { enabled: true, intervalMs: 15_000 }, client: { reconnectAfterInactivityMs: 45_000 } },
-    errorFormatter({ shape, error }) {
+    errorFormatter({ shape, error, path }) {
+      // Our own failures: the client gets a reference, the log gets the error (never a raw
+      // Prisma/Postgres message or a stack in a response body).
+      if (error.code === "INTERNAL_SERVER_ERROR") {
+        const reference = reportInternalError(error.cause ?? error, path ?? "?");
+        const { stack: _stack, ...data } = shape.data;
+        return { ...shape, message: internalErrorMessage(reference), data: { ...data, zodError: null } };
+      }
       // Input errors carry the per-field messages so forms can show them next to the field.
       const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : null;
       return { ...shape, data: { ...shape.data, zodError } };
@@ -108,11 +126,62 @@ const t = initTRPC
 export const createCallerFactory = t.createCallerFactory;
 export const createTRPCRouter = t.router;
 
+/** Where in a raw input the first NUL character is, or null. */
+function pathOfNul(value: unknown, path: Array<string | number> = []): Array<string | number> | null {
+  if (typeof value === "string") return value.includes("\u0000") ? path : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = pathOfNul(item, [...path, index]);
+      if (found) return found;
+    }
+  } else if (value && typeof value === "object" && !(value instanceof Date)) {
+    for (const [key, item] of Object.entries(value)) {
+      const found = pathOfNul(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/**
+ * Input hygiene for every procedure (issue 8, #6). A NUL character has no meaning in any input
+ * and Postgres cannot store or compare it: refused, naming the field. A value the database
+ * cannot take (a date past its range, a number past its column, a malformed cursor value) is
+ * the caller's mistake, answered 400, never 500 with the driver's message.
+ */
+const inputHygiene = t.middleware(async ({ getRawInput, next }) => {
+  const nulAt = pathOfNul(await getRawInput());
+  if (nulAt) {
+    throw new TRPCError({
+      code: "BAD_REQUEST",
+      message: "Input validation failed",
+      // Made by zod itself, so it has the very shape of every other input error (REST `issues`).
+      cause: z
+        .unknown()
+        .superRefine((_value, ctx) =>
+          ctx.addIssue({ code: "custom", path: nulAt, message: "must not contain NUL (U+0000)" }),
+        )
+        .safeParse(null).error,
+    });
+  }
+  const result = await next();
+  if (!result.ok && (isDataException(result.error.cause) || isUnconvertibleArgument(result.error.cause))) {
+    throw new TRPCError({
+      code: "BAD_REQUEST",
+      message:
+        "a value in the request is out of range or malformed (a date, a number or a cursor): check the input",
+    });
+  }
+  return result;
+});
+
+const procedure = t.procedure.use(inputHygiene);
+
 /** No session required. Keep to things that reveal nothing about any tenant. */
-export const publicProcedure = t.procedure.meta({ access: "public" });
+export const publicProcedure = procedure.meta({ access: "public" });
 
 /** Signed in as a person (API keys are not people). `ctx.session` is non-null below this point. */
-export const protectedProcedure = t.procedure.meta({ access: "user" }).use(({ ctx, next }) => {
+export const protectedProcedure = procedure.meta({ access: "user" }).use(({ ctx, next }) => {
   if (!ctx.session) {
     throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
   }
@@ -138,7 +207,7 @@ async function resolveCaller(ctx: TRPCContext): Promise<ResolvedCaller> {
     throw new TRPCError({ code: "UNAUTHORIZED", message: "Authorization must be `Bearer efk_…`" });
   }
   if (bearer) {
-    const key = await authenticateApiKey(ctx.db, bearer);
+    const key = ctx.authenticatedKey ?? (await authenticateApiKey(ctx.db, bearer));
     if (!key) throw new TRPCError({ code: "UNAUTHORIZED", message: "API key unknown, revoked or expired" });
     return {
       actor: { type: "apiKey", id: key.id, role: key.role },
@@ -179,7 +248,7 @@ export function requiredRole(meta: ProcedureMeta | undefined, type: string): Rol
  * A person who is a member of the active organization, or an API key of it, with at least the
  * procedure's role. Mutations are audited here.
  */
-export const organizationProcedure = t.procedure
+export const organizationProcedure = procedure
   .meta({ access: "organization" })
   .use(async ({ ctx, meta, type, path, next }) => {
     const caller = await resolveCaller(ctx);

@@ -185,6 +185,7 @@ describe("fail closed", () => {
       gateway: null,
       fleetChanges: null,
       identityDirectory: null,
+      authenticatedKey: null,
     });
     await expect(caller.undeclared()).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(caller.unaudited()).rejects.toMatchObject({ code: "FORBIDDEN" });

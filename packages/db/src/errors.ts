@@ -31,3 +31,16 @@ export function postgresErrorCode(error: unknown): string | undefined {
 export function isDataException(error: unknown): boolean {
   return postgresErrorCode(error)?.startsWith("22") ?? false;
 }
+
+/**
+ * Prisma refused to turn a value into a query argument (a date past year 9999, an integer past
+ * bigint): like a data exception, the value's fault, and the same at every retry.
+ */
+export function isUnconvertibleArgument(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error.name === "PrismaClientValidationError" ||
+      (error.name === "PrismaClientUnknownRequestError" &&
+        error.message.includes("Could not convert argument value")))
+  );
+}

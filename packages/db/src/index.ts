@@ -16,7 +16,7 @@ export {
   hashEnrollmentToken,
   type NewEnrollmentToken,
 } from "./enrollment-tokens";
-export { isDataException, postgresErrorCode } from "./errors";
+export { isDataException, isUnconvertibleArgument, postgresErrorCode } from "./errors";
 export { type FleetChange, FleetChangeFeed } from "./fleet-change-feed";
 export type * from "./generated/prisma/client";
 export {

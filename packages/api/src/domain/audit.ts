@@ -6,6 +6,7 @@
 import type { Db, Prisma, tenantDb } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { boundedDate } from "./input-schemas";
 import type { Actor } from "./roles";
 
 type TenantDb = ReturnType<typeof tenantDb>;
@@ -68,8 +69,8 @@ export const listAuditInput = z.object({
   action: z.string().min(1).max(100).optional(),
   targetType: z.string().min(1).max(100).optional(),
   targetId: z.string().min(1).max(100).optional(),
-  from: z.coerce.date().optional(),
-  to: z.coerce.date().optional(),
+  from: boundedDate.optional(),
+  to: boundedDate.optional(),
 });
 export type ListAuditInput = z.output<typeof listAuditInput>;
 

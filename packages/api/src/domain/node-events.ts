@@ -16,9 +16,12 @@ export class InvalidEventCursorError extends Error {
   override name = "InvalidEventCursorError";
 }
 
+const INT8_MAX = 9_223_372_036_854_775_807n;
 const cursorSchema = z
   .string()
-  .regex(/^[1-9][0-9]{0,18}$/, { error: "cursor must be a nextCursor this API returned" });
+  .regex(/^[1-9][0-9]{0,18}$/, { error: "cursor must be a nextCursor this API returned" })
+  // 19 digits reach past bigint's range (issue 8, #6): still not one we returned.
+  .refine((cursor) => BigInt(cursor) <= INT8_MAX, { error: "cursor must be a nextCursor this API returned" });
 
 export const statusEventSchema = z.object({
   id: z.string(),

@@ -18,4 +18,13 @@ function handler(req: Request) {
   });
 }
 
-export { handler as GET, handler as POST, handler as PUT, handler as PATCH, handler as DELETE };
+// Every method reaches the handler, which answers 405 for what the OpenAPI document does not declare.
+export {
+  handler as GET,
+  handler as POST,
+  handler as PUT,
+  handler as PATCH,
+  handler as DELETE,
+  handler as HEAD,
+  handler as OPTIONS,
+};
