@@ -82,12 +82,15 @@ start_keycloak() {
   require_free_port "$PORT_KEYCLOAK" "keycloak http"
   require_free_port "$PORT_KEYCLOAK_MANAGEMENT" "keycloak management"
   # --import-realm reads <home>/data/import; it skips a realm that already exists.
+  # --cache=local at start as well as at build: Keycloak 26 otherwise starts its JGroups cluster
+  # transport on *:57800 and <host>:7800, beyond loopback (scripts/test/loopback-only.test.ts).
   mkdir -p "$KEYCLOAK_HOME/data/import"
   cp "$STACK_DIR/keycloak/edgefleet-realm.json" "$KEYCLOAK_HOME/data/import/edgefleet-realm.json"
   start_process keycloak env JAVA_HOME="$KEYCLOAK_JAVA_HOME" \
     KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD=admin \
     JAVA_OPTS_KC_HEAP="-XX:InitialRAMPercentage=1 -XX:MaxRAMPercentage=4" \
     "$KEYCLOAK_HOME/bin/kc.sh" start --optimized \
+    --cache=local \
     --http-enabled=true --http-host=127.0.0.1 --http-port="$PORT_KEYCLOAK" \
     --http-management-port="$PORT_KEYCLOAK_MANAGEMENT" --hostname-strict=false \
     --db-url="jdbc:postgresql://127.0.0.1:$PORT_POSTGRES/keycloak" --db-username=edgefleet --db-password=edgefleet \
