@@ -49,7 +49,9 @@ describe("the stack listens on loopback only", () => {
     expect(existsSync(join(varDir, "pids")), `no running ${profile} stack (start it first)`).toBe(true);
     const pids = stackPids();
     const sockets = spawnSync("ss", ["-Hltnup"], { encoding: "utf8" }).stdout.split("\n");
-    const ours = sockets.filter((line) => [...line.matchAll(/pid=(\d+)/g)].some((match) => pids.has(match[1] ?? "")));
+    const ours = sockets.filter((line) =>
+      [...line.matchAll(/pid=(\d+)/g)].some((match) => pids.has(match[1] ?? "")),
+    );
     // Postgres, nats-server, Mimir and Keycloak at least.
     expect(ours.length, sockets.join("\n")).toBeGreaterThanOrEqual(4);
     const exposed = ours.filter((line) => {

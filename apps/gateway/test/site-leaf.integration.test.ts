@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeMessage, encodeMessage, PROTOCOL_VERSION } from "@edgefleet/agent-sdk/protocol";
-import { createEnrollmentToken, type Db } from "@edgefleet/db";
+import { createEnrollmentToken, type Db, revokeSiteCredentials } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
 import {
@@ -158,6 +158,51 @@ describe("site-leaf CLI", () => {
       expect(await Promise.race([heardAtPlatform, timeout])).toBe(`ef.t.${org}.up.${wid}.hb`);
     } finally {
       clearInterval(beat);
+    }
+  });
+
+  it("re-issuing a bundle or deleting the site cuts the running leaf off; site credentials expire (issue 8, #2)", async () => {
+    const leafCount = async () =>
+      ((await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as { leafnodes: number }).leafnodes;
+    const waitForLeaves = (count: number, what: string) =>
+      waitFor(what, async () => ((await leafCount()) === count ? true : undefined), 20_000);
+    // The first test's leaf runs on the first bundle.
+    await waitForLeaves(1, "the first bundle's leaf linked");
+
+    const out = join(workDir, "bundle-2");
+    const agentPort = await freePort();
+    const result = siteLeaf(
+      ["--org", "leafy", "--site", "plant-7", "--hub", hub.leafUrl].concat([
+        "--listen",
+        `127.0.0.1:${agentPort}`,
+        "--out",
+        out,
+      ]),
+    );
+    expect(result.status, result.stderr).toBe(0);
+    const creds = readFileSync(join(out, "site.creds"), "utf8");
+    const jwt = /-----BEGIN NATS USER JWT-----\n(.+)\n/.exec(creds)?.[1] ?? "";
+    const claims = JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString()) as {
+      exp?: number;
+    };
+    // Expires, in about SITE_CREDENTIALS_DEFAULT_DAYS (90).
+    expect(claims.exp).toBeGreaterThan(Date.now() / 1000 + 89 * 86_400);
+    expect(claims.exp).toBeLessThan(Date.now() / 1000 + 91 * 86_400);
+    // The leaf on the earlier bundle is cut off (its key is revoked in the account JWT).
+    await waitForLeaves(0, "the first bundle's leaf cut off");
+
+    const second = await startNats(
+      ({ monitorPort }) =>
+        `${readFileSync(join(out, "leaf.conf"), "utf8")}\nhttp: 127.0.0.1:${monitorPort}\n`,
+    );
+    try {
+      await waitForLeaves(1, "the second bundle's leaf linked");
+      // What deleting the site does (packages/api deleteSite, in its transaction).
+      const site = await db.site.findFirstOrThrow({ where: { name: "plant-7" } });
+      expect(await revokeSiteCredentials(db, site.organizationId, site.id)).toBe(1);
+      await waitForLeaves(0, "the deleted site's leaf cut off");
+    } finally {
+      await second.stop();
     }
   });
 

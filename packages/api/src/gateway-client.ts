@@ -13,7 +13,12 @@ export interface GatewayConnection {
   internalToken: string;
 }
 
-export const leafBundleSchema = z.object({ config: z.string(), creds: z.string() });
+export const leafBundleSchema = z.object({
+  config: z.string(),
+  creds: z.string(),
+  /** When the site credentials expire (gateways before issue 8 did not say). */
+  expiresAt: z.coerce.date().optional(),
+});
 export type LeafBundleFiles = z.infer<typeof leafBundleSchema>;
 
 const TIMEOUT_MS = 15_000;

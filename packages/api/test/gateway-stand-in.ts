@@ -37,7 +37,11 @@ export async function startGatewayStandIn(secret = "s".repeat(40)): Promise<Gate
     if (req.headers.authorization !== `Bearer ${secret}`) return send(401, { error: "wrong internal token" });
     if (req.url === "/internal/enroll-credentials") return send(200, { creds: STAND_IN_ENROLL_CREDS });
     if (req.url?.includes(UNAVAILABLE_SITE_ID)) return send(503, { error: "NATS_LEAF_URL is not set" });
-    send(200, { config: 'listen: "0.0.0.0:4222"\n', creds: "-----BEGIN NATS USER JWT-----\nsecret\n" });
+    send(200, {
+      config: 'listen: "0.0.0.0:4222"\n',
+      creds: "-----BEGIN NATS USER JWT-----\nsecret\n",
+      expiresAt: "2027-02-23T00:00:00.000Z",
+    });
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");

@@ -136,6 +136,30 @@ describe("site create / byId / update / delete", () => {
   });
 });
 
+describe("site.delete revokes the site's leaf credentials (issue 8, #2)", () => {
+  it("marks its live credentials revoked in the same transaction, and no other site's", async () => {
+    const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
+    const owner = callerFor(db, alice, ORG);
+    const doomed = await owner.site.create({ name: "to-revoke" });
+    const kept = await owner.site.create({ name: "kept-creds" });
+    const inAYear = new Date(Date.now() + 365 * 86_400_000);
+    for (const [site, key] of [
+      [doomed.id, "UDOOMED"],
+      [kept.id, "UKEPT"],
+    ] as const) {
+      await db.siteLeafCredential.create({
+        data: { organizationId: acme.id, siteId: site, publicKey: key, expiresAt: inAYear },
+      });
+    }
+    await owner.site.delete({ id: doomed.id });
+    const rows = await db.siteLeafCredential.findMany({ where: { publicKey: { in: ["UDOOMED", "UKEPT"] } } });
+    expect(Object.fromEntries(rows.map((row) => [row.publicKey, row.revokedAt !== null]))).toEqual({
+      UDOOMED: true,
+      UKEPT: false,
+    });
+  });
+});
+
 describe("site.leafBundle", () => {
   it("asks the gateway with the shared secret and returns both files and the run command", async () => {
     const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
@@ -149,6 +173,7 @@ describe("site.leafBundle", () => {
         { name: "site.creds", content: "-----BEGIN NATS USER JWT-----\nsecret\n", secret: true },
       ],
       runCommand: "nats-server -c /etc/edgefleet/leaf.conf",
+      expiresAt: new Date("2027-02-23T00:00:00.000Z"),
     });
     expect(standIn.received.at(-1)).toEqual({
       method: "POST",

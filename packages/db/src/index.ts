@@ -45,4 +45,10 @@ export {
   updateNodesWithStatusEvents,
 } from "./node-status-events";
 export { DEMO_ORGANIZATIONS, type SeedSummary, seedDemoData } from "./seed";
+export {
+  recordSiteCredential,
+  revokedSiteCredentialKeys,
+  revokeSiteCredentials,
+  SITE_CREDENTIALS_DEFAULT_DAYS,
+} from "./site-credentials";
 export { TENANT_OWNED_MODELS, type TenantDb, TenantScopeError, tenantDb } from "./tenant";

@@ -36,6 +36,8 @@ export interface SiteIdentity {
   siteId: string;
   publicKey: string;
   accountPublicKey: string;
+  /** When the credentials stop working (the JWT's `exp`): a leaf must be re-issued its bundle before. */
+  expiresAt: Date;
 }
 
 /**
@@ -56,6 +58,10 @@ export function siteLeafUserJwt(secrets: TenancySecrets, site: SiteIdentity): Pr
       payload: -1,
       data: -1,
     },
-    { algorithm: Algorithms.v2, signer: keyPairFromSeed(secrets.tenantSigningSeed) },
+    {
+      algorithm: Algorithms.v2,
+      signer: keyPairFromSeed(secrets.tenantSigningSeed),
+      exp: Math.floor(site.expiresAt.getTime() / 1000),
+    },
   );
 }

@@ -129,6 +129,7 @@ beforeAll(async () => {
     siteId: "plant-7",
     publicKey: siteKey.getPublicKey(),
     accountPublicKey: orgA.account.getPublicKey(),
+    expiresAt: new Date(Date.now() + 3_600_000),
   });
   const accountJwtA = await accountJwt(orgA);
   leaf = await startNats(({ dir, port, monitorPort }) => {

@@ -1,5 +1,5 @@
 import { formatWireId } from "@edgefleet/agent-sdk/protocol";
-import type { Db } from "@edgefleet/db";
+import { type Db, revokedSiteCredentialKeys } from "@edgefleet/db";
 import { pushAccountJwt, type TenancySecrets, tenantAccountJwt } from "@edgefleet/nats-tenancy";
 import { createAccount } from "@nats-io/nkeys";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -69,7 +69,10 @@ export class TenantAccounts {
     return { account, jwt, revoked: Object.keys(revokedUserKeys).length };
   }
 
-  /** Keys of the organization's revoked nodes, as the account JWT's revocation list. */
+  /**
+   * Keys of the organization's revoked nodes and revoked, unexpired site leaf credentials, as
+   * the account JWT's revocation list (an expired site key needs no entry: the server refuses it).
+   */
   private async revokedUserKeys(organizationId: string): Promise<Record<string, number>> {
     const revoked = await this.db.node.findMany({
       where: { organizationId, status: "revoked", publicKey: { not: null } },
@@ -79,6 +82,7 @@ export class TenantAccounts {
     const now = Math.ceil(Date.now() / 1000);
     const keys: Record<string, number> = {};
     for (const node of revoked) if (node.publicKey) keys[node.publicKey] = now;
+    for (const key of await revokedSiteCredentialKeys(this.db, organizationId)) keys[key] = now;
     return keys;
   }
 

@@ -1,4 +1,4 @@
-import type { Db } from "@edgefleet/db";
+import { type Db, recordSiteCredential, SITE_CREDENTIALS_DEFAULT_DAYS } from "@edgefleet/db";
 import { formatCreds, leafNodeConfig, siteLeafUserJwt, type TenancySecrets } from "@edgefleet/nats-tenancy";
 import { createUser } from "@nats-io/nkeys";
 import type { TenantAccounts } from "../enrollment/tenant-accounts.js";
@@ -16,6 +16,8 @@ export interface LeafBundle {
   config: string;
   /** The site's credentials towards the hub (secret: keep it on the leaf machine only). */
   creds: string;
+  /** When the credentials expire: re-issue the bundle before. */
+  expiresAt: Date;
 }
 
 export interface LeafBundleInput {
@@ -27,12 +29,15 @@ export interface LeafBundleInput {
   listen: string;
   /** Where the creds file will live on the leaf machine (the config refers to it). */
   credentialsPath: string;
+  /** Days the site credentials work (default SITE_CREDENTIALS_DEFAULT_DAYS). */
+  validDays?: number;
 }
 
 /**
  * Everything an operator needs to run a site's leaf node: its config (operator mode, the
  * organization's account preloaded, one remote bound to that account) and fresh site
- * credentials. Each call mints a new site key; the account JWT includes current revocations.
+ * credentials. Each call mints a new site key that expires, and revokes the site's earlier keys
+ * (issue 8, #2): the account JWT pushed to the hub, and shipped in this bundle, lists them.
  */
 export async function createLeafBundle(
   db: Db,
@@ -47,14 +52,25 @@ export async function createLeafBundle(
   if (!site) throw new SiteNotFoundError(input.siteId, input.organizationId);
   // The hub must know the account before the site's leaf connects to it.
   await accounts.ensure(input.organizationId);
-  const { account, jwt: accountJwt } = await accounts.currentJwt(input.organizationId);
   const siteKey = createUser();
+  const expiresAt = new Date(Date.now() + (input.validDays ?? SITE_CREDENTIALS_DEFAULT_DAYS) * 86_400_000);
+  await recordSiteCredential(db, {
+    organizationId: input.organizationId,
+    siteId: site.id,
+    publicKey: siteKey.getPublicKey(),
+    expiresAt,
+  });
+  // Push at once (the NOTIFY also reaches every gateway): the earlier bundle stops working now.
+  await accounts.publish(input.organizationId);
+  const { account, jwt: accountJwt } = await accounts.currentJwt(input.organizationId);
   const siteJwt = await siteLeafUserJwt(secrets, {
     siteId: site.id,
     publicKey: siteKey.getPublicKey(),
     accountPublicKey: account.accountPublicKey,
+    expiresAt,
   });
   return {
+    expiresAt,
     config: leafNodeConfig(secrets, {
       serverName: `${account.slug}-${site.name}`,
       listen: input.listen,

@@ -147,7 +147,11 @@ export async function updateSite(db: TenantDb, input: z.output<typeof updateSite
  * silently: its nodes' placement (and the `site` selector users rely on) would change behind
  * the operator's back. Move or delete the nodes first.
  */
-export async function deleteSite(db: TenantDb, id: string) {
+export async function deleteSite(
+  db: TenantDb,
+  id: string,
+  revokeCredentials: (siteId: string) => Promise<unknown>,
+) {
   const before = await getSite(db, id);
   if (before.total > 0) {
     throw new TRPCError({
@@ -159,6 +163,8 @@ export async function deleteSite(db: TenantDb, id: string) {
     // Tokens that placed nodes here keep working, placing new nodes at no site (their labels stay).
     await db.enrollmentToken.updateMany({ where: { siteId: id }, data: { siteId: null } });
     await db.site.delete({ where: { id } });
+    // Its leaf's credentials stop working (the gateway re-issues the account JWT at commit).
+    await revokeCredentials(id);
   } catch (error) {
     // A node assigned between the count and the delete: the foreign key refuses (P2003).
     if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2003") {
@@ -194,11 +200,14 @@ export const leafBundleOutput = z.object({
   files: z.array(z.object({ name: z.string(), content: z.string(), secret: z.boolean() })),
   /** How to run it, for the operator. */
   runCommand: z.string(),
+  /** When site.creds stops working: download a new bundle before (which revokes this one). */
+  expiresAt: z.date().nullable(),
 });
 
 /**
  * A fresh leaf bundle for one of the organization's sites. The tenant check happens here,
- * before the gateway is asked; every call mints new site credentials (older ones stay valid).
+ * before the gateway is asked; every call mints new site credentials that expire, and revokes
+ * the site's earlier ones (a leaf still running an older bundle is disconnected).
  */
 export async function siteLeafBundle(
   db: TenantDb,
@@ -222,5 +231,6 @@ export async function siteLeafBundle(
       { name: "site.creds", content: bundle.creds, secret: true },
     ],
     runCommand: `nats-server -c ${configPath}`,
+    expiresAt: bundle.expiresAt ?? null,
   };
 }

@@ -1,3 +1,4 @@
+import { revokeSiteCredentials } from "@edgefleet/db";
 import {
   createSite,
   createSiteInput,
@@ -64,7 +65,9 @@ export const siteRouter = createTRPCRouter({
     .input(siteIdInput)
     .output(siteDetail)
     .mutation(async ({ ctx, input }) => {
-      const before = await deleteSite(ctx.tenantDb, input.id);
+      const before = await deleteSite(ctx.tenantDb, input.id, (siteId) =>
+        revokeSiteCredentials(ctx.db, ctx.organization.id, siteId),
+      );
       ctx.audit.record({ targetId: input.id, before, after: null });
       return before;
     }),
