@@ -2,10 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  createEnrollCurve,
   decodeMessage,
-  type EnrollReply,
+  type EnrollReplyBody,
   encodeMessage,
+  openEnrollReply,
   PROTOCOL_VERSION,
+  signEnrollProof,
 } from "@edgefleet/agent-sdk/protocol";
 import { approveNode, createEnrollmentToken, type Db, revokeNode } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
@@ -75,28 +78,38 @@ const token = (overrides: Partial<Parameters<typeof createEnrollmentToken>[2]> =
     ...overrides,
   });
 
-async function requestRaw(payload: Uint8Array): Promise<EnrollReply> {
+/** Sends one request and opens the (sealed) reply with the request's curve key. */
+async function requestRaw(payload: Uint8Array, curve = createEnrollCurve()): Promise<EnrollReplyBody> {
   const reply = await enrollClient.request("ef.enroll", payload, { timeout: 5_000 });
-  const decoded = decodeMessage("enrollReply", reply.data);
-  if (!decoded.ok) throw new Error(`gateway sent an invalid reply: ${decoded.reason}`);
-  return decoded.msg;
+  const wire = decodeMessage("enrollReply", reply.data);
+  if (!wire.ok) throw new Error(`gateway sent an invalid reply: ${wire.reason}`);
+  const opened = openEnrollReply(wire.msg, curve);
+  if (!opened.ok) throw new Error(`gateway's reply does not open: ${opened.detail}`);
+  return opened.msg;
 }
 
-const enroll = (tok: string, key: KeyPair, name = "gw-1") =>
-  requestRaw(
-    encodeMessage("enrollRequest", {
-      v: PROTOCOL_VERSION,
-      tok,
-      key: key.getPublicKey(),
-      name,
-      lab: { hw: "rpi4", site: "forged" },
-      av: "0.1.0",
-      os: "linux",
-      arch: "x64",
-    }),
-  );
+/** A well-formed request: one-time curve key, and `signer`'s proof (the node key's own by default). */
+function enrollRequest(tok: string, key: KeyPair, name: string, curve: KeyPair, signer = key) {
+  return encodeMessage("enrollRequest", {
+    v: PROTOCOL_VERSION,
+    tok,
+    key: key.getPublicKey(),
+    name,
+    lab: { hw: "rpi4", site: "forged" },
+    av: "0.1.0",
+    os: "linux",
+    arch: "x64",
+    xk: curve.getPublicKey(),
+    sig: signEnrollProof(signer, tok, curve.getPublicKey()),
+  });
+}
 
-async function connectAsNode(reply: EnrollReply, key: KeyPair) {
+const enroll = (tok: string, key: KeyPair, name = "gw-1") => {
+  const curve = createEnrollCurve();
+  return requestRaw(enrollRequest(tok, key, name, curve), curve);
+};
+
+async function connectAsNode(reply: EnrollReplyBody, key: KeyPair) {
   if (!reply.jwt || !reply.wid) throw new Error("not approved");
   const nc = await connect({
     servers: hub.url,
@@ -194,15 +207,7 @@ describe("enrollment through ef.enroll", () => {
 
   it("answers malformed and unknown-version requests with a rejection, and counts them", async () => {
     expect(await requestRaw(new TextEncoder().encode("{not msgpack"))).toMatchObject({ st: "rejected" });
-    const futureVersion = encodeMessage("enrollRequest", {
-      v: PROTOCOL_VERSION,
-      tok: "x",
-      key: createUser().getPublicKey(),
-      name: "n",
-      av: "1",
-      os: "linux",
-      arch: "x64",
-    });
+    const futureVersion = enrollRequest("x", createUser(), "n", createEnrollCurve());
     // Bump the encoded `v` (msgpack fixint 1 → 9) without touching anything else.
     const versionAt = futureVersion.indexOf(0xa1) + 2; // after the 1-char key "v"
     futureVersion[versionAt] = 9;
@@ -217,6 +222,55 @@ describe("enrollment through ef.enroll", () => {
     expect(
       metricValue(metrics, 'edgefleet_gateway_enrollments_total{outcome="malformed_unknown_version"}'),
     ).toBe(1);
+  });
+
+  it("seals every reply to the requester: a bystander with the public enroll credentials reads nothing (issue 8, #3)", async () => {
+    const bystander = await connect({
+      servers: hub.url,
+      authenticator: credsAuthenticator(new TextEncoder().encode(secrets.enroll.userCreds)),
+    });
+    opened.push(bystander);
+    const overheard: Uint8Array[] = [];
+    bystander.subscribe("_INBOX.>", {
+      callback: (_error, msg) => {
+        overheard.push(msg.data);
+      },
+    });
+    await bystander.flush();
+    const { token: secret } = await token();
+    const reply = await enroll(secret, createUser(), "overheard");
+    expect(reply).toMatchObject({ st: "approved" });
+    await waitFor("the reply overheard", async () => (overheard.length > 0 ? true : undefined));
+    for (const data of overheard) {
+      const wire = decodeMessage("enrollReply", data);
+      expect(wire.ok).toBe(true);
+      if (wire.ok) expect(Object.keys(wire.msg).sort()).toEqual(["box", "v", "xk"]);
+      const text = Buffer.from(data).toString("latin1");
+      // (The short wire id could appear by chance in the ciphertext; the JWT and node id cannot.)
+      for (const secretPart of [reply.jwt, reply.nid]) expect(text).not.toContain(secretPart);
+      // Nor does it open with any key but the requester's.
+      if (wire.ok) expect(openEnrollReply(wire.msg, createEnrollCurve()).ok).toBe(false);
+    }
+  });
+
+  it("refuses a request not signed by the key it names, so nobody probes or claims another's key (issue 8, #12)", async () => {
+    const { token: secret, id } = await token();
+    const victim = createUser();
+    const victimReply = await enroll(secret, victim, "victim");
+    expect(victimReply).toMatchObject({ st: "approved" });
+    const before = await db.node.count();
+    const attacker = createUser();
+    const curve = createEnrollCurve();
+    // The victim's public key, signed by the attacker's own key.
+    const forged = await requestRaw(enrollRequest(secret, victim, "impostor", curve, attacker), curve);
+    expect(forged).toEqual({
+      v: PROTOCOL_VERSION,
+      st: "rejected",
+      err: "the request is not signed by the node key it names (proof of possession failed)",
+    });
+    expect(forged.nid).toBeUndefined();
+    expect(await db.node.count()).toBe(before);
+    expect((await db.enrollmentToken.findUniqueOrThrow({ where: { id } })).uses).toBe(1);
   });
 
   it("keeps a node pending until approved, then hands out credentials", async () => {

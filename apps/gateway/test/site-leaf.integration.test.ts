@@ -2,7 +2,14 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeMessage, encodeMessage, PROTOCOL_VERSION } from "@edgefleet/agent-sdk/protocol";
+import {
+  createEnrollCurve,
+  decodeMessage,
+  encodeMessage,
+  openEnrollReply,
+  PROTOCOL_VERSION,
+  signEnrollProof,
+} from "@edgefleet/agent-sdk/protocol";
 import { createEnrollmentToken, type Db, revokeSiteCredentials } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
@@ -119,6 +126,7 @@ describe("site-leaf CLI", () => {
       authenticator: credsAuthenticator(new TextEncoder().encode(secrets.enroll.userCreds)),
     });
     opened.push(enrollClient);
+    const curve = createEnrollCurve();
     const raw = await enrollClient.request(
       "ef.enroll",
       encodeMessage("enrollRequest", {
@@ -129,10 +137,13 @@ describe("site-leaf CLI", () => {
         av: "0.1.0",
         os: "linux",
         arch: "x64",
+        xk: curve.getPublicKey(),
+        sig: signEnrollProof(key, token, curve.getPublicKey()),
       }),
       { timeout: 5_000 },
     );
-    const reply = decodeMessage("enrollReply", raw.data);
+    const wire = decodeMessage("enrollReply", raw.data);
+    const reply = wire.ok ? openEnrollReply(wire.msg, curve) : wire;
     if (!reply.ok || reply.msg.st !== "approved" || !reply.msg.jwt) throw new Error("enrollment failed");
     const { wid, org, jwt } = reply.msg;
 

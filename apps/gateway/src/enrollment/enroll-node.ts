@@ -1,8 +1,9 @@
 import {
-  type EnrollReply,
+  type EnrollReplyBody,
   type EnrollRequest,
   formatWireId,
   PROTOCOL_VERSION,
+  verifyEnrollProof,
 } from "@edgefleet/agent-sdk/protocol";
 import { type Db, hashEnrollmentToken, recordEnrollmentEvents } from "@edgefleet/db";
 import { nodeUserJwt, type TenancySecrets } from "@edgefleet/nats-tenancy";
@@ -10,6 +11,7 @@ import type { TenantAccounts } from "./tenant-accounts.js";
 
 /** Why an enrollment was refused: the counter label, and what the agent is told. */
 export const ENROLL_REJECTIONS = {
+  bad_proof: "the request is not signed by the node key it names (proof of possession failed)",
   unknown_token: "enrollment token is not valid",
   expired_token: "enrollment token has expired",
   revoked_token: "enrollment token was revoked",
@@ -20,8 +22,8 @@ export const ENROLL_REJECTIONS = {
 export type EnrollRejection = keyof typeof ENROLL_REJECTIONS;
 
 export type EnrollOutcome =
-  | { status: "approved" | "pending"; reply: EnrollReply; nodeId: string; created: boolean }
-  | { status: "rejected"; reply: EnrollReply; reason: EnrollRejection };
+  | { status: "approved" | "pending"; reply: EnrollReplyBody; nodeId: string; created: boolean }
+  | { status: "rejected"; reply: EnrollReplyBody; reason: EnrollRejection };
 
 /** How long a pending agent waits before asking again. */
 const PENDING_RETRY_SECONDS = 15;
@@ -45,6 +47,9 @@ const reject = (reason: EnrollRejection): EnrollOutcome => ({
  */
 export async function enrollNode(deps: EnrollDeps, request: EnrollRequest): Promise<EnrollOutcome> {
   const { db } = deps;
+  // Before anything is looked up: nobody learns about a key (or uses a token for it) without
+  // holding its seed (issue 8, #12).
+  if (!verifyEnrollProof(request)) return reject("bad_proof");
   const token = await db.enrollmentToken.findUnique({
     where: { tokenHash: hashEnrollmentToken(request.tok) },
   });

@@ -4,6 +4,7 @@ import {
   encodeMessage,
   GATEWAY_QUEUE_GROUP,
   PROTOCOL_VERSION,
+  sealEnrollReply,
 } from "@edgefleet/agent-sdk/protocol";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -12,8 +13,10 @@ import { type EnrollDeps, enrollNode } from "./enroll-node.js";
 
 /**
  * Answers `ef.enroll` (platform side of the ENROLL account's import) for all gateway
- * replicas through a queue group. A malformed request gets a `rejected` reply saying why;
- * an internal error gets no reply, so the agent's request times out and it retries.
+ * replicas through a queue group. Every answer is sealed to the requester's one-time curve key
+ * (anyone with the public enroll credentials can read the account's reply inboxes); only a
+ * request too malformed to seal to gets a plain `rejected` reply saying why. An internal error
+ * gets no reply, so the agent's request times out and it retries.
  */
 export class EnrollmentService {
   private subscription: Subscription | null = null;
@@ -72,7 +75,7 @@ export class EnrollmentService {
       } else if (outcome.created) {
         this.logger.info({ nodeId: outcome.nodeId, status: outcome.status }, "node enrolled");
       }
-      msg.respond(encodeMessage("enrollReply", outcome.reply));
+      msg.respond(encodeMessage("enrollReply", sealEnrollReply(outcome.reply, decoded.msg.xk)));
     } catch (error) {
       this.outcomes.inc({ outcome: "error" });
       this.logger.error({ err: error }, "enrollment failed; the agent will retry");

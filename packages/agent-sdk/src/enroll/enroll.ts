@@ -4,7 +4,15 @@ import { type Authenticator, connect, type NatsConnection } from "@nats-io/trans
 import { type BackoffPolicy, fullJitterDelay } from "../agent/backoff.js";
 import { type Logger, silentLogger } from "../logger.js";
 import { nativeKeyPair } from "../nkeys/native.js";
-import { decodeMessage, ENROLL_SUBJECT, encodeMessage, PROTOCOL_VERSION } from "../protocol/index.js";
+import {
+  createEnrollCurve,
+  decodeMessage,
+  ENROLL_SUBJECT,
+  encodeMessage,
+  openEnrollReply,
+  PROTOCOL_VERSION,
+  signEnrollProof,
+} from "../protocol/index.js";
 import { AGENT_VERSION } from "../version.js";
 import {
   loadIdentity,
@@ -55,6 +63,9 @@ export async function enroll(options: EnrollOptions): Promise<NodeIdentity> {
   const seed = new TextDecoder().decode(keyPair.getSeed());
   if (options.stateDir && !pendingSeed) await savePendingSeed(options.stateDir, seed);
 
+  // The reply is sealed to this one-time curve key; the signature proves we hold the node key.
+  const curve = createEnrollCurve();
+  const curveKey = curve.getPublicKey();
   const request = encodeMessage("enrollRequest", {
     v: PROTOCOL_VERSION,
     tok: options.token,
@@ -64,6 +75,8 @@ export async function enroll(options: EnrollOptions): Promise<NodeIdentity> {
     av: AGENT_VERSION,
     os: platform(),
     arch: arch(),
+    xk: curveKey,
+    sig: signEnrollProof(keyPair, options.token, curveKey),
   });
 
   const ownConnection = options.connection
@@ -84,7 +97,8 @@ export async function enroll(options: EnrollOptions): Promise<NodeIdentity> {
         const reply = await nc.request(ENROLL_SUBJECT, request, {
           timeout: options.requestTimeoutMs ?? 10_000,
         });
-        const decoded = decodeMessage("enrollReply", reply.data);
+        const wire = decodeMessage("enrollReply", reply.data);
+        const decoded = wire.ok ? openEnrollReply(wire.msg, curve) : wire;
         if (!decoded.ok) {
           logger.warn("invalid enrollment reply", { reason: decoded.reason, detail: decoded.detail });
         } else if (decoded.msg.st === "rejected") {

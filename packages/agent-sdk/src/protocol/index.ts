@@ -1,4 +1,5 @@
 export * from "./codec.js";
+export * from "./enroll-seal.js";
 export * from "./messages.js";
 export * from "./run-spec.js";
 export * from "./subjects.js";

@@ -25,6 +25,7 @@ const text = (min: number, max: number) =>
     .max(max)
     .refine((value) => !value.includes("\u0000"), "must not contain NUL (U+0000)");
 const shortText = text(1, 64);
+const curveKey = z.string().regex(/^X[A-Z2-7]{55}$/, "must be a public curve nkey (X + 55 base32 chars)");
 /** App key in deltas and reports: the app's name, unique in the organization. */
 const appName = text(1, 128);
 const versionLabel = text(1, 128);
@@ -43,11 +44,16 @@ export const enrollRequestSchema = z.object({
   av: shortText,
   os: shortText,
   arch: shortText,
+  /** The requester's one-time X25519 curve nkey ("X…"): the reply is sealed to it (issue 8, #3). */
+  xk: curveKey,
+  /** Proof of possession of `key`: its Ed25519 signature of enrollProofPayload(tok, xk), base64url. */
+  sig: z.string().regex(/^[A-Za-z0-9_-]{86}$/, "sig must be a base64url Ed25519 signature (86 chars)"),
 });
 
 export const ENROLL_STATUSES = ["approved", "pending", "rejected"] as const;
 
-export const enrollReplySchema = z
+/** What the gateway answers an enrollment, sealed to the requester's `xk` inside EnrollReply.box. */
+export const enrollReplyBodySchema = z
   .object({
     v: version,
     st: z.enum(ENROLL_STATUSES),
@@ -68,6 +74,26 @@ export const enrollReplySchema = z
         reply.jwt !== undefined),
     { message: "an approved reply carries nid, wid, org and jwt" },
   );
+
+/**
+ * The enrollment reply on the wire. Anyone with the public enroll credentials can subscribe to
+ * every reply inbox of the ENROLL account, so the answer (node id, wire ids, user JWT) travels
+ * sealed to the requester's one-time curve key: `xk` is the gateway's one-time curve key, `box`
+ * the nkeys-sealed EnrollReplyBody (base64url). Only a request too malformed to seal to gets a
+ * plain `rejected` answer, which says nothing about anybody.
+ */
+export const enrollReplySchema = z.union([
+  z.object({
+    v: version,
+    xk: curveKey,
+    box: z
+      .string()
+      .min(1)
+      .max(12 * 1024)
+      .regex(/^[A-Za-z0-9_-]+$/),
+  }),
+  z.object({ v: version, st: z.literal("rejected"), err: reason }),
+]);
 
 export const helloSchema = z.object({
   v: version,
@@ -165,6 +191,7 @@ export const metricsReportSchema = z.object({
 export const messageSchemas = {
   enrollRequest: enrollRequestSchema,
   enrollReply: enrollReplySchema,
+  enrollReplyBody: enrollReplyBodySchema,
   hello: helloSchema,
   helloReply: helloReplySchema,
   heartbeat: heartbeatSchema,
@@ -180,7 +207,9 @@ export const MESSAGE_TYPES = Object.keys(messageSchemas) as MessageType[];
 /** Largest encoded payload a receiver accepts, per message. */
 export const MESSAGE_SIZE_LIMITS: Record<MessageType, number> = {
   enrollRequest: 4 * 1024,
-  enrollReply: 8 * 1024,
+  // The sealed body (≤ 8 KiB) in base64url, plus its nonce and MAC.
+  enrollReply: 12 * 1024,
+  enrollReplyBody: 8 * 1024,
   hello: 1024,
   helloReply: 1024 * 1024,
   heartbeat: 64,
@@ -194,6 +223,7 @@ export type MessageOf<T extends MessageType> = z.output<(typeof messageSchemas)[
 
 export type EnrollRequest = MessageOf<"enrollRequest">;
 export type EnrollReply = MessageOf<"enrollReply">;
+export type EnrollReplyBody = MessageOf<"enrollReplyBody">;
 export type Hello = MessageOf<"hello">;
 export type HelloReply = MessageOf<"helloReply">;
 export type Heartbeat = MessageOf<"heartbeat">;

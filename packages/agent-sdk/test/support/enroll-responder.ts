@@ -1,5 +1,12 @@
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import { decodeMessage, type EnrollRequest, encodeMessage } from "../../src/protocol/index.js";
+import {
+  decodeMessage,
+  type EnrollReplyBody,
+  type EnrollRequest,
+  encodeMessage,
+  sealEnrollReply,
+  verifyEnrollProof,
+} from "../../src/protocol/index.js";
 
 /**
  * Stand-in for the gateway's enrollment handler: the token "approve-me" is approved after
@@ -24,27 +31,32 @@ export class EnrollResponder {
         if (!decoded.ok) return;
         const request = decoded.msg;
         this.requests.push(request);
+        // Answers sealed to the requester, as the gateway does.
+        const answer = (body: EnrollReplyBody) =>
+          msg.respond(encodeMessage("enrollReply", sealEnrollReply(body, request.xk)));
+        if (!verifyEnrollProof(request)) {
+          answer({ v: 1, st: "rejected", err: "proof of key possession failed" });
+          return;
+        }
         if (request.tok !== "approve-me") {
-          msg.respond(encodeMessage("enrollReply", { v: 1, st: "rejected", err: "unknown token" }));
+          answer({ v: 1, st: "rejected", err: "unknown token" });
           return;
         }
         const asked = (this.asked.get(request.key) ?? 0) + 1;
         this.asked.set(request.key, asked);
         if (asked <= this.pendingAnswers) {
-          msg.respond(encodeMessage("enrollReply", { v: 1, st: "pending", retry: 1 }));
+          answer({ v: 1, st: "pending", retry: 1 });
           return;
         }
         const wid = `n${this.issued++}`;
-        msg.respond(
-          encodeMessage("enrollReply", {
-            v: 1,
-            st: "approved",
-            nid: `node-${wid}`,
-            wid,
-            org: "o1",
-            jwt: `test-jwt-for-${request.key}`,
-          }),
-        );
+        answer({
+          v: 1,
+          st: "approved",
+          nid: `node-${wid}`,
+          wid,
+          org: "o1",
+          jwt: `test-jwt-for-${request.key}`,
+        });
       },
     });
   }
