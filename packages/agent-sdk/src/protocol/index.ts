@@ -1,3 +1,4 @@
+export * from "./artifacts.js";
 export * from "./codec.js";
 export * from "./messages.js";
 export * from "./run-spec.js";
