@@ -168,7 +168,7 @@ export const artifactChunkReplySchema = z
     /** Size of the whole object, bytes. */
     size: count.optional(),
     data: z
-      .instanceof(Uint8Array)
+      .custom<Uint8Array>((value) => value instanceof Uint8Array, { message: "data must be binary" })
       .refine((data) => data.byteLength <= MAX_ARTIFACT_CHUNK_BYTES, {
         message: `a chunk carries at most ${MAX_ARTIFACT_CHUNK_BYTES} bytes`,
       })
