@@ -88,7 +88,9 @@ beforeAll(async () => {
       "reconnect: { baseMs: 100, maxMs: 1000 }",
     ].join("\n"),
   );
-  agent = spawn(process.execPath, [agentBin, "run", "--config", config], { stdio: ["ignore", "pipe", "pipe"] });
+  agent = spawn(process.execPath, [agentBin, "run", "--config", config], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   agent.stdout?.on("data", (chunk) => (agentLog += chunk));
   agent.stderr?.on("data", (chunk) => (agentLog += chunk));
   nodeId = await waitFor(

@@ -152,7 +152,9 @@ describe("artifact fetcher", () => {
     const content = randomBytes(CHUNK * 2);
     const obj = source.add(content);
     source.fault = ({ off, attempt }) =>
-      off === CHUNK && attempt === 1 ? { ok: true, size: content.byteLength, data: new Uint8Array(10) } : undefined;
+      off === CHUNK && attempt === 1
+        ? { ok: true, size: content.byteLength, data: new Uint8Array(10) }
+        : undefined;
     const fetched = await fetch(obj);
     expect(await readFile(fetched.path)).toEqual(content);
   });

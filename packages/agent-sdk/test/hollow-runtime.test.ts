@@ -46,7 +46,11 @@ describe("hollow runtime", () => {
     const failed = await waitFor("2 refused", () =>
       runtime.instances()[0]?.st === "failed" ? runtime.instances()[0] : undefined,
     );
-    expect(failed).toMatchObject({ ver: "1", tgt: "2", why: `artifact SHA-256 mismatch: expected ${wrong}, got ${obj}` });
+    expect(failed).toMatchObject({
+      ver: "1",
+      tgt: "2",
+      why: `artifact SHA-256 mismatch: expected ${wrong}, got ${obj}`,
+    });
     await runtime.shutdown();
   });
 });

@@ -64,10 +64,14 @@ const web = () => runtime.instances().find((instance) => instance.app === "web")
 const pidOf = async (version: string) => Number(await readFile(join(dir, `pid-${version}`), "utf8"));
 
 function waitForWeb(description: string, check: (status: InstanceStatus) => boolean, timeoutMs = 20_000) {
-  return waitFor(`web ${description} (now ${JSON.stringify(web())})`, () => {
-    const status = web();
-    return status && check(status) ? status : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `web ${description} (now ${JSON.stringify(web())})`,
+    () => {
+      const status = web();
+      return status && check(status) ? status : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 describe("version switches", () => {
@@ -100,7 +104,10 @@ describe("version switches", () => {
     // 3.0.0 starts but never passes its health check: failed within its window, back to 1.0.0.
     const v3 = source.add(await tarball("3.0.0", false));
     runtime.put("web", "3.0.0", spec(), { sha: v3 });
-    const reverted = await waitForWeb("reverted", (status) => status.st === "failed" && status.tgt === "3.0.0");
+    const reverted = await waitForWeb(
+      "reverted",
+      (status) => status.st === "failed" && status.tgt === "3.0.0",
+    );
     expect(reverted.ver).toBe("1.0.0");
     expect(reverted.why).toMatch(/^3\.0\.0 failed within its 3 s start window: .*; reverted to 1\.0\.0$/);
     expect(isAlive(await pidOf("3.0.0"))).toBe(false);
@@ -127,13 +134,26 @@ describe("version switches", () => {
       `#!/bin/sh\necho $$ > ${join(dir, "pid-4.0.0")}\nexec sleep 1000\n`,
     );
     const v4 = source.add(binary);
-    const checked = { exec: ["test", "-x", "artifact"], intervalSeconds: 1, timeoutSeconds: 1, failureThreshold: 1 };
-    runtime.put("web", "4.0.0", { command: ["./artifact"], health: checked, revertOnFailure: true }, { sha: v4 });
+    const checked = {
+      exec: ["test", "-x", "artifact"],
+      intervalSeconds: 1,
+      timeoutSeconds: 1,
+      failureThreshold: 1,
+    };
+    runtime.put(
+      "web",
+      "4.0.0",
+      { command: ["./artifact"], health: checked, revertOnFailure: true },
+      { sha: v4 },
+    );
     await waitForWeb("running 4.0.0", (status) => status.st === "running" && status.ver === "4.0.0");
-    await waitFor("4.0.0 past its start window, older versions collected", async () => {
-      const versions = (await readdir(join(dir, "apps/web/versions"))).sort();
-      return JSON.stringify(versions) === JSON.stringify([v1, v4].sort()) ? versions : undefined;
-    }, 15_000);
+    await waitFor(
+      "4.0.0 past its start window, older versions collected",
+      async () => {
+        const versions = (await readdir(join(dir, "apps/web/versions"))).sort();
+        return JSON.stringify(versions) === JSON.stringify([v1, v4].sort()) ? versions : undefined;
+      },
+      15_000,
+    );
   }, 60_000);
 });
-

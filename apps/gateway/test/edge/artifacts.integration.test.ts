@@ -91,7 +91,9 @@ describe("artifact chunks", () => {
     const node = await harness.createNode(orgA, "puller");
     const v1 = await version(orgA, "web", "1.0", { artifactUrl: efArtifactUrl(sha), artifactSha256: sha });
     await setDesiredApps(harness.db, orgA.id, node.id, { put: [v1.id] });
-    const servedBefore = await harness.metric("edgefleet_gateway_artifact_bytes_served_total", { org: orgA.id });
+    const servedBefore = await harness.metric("edgefleet_gateway_artifact_bytes_served_total", {
+      org: orgA.id,
+    });
 
     const first = await ask(node, sha, 0);
     expect(first).toMatchObject({ off: 0, size: content.byteLength });
@@ -133,9 +135,7 @@ describe("artifact chunks", () => {
     const claim = await version(orgB, "web", "1.0", { artifactUrl: efArtifactUrl(sha), artifactSha256: sha });
     await setDesiredApps(harness.db, orgB.id, claimant.id, { put: [claim.id] });
     expect(await ask(claimant, sha, 0)).toMatchObject({ err: "not_found" });
-    expect(
-      await harness.metric("edgefleet_gateway_artifact_bytes_served_total", { org: orgB.id }),
-    ).toBe(0);
+    expect(await harness.metric("edgefleet_gateway_artifact_bytes_served_total", { org: orgB.id })).toBe(0);
   });
 
   it("serves the version a node reported running (for a revert), and an HTTPS artifact imported under its hash", async () => {
@@ -144,7 +144,10 @@ describe("artifact chunks", () => {
       artifactUrl: "https://releases.example/imported-1.0.tar.gz",
       artifactSha256: otherSha,
     });
-    const newer = await version(orgA, "imported", "2.0", { artifactUrl: efArtifactUrl(sha), artifactSha256: sha });
+    const newer = await version(orgA, "imported", "2.0", {
+      artifactUrl: efArtifactUrl(sha),
+      artifactSha256: sha,
+    });
     await setDesiredApps(harness.db, orgA.id, node.id, { put: [imported.id] });
     expect(await download(node, otherSha)).toEqual(other);
 
@@ -160,7 +163,10 @@ describe("artifact chunks", () => {
   it("puts the artifact in the desired state on the wire as a hash, never a URL", async () => {
     const node = await harness.createNode(orgA, "wire");
     const wrong = "0".repeat(64);
-    const mislabelled = await version(orgA, "mislabelled", "1.0", { artifactUrl: efArtifactUrl(sha), artifactSha256: wrong });
+    const mislabelled = await version(orgA, "mislabelled", "1.0", {
+      artifactUrl: efArtifactUrl(sha),
+      artifactSha256: wrong,
+    });
     const plain = await version(orgA, "plain", "1.0", { artifactUrl: "builtin:plain" });
     await setDesiredApps(harness.db, orgA.id, node.id, { put: [mislabelled.id, plain.id] });
     const reply = await harness.nc.request(
@@ -177,7 +183,10 @@ describe("artifact chunks", () => {
 
   it("does not answer a malformed request, and counts it", async () => {
     const node = await harness.createNode(orgA, "malformed");
-    const before = await harness.metric("edgefleet_gateway_rejected_messages_total", { type: "art", reason: "invalid" });
+    const before = await harness.metric("edgefleet_gateway_rejected_messages_total", {
+      type: "art",
+      reason: "invalid",
+    });
     const tooLong = Uint8Array.from([
       ...encodeMessage("artifactChunkRequest", { v: 1, obj: sha, off: 0, len: 1 }).slice(0, -1),
       0xce,

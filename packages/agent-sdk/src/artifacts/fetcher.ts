@@ -88,7 +88,9 @@ export async function fetchArtifact(options: FetchArtifactOptions): Promise<Fetc
         const pending: Promise<void> = request(offset, chunkBytes, size)
           .then(
             (answer) => void ready.set(offset, answer.data),
-            (error: unknown) => void (failure ??= error),
+            (error: unknown) => {
+              failure ??= error;
+            },
           )
           .finally(() => inFlight.delete(pending));
         inFlight.add(pending);
@@ -164,7 +166,10 @@ function chunkRequester(options: FetchArtifactOptions) {
           lastProblem = `artifact store unavailable${answer.why ? `: ${answer.why}` : ""}`;
           continue;
         }
-        throw new ArtifactError(answer.err, `artifact ${answer.err.replace("_", " ")}${answer.why ? `: ${answer.why}` : ""}`);
+        throw new ArtifactError(
+          answer.err,
+          `artifact ${answer.err.replace("_", " ")}${answer.why ? `: ${answer.why}` : ""}`,
+        );
       }
       const size = knownSize ?? answer.size;
       const expected = Math.max(0, Math.min(chunkBytes, size - offset));
@@ -174,7 +179,10 @@ function chunkRequester(options: FetchArtifactOptions) {
       }
       return { size, data: answer.data };
     }
-    throw new ArtifactError("unavailable", `chunk at ${offset} not fetched after ${maxAttempts} attempts: ${lastProblem}`);
+    throw new ArtifactError(
+      "unavailable",
+      `chunk at ${offset} not fetched after ${maxAttempts} attempts: ${lastProblem}`,
+    );
   };
 }
 

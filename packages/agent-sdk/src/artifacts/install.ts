@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { chmod, copyFile, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { list as listTar, extract as extractTar } from "tar";
+import { extract as extractTar, list as listTar } from "tar";
 import { ArtifactError } from "./chunk-source.js";
 
 export type ArtifactKind = "tar.gz" | "tar" | "binary";

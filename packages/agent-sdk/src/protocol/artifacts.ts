@@ -23,7 +23,13 @@ export const EF_ARTIFACT_SCHEME = "ef-artifact:";
  * object exceeds MAX_ARTIFACT_BYTES; `bad_range`: offset past the end; `unavailable`: the store
  * cannot be read right now (retry).
  */
-export const ARTIFACT_CHUNK_ERRORS = ["not_found", "not_allowed", "too_large", "bad_range", "unavailable"] as const;
+export const ARTIFACT_CHUNK_ERRORS = [
+  "not_found",
+  "not_allowed",
+  "too_large",
+  "bad_range",
+  "unavailable",
+] as const;
 export type ArtifactChunkError = (typeof ARTIFACT_CHUNK_ERRORS)[number];
 
 /** The organization's object store bucket (the platform account holds one per organization). */
@@ -72,6 +78,7 @@ export function wireArtifactRef(
   const obj = artifactObjectName(artifactUrl, artifactSha256);
   if (!obj) return null;
   const sha = artifactSha256 === null ? obj : artifactSha256.toLowerCase();
-  if (!isSha256Hex(sha)) throw new Error(`artifact SHA-256 ${JSON.stringify(artifactSha256)} is not 64 hex digits`);
+  if (!isSha256Hex(sha))
+    throw new Error(`artifact SHA-256 ${JSON.stringify(artifactSha256)} is not 64 hex digits`);
   return sha === obj ? { sha } : { sha, obj };
 }

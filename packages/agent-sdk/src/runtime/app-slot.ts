@@ -41,7 +41,11 @@ export interface AppSlotOptions {
   after?: Promise<void>;
 }
 
-const releaseSchema = z.object({ version: z.string(), spec: runSpecSchema, art: artifactRefSchema.optional() });
+const releaseSchema = z.object({
+  version: z.string(),
+  spec: runSpecSchema,
+  art: artifactRefSchema.optional(),
+});
 const slotFileSchema = z.object({
   current: releaseSchema.optional(),
   previous: releaseSchema.optional(),
@@ -244,7 +248,12 @@ export class AppSlot {
     this.watchStart(next, target, old?.release, generation);
   }
 
-  private watchStart(process: ManagedProcess, target: Release, fallback: Release | undefined, generation: number) {
+  private watchStart(
+    process: ManagedProcess,
+    target: Release,
+    fallback: Release | undefined,
+    generation: number,
+  ) {
     const windowMs = startWindowMs(target.spec);
     let settled = false;
     const settle = (failure: string | undefined) => {
@@ -255,7 +264,10 @@ export class AppSlot {
       void this.queue
         .run(() => this.settleStart(process, target, fallback, failure, windowMs, generation))
         .catch((error: unknown) =>
-          this.options.logger.error("settling a version switch failed", { app: this.app, error: message(error) }),
+          this.options.logger.error("settling a version switch failed", {
+            app: this.app,
+            error: message(error),
+          }),
         );
     };
     const timer = setTimeout(() => {

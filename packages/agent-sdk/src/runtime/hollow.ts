@@ -101,7 +101,8 @@ export class HollowRuntime implements Runtime {
     return [...this.apps.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([app, instance]): InstanceStatus => {
-        const switching = instance.state === "pending" || instance.state === "pulling" || instance.state === "failed";
+        const switching =
+          instance.state === "pending" || instance.state === "pulling" || instance.state === "failed";
         const ver = switching ? instance.running : instance.version;
         return {
           app,
@@ -161,7 +162,8 @@ export class HollowRuntime implements Runtime {
       if (instance.cancelled) return;
       if (answer === null) throw new Error("artifact chunk not answered");
       if (!answer.ok) throw new Error(`artifact ${answer.err}${answer.why ? `: ${answer.why}` : ""}`);
-      if (answer.size > MAX_ARTIFACT_BYTES) throw new Error(`artifact is ${answer.size} bytes, over the limit`);
+      if (answer.size > MAX_ARTIFACT_BYTES)
+        throw new Error(`artifact is ${answer.size} bytes, over the limit`);
       total = answer.size;
       hash.update(answer.data);
       done += answer.data.byteLength;

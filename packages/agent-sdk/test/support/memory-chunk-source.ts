@@ -17,7 +17,9 @@ export class MemoryChunkSource implements ChunkSource {
   inFlight = 0;
   maxInFlight = 0;
   /** Decides a request's fate before it is served: throw (transport failure) or answer an error. */
-  fault: ((request: { obj: string; off: number; attempt: number }) => ChunkAnswer | Error | undefined) | undefined;
+  fault:
+    | ((request: { obj: string; off: number; attempt: number }) => ChunkAnswer | Error | undefined)
+    | undefined;
   delayMs = 1;
   private readonly attempts = new Map<string, number>();
 

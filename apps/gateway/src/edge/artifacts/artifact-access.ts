@@ -53,7 +53,10 @@ export class ArtifactAccess {
       const oldest = this.cache.keys().next();
       if (!oldest.done) this.cache.delete(oldest.value);
     }
-    this.cache.set(key, { allowed, expiresAt: Date.now() + (allowed ? this.allowedTtlMs : this.deniedTtlMs) });
+    this.cache.set(key, {
+      allowed,
+      expiresAt: Date.now() + (allowed ? this.allowedTtlMs : this.deniedTtlMs),
+    });
     return allowed;
   }
 }

@@ -36,7 +36,8 @@ export class ArtifactCache {
   constructor(
     private readonly options: ArtifactCacheOptions,
     private readonly objm: () => Objm,
-    private readonly onFill: (result: "ok" | "not_found" | "too_large" | "unavailable") => void = () => undefined,
+    private readonly onFill: (result: "ok" | "not_found" | "too_large" | "unavailable") => void = () =>
+      undefined,
   ) {}
 
   async open(bucket: string, obj: string): Promise<CachedArtifact> {
@@ -104,7 +105,11 @@ export class ArtifactCache {
       const info = await store.info(obj);
       if (!info || info.deleted) return { ok: false, err: "not_found", why: "no such artifact" };
       if (info.size > MAX_ARTIFACT_BYTES) {
-        return { ok: false, err: "too_large", why: `${info.size} bytes, over the ${MAX_ARTIFACT_BYTES}-byte limit` };
+        return {
+          ok: false,
+          err: "too_large",
+          why: `${info.size} bytes, over the ${MAX_ARTIFACT_BYTES}-byte limit`,
+        };
       }
       const result = await store.get(obj);
       if (!result) return { ok: false, err: "not_found", why: "no such artifact" };

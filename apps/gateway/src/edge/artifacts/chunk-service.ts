@@ -55,12 +55,16 @@ export class ArtifactChunkService implements EdgeService {
   }
 
   private async handle(msg: Msg): Promise<void> {
-    const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "art", "artifactChunkRequest").catch(
-      (error: unknown) => {
-        this.logger.error({ err: error, subject: msg.subject }, "artifact request intake failed");
-        return null;
-      },
-    );
+    const taken = await intakeUpMessage(
+      this.intake,
+      msg.subject,
+      msg.data,
+      "art",
+      "artifactChunkRequest",
+    ).catch((error: unknown) => {
+      this.logger.error({ err: error, subject: msg.subject }, "artifact request intake failed");
+      return null;
+    });
     // No answer to a rejected request (bad subject or payload, unknown or revoked node): counted.
     if (!taken) return;
     const { node, msg: request } = taken;
