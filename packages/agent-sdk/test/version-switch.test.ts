@@ -156,4 +156,21 @@ describe("version switches", () => {
       15_000,
     );
   }, 60_000);
+
+  it("still reverts a version whose start window an agent restart interrupted", async () => {
+    const v1 = source.add(await tarball("1.0.0", true));
+    runtime.put("web", "1.0.0", spec(), { sha: v1 });
+    await waitForWeb("running 1.0.0", (status) => status.st === "running");
+    const v2 = source.add(await tarball("2.0.0", false));
+    runtime.put("web", "2.0.0", spec(), { sha: v2 });
+    await waitFor("2.0.0 started", () => pidOf("2.0.0").catch(() => undefined));
+
+    // The agent stops within 2.0.0's window, before its health check has had its say.
+    await runtime.shutdown();
+    runtime = newRuntime();
+    runtime.put("web", "2.0.0", spec(), { sha: v2 });
+    const reverted = await waitForWeb("reverted after the restart", (status) => status.st === "failed");
+    expect(reverted).toMatchObject({ ver: "1.0.0", tgt: "2.0.0" });
+    expect(reverted.why).toContain("reverted to 1.0.0");
+  }, 30_000);
 });

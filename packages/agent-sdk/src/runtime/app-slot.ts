@@ -50,6 +50,8 @@ const slotFileSchema = z.object({
   current: releaseSchema.optional(),
   previous: releaseSchema.optional(),
   failed: z.object({ release: releaseSchema, why: z.string() }).optional(),
+  /** `current` was within its start window: after an agent restart it is watched again. */
+  trial: z.boolean().optional(),
 });
 type SlotFile = z.output<typeof slotFileSchema>;
 
@@ -88,6 +90,8 @@ export class AppSlot {
   private readonly restored: Promise<void>;
   private closed = false;
   private lastEmitted = "";
+  /** The current version is still within its start window (persisted). */
+  private onTrial = false;
 
   constructor(private readonly options: AppSlotOptions) {
     this.app = options.app;
@@ -187,13 +191,13 @@ export class AppSlot {
     if (this.current && sameRelease(this.current.release, target)) {
       // Already there (or back there: a rollback to the running version ends a failed switch).
       this.failed = undefined;
-      this.ensureStarted();
+      this.ensureStarted(generation);
       await this.persist();
       this.emit();
       return;
     }
     // The current version keeps running while the new one downloads.
-    this.ensureStarted();
+    this.ensureStarted(generation);
     if (this.failed && sameRelease(this.failed.release, target) && !(refetch && this.failed.retryable)) {
       // A version that failed here stays failed until the desired state changes.
       this.emit();
@@ -242,6 +246,7 @@ export class AppSlot {
     // Two versions never run at once: the new one starts once the old one has exited.
     await old?.process?.stop();
     await mkdir(this.options.appDir, { recursive: true });
+    this.onTrial = true;
     await this.persist();
     if (this.closed || this.current.process !== next) return;
     next.start();
@@ -299,6 +304,7 @@ export class AppSlot {
     generation: number,
   ): Promise<void> {
     if (this.current?.process !== process) return;
+    this.onTrial = false;
     if (failure === undefined) {
       this.options.logger.info("new version running", { app: this.app, version: target.version });
       await this.collectGarbage();
@@ -309,6 +315,7 @@ export class AppSlot {
     if (!target.spec.revertOnFailure || !fallback || this.stale(generation)) {
       // It stays, under its restart policy; its own status says how it fails.
       this.options.logger.warn("new version failing, not reverting", { app: this.app, reason: why });
+      await this.persist();
       return;
     }
     this.options.logger.warn("new version failed, reverting", {
@@ -374,11 +381,16 @@ export class AppSlot {
     this.refetchTimer.unref();
   }
 
-  private ensureStarted(): void {
+  /** Starts the current version if it is not running yet (after an agent restart). */
+  private ensureStarted(generation: number): void {
     const current = this.current;
     if (!current || current.process || this.closed) return;
-    current.process = this.createProcess(current.release, this.workDirOf(current.release));
-    current.process.start();
+    const process = this.createProcess(current.release, this.workDirOf(current.release));
+    current.process = process;
+    process.start();
+    // Restarted within its start window: watched again, so a failure still reverts.
+    if (this.onTrial && this.previous) this.watchStart(process, current.release, this.previous, generation);
+    else this.onTrial = false;
   }
 
   private createProcess(release: Release, workDir: string | undefined): ManagedProcess {
@@ -434,6 +446,7 @@ export class AppSlot {
     if (saved.current && (await present(saved.current))) this.current = { release: saved.current };
     if (saved.previous && (await present(saved.previous))) this.previous = saved.previous;
     if (saved.failed) this.failed = { ...saved.failed, retryable: false };
+    this.onTrial = saved.trial === true && this.current !== undefined;
   }
 
   private async persist(): Promise<void> {
@@ -444,6 +457,7 @@ export class AppSlot {
       ...(this.failed && !this.failed.retryable
         ? { failed: { release: this.failed.release, why: this.failed.why } }
         : {}),
+      ...(this.onTrial ? { trial: true } : {}),
     };
     await mkdir(this.options.appDir, { recursive: true });
     const temporary = `${this.slotFile()}.tmp`;

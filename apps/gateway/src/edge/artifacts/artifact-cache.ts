@@ -46,14 +46,14 @@ export class ArtifactCache {
     const known = this.entries.get(key);
     if (known) {
       known.lastUsed = Date.now();
-      return this.serve(known);
+      return this.serve(key, known);
     }
     // Filled earlier (by this process before a restart, or by a replica sharing the directory).
     const size = await stat(path).then(
       (found) => found.size,
       () => undefined,
     );
-    if (size !== undefined) return this.serve(this.remember(key, path, size));
+    if (size !== undefined) return this.serve(key, this.remember(key, path, size));
     let fill = this.filling.get(key);
     if (!fill) {
       fill = this.fill(bucket, obj, key, path).finally(() => this.filling.delete(key));
@@ -62,12 +62,22 @@ export class ArtifactCache {
     return fill;
   }
 
-  private serve(entry: Entry): CachedArtifact {
+  private serve(key: string, entry: Entry): CachedArtifact {
     return {
       ok: true,
       size: entry.size,
       read: async (offset, length) => {
-        const file = await open(entry.path, "r");
+        let file: Awaited<ReturnType<typeof open>>;
+        try {
+          file = await open(entry.path, "r");
+        } catch (error) {
+          // Evicted by a replica sharing the directory: forget it, the next request refills.
+          if (this.entries.get(key) === entry) {
+            this.entries.delete(key);
+            this.totalBytes -= entry.size;
+          }
+          throw error;
+        }
         try {
           const buffer = Buffer.alloc(Math.max(0, Math.min(length, entry.size - offset)));
           const { bytesRead } = await file.read(buffer, 0, buffer.byteLength, offset);
@@ -83,7 +93,7 @@ export class ArtifactCache {
     const result = await this.copyFromStore(bucket, obj, path);
     this.onFill(result.ok ? "ok" : result.err);
     if (!result.ok) return result;
-    return this.serve(this.remember(key, path, result.size));
+    return this.serve(key, this.remember(key, path, result.size));
   }
 
   private async copyFromStore(
