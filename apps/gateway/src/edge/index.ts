@@ -34,7 +34,7 @@ export interface EdgeConfig {
   /** Metrics batching toward Mimir (defaults: 500 reports or 500 ms). */
   metricsBatch?: { maxBatch: number; maxDelayMs: number };
   /** Disk cache of artifacts served to nodes (default: `<tmpdir>/edgefleet-gateway-artifacts`, 2 GiB). */
-  artifactCache?: { dir: string; maxBytes: number };
+  artifactCache?: { dir: string; maxBytes: number; maxArtifactBytes?: number };
 }
 
 /**

@@ -28,6 +28,8 @@ const content = randomBytes(MAX_ARTIFACT_CHUNK_BYTES * 2 + 4321);
 const sha = createHash("sha256").update(content).digest("hex");
 const other = randomBytes(1000);
 const otherSha = createHash("sha256").update(other).digest("hex");
+const big = randomBytes(512 * 1024 + 1);
+const bigSha = createHash("sha256").update(big).digest("hex");
 
 async function version(organization: { id: string }, app: string, label: string, artifact: object) {
   const appRow = await harness.db.app.upsert({
@@ -48,13 +50,17 @@ async function version(organization: { id: string }, app: string, label: string,
 }
 
 beforeAll(async () => {
-  harness = await startEdgeHarness({ artifactCache: { dir: cacheDir, maxBytes: 64 * 1024 * 1024 } });
+  harness = await startEdgeHarness({
+    // A small artifact limit, so that "too large" is testable without a 256 MiB object.
+    artifactCache: { dir: cacheDir, maxBytes: 64 * 1024 * 1024, maxArtifactBytes: 512 * 1024 },
+  });
   orgA = await harness.createOrganization("art-a");
   orgB = await harness.createOrganization("art-b");
   const objm = new Objm(jetstream(harness.nc, { domain: "hub" }));
   const bucketA = await objm.create(artifactBucket(orgA.org));
   await bucketA.putBlob({ name: sha }, content);
   await bucketA.putBlob({ name: otherSha }, other);
+  await bucketA.putBlob({ name: bigSha }, big);
 });
 afterAll(async () => {
   await harness?.stop();
@@ -179,6 +185,20 @@ describe("artifact chunks", () => {
       { app: "mislabelled", ver: "1.0", spec: { command: ["./artifact"] }, art: { sha: wrong, obj: sha } },
       { app: "plain", ver: "1.0", spec: { command: ["./artifact"] } },
     ]);
+  });
+
+  it("refuses an artifact over the size limit before reading it", async () => {
+    const node = await harness.createNode(orgA, "big");
+    const v = await version(orgA, "big", "1.0", {
+      artifactUrl: efArtifactUrl(bigSha),
+      artifactSha256: bigSha,
+    });
+    await setDesiredApps(harness.db, orgA.id, node.id, { put: [v.id] });
+    expect(await ask(node, bigSha, 0)).toEqual({
+      v: 1,
+      err: "too_large",
+      why: `${big.byteLength} bytes, over the ${512 * 1024}-byte limit`,
+    });
   });
 
   it("does not answer a malformed request, and counts it", async () => {

@@ -12,6 +12,8 @@ export interface ArtifactCacheOptions {
   dir: string;
   /** Total bytes kept on disk; least recently used artifacts go first. */
   maxBytes: number;
+  /** Larger objects are refused `too_large` (default MAX_ARTIFACT_BYTES, the protocol's limit). */
+  maxArtifactBytes?: number;
 }
 
 interface Entry {
@@ -114,12 +116,9 @@ export class ArtifactCache {
     try {
       const info = await store.info(obj);
       if (!info || info.deleted) return { ok: false, err: "not_found", why: "no such artifact" };
-      if (info.size > MAX_ARTIFACT_BYTES) {
-        return {
-          ok: false,
-          err: "too_large",
-          why: `${info.size} bytes, over the ${MAX_ARTIFACT_BYTES}-byte limit`,
-        };
+      const limit = this.options.maxArtifactBytes ?? MAX_ARTIFACT_BYTES;
+      if (info.size > limit) {
+        return { ok: false, err: "too_large", why: `${info.size} bytes, over the ${limit}-byte limit` };
       }
       const result = await store.get(obj);
       if (!result) return { ok: false, err: "not_found", why: "no such artifact" };
@@ -133,7 +132,7 @@ export class ArtifactCache {
           for await (const chunk of result.data) {
             hash.update(chunk);
             size += chunk.byteLength;
-            if (size > MAX_ARTIFACT_BYTES) throw new Error("object grew past the size limit");
+            if (size > limit) throw new Error("object grew past the size limit");
             await file.write(chunk);
           }
         } finally {

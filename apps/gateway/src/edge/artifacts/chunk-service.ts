@@ -22,6 +22,12 @@ import type { ArtifactCache } from "./artifact-cache.js";
  * else with a typed error. Identity comes from the subject: the node's organization picks the
  * bucket, never anything in the payload.
  */
+/**
+ * Chunks handled at once per gateway: bounds memory (a 128 KiB buffer each) and open files when a
+ * whole fleet pulls at the same moment; later requests wait in the subscription's queue.
+ */
+const MAX_CONCURRENT_CHUNKS = 32;
+
 export class ArtifactChunkService implements EdgeService {
   readonly name = "artifact-chunks";
   private subscription: Subscription | null = null;
@@ -41,6 +47,7 @@ export class ArtifactChunkService implements EdgeService {
     this.subscription = subscription;
     this.loop = (async () => {
       for await (const msg of subscription) {
+        while (this.inFlight.size >= MAX_CONCURRENT_CHUNKS) await Promise.race(this.inFlight);
         const handled = this.handle(msg).finally(() => this.inFlight.delete(handled));
         this.inFlight.add(handled);
       }
