@@ -46,8 +46,10 @@ export async function installArtifact(
       await copyFile(file, join(building, BINARY_ARTIFACT_NAME));
       await chmod(join(building, BINARY_ARTIFACT_NAME), 0o755);
     } else {
+      // Loaded when first needed: an idle agent does not carry node-tar in its heap.
+      const tar = await import("tar");
       let unpacked = 0;
-      await listTar({
+      await tar.list({
         file,
         strict: true,
         onReadEntry: (entry) => {
@@ -60,7 +62,7 @@ export async function installArtifact(
           `archive unpacks to ${unpacked} bytes, over the ${maxUnpackedBytes}-byte limit`,
         );
       }
-      await extractTar({ file, cwd: building, strict: true, preserveOwner: false });
+      await tar.extract({ file, cwd: building, strict: true, preserveOwner: false });
     }
     await rm(destDir, { recursive: true, force: true });
     await rename(building, destDir);
