@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { chmod, copyFile, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { extract as extractTar, list as listTar } from "tar";
 import { ArtifactError } from "./chunk-source.js";
 
 export type ArtifactKind = "tar.gz" | "tar" | "binary";
