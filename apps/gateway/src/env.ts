@@ -91,6 +91,10 @@ const gatewayEnvSchema = {
   GATEWAY_LIVENESS_FLUSH_MS: integerInRange("GATEWAY_LIVENESS_FLUSH_MS", 50, 60_000, 2_000),
   // Safety net behind LISTEN/NOTIFY: re-publish deltas online nodes have not acknowledged.
   GATEWAY_DESIRED_RESCAN_MS: integerInRange("GATEWAY_DESIRED_RESCAN_MS", 100, 3_600_000, 30_000),
+  // Artifacts served to nodes are copied from the object store to this disk cache (default: the
+  // system temp dir), least recently used evicted past the size.
+  GATEWAY_ARTIFACT_CACHE_DIR: z.string().min(1).optional(),
+  GATEWAY_ARTIFACT_CACHE_MB: integerInRange("GATEWAY_ARTIFACT_CACHE_MB", 16, 1_048_576, 2048),
 };
 
 export class GatewayEnvError extends Error {

@@ -1,4 +1,6 @@
 import { once } from "node:events";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createGatewayDatabase } from "./db.js";
@@ -128,6 +130,10 @@ edgeServices.push(
       metricsIntervalS: env.GATEWAY_METRICS_INTERVAL_S,
       livenessFlushMs: env.GATEWAY_LIVENESS_FLUSH_MS,
       desiredRescanMs: env.GATEWAY_DESIRED_RESCAN_MS,
+      artifactCache: {
+        dir: env.GATEWAY_ARTIFACT_CACHE_DIR ?? join(tmpdir(), "edgefleet-gateway-artifacts"),
+        maxBytes: env.GATEWAY_ARTIFACT_CACHE_MB * 1024 * 1024,
+      },
     },
     logger,
     metrics.registry,

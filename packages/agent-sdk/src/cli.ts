@@ -18,7 +18,7 @@ const USAGE = `usage:
   edgefleet-agent run --config <file>        enroll if needed, then run the agent
   edgefleet-agent hollow --count N --token T --url nats://… [--enroll-url nats://…]
                          [--enroll-creds <file>] [--name-prefix hollow] [--label k=v]…
-                         [--enroll-concurrency 64]
+                         [--enroll-concurrency 64] [--fetch-artifacts]
                                              N simulated agents in this process (load tests)`;
 
 class UsageError extends Error {}
@@ -90,6 +90,8 @@ async function runHollow(args: string[], logger: Logger): Promise<void> {
       "name-prefix": { type: "string", default: "hollow" },
       label: { type: "string", multiple: true },
       "enroll-concurrency": { type: "string", default: "64" },
+      // Off by default: pulls are simulated (10,000 agents cannot each download for real).
+      "fetch-artifacts": { type: "boolean", default: false },
     },
   });
   const count = Number(values.count);
@@ -111,6 +113,7 @@ async function runHollow(args: string[], logger: Logger): Promise<void> {
     namePrefix: values["name-prefix"] ?? "hollow",
     labels,
     enrollConcurrency: Number(values["enroll-concurrency"]),
+    fetchArtifacts: values["fetch-artifacts"] ?? false,
     logger,
     onProgress: (progress) => logger.info("hollow fleet progress", progress),
   });

@@ -26,6 +26,8 @@ export interface HollowFleetOptions {
   /** Agents in their connect handshake at once (default 64). */
   connectConcurrency?: number;
   reconnect?: BackoffPolicy;
+  /** Really download artifacts (hashed and dropped); default off: pulls are simulated. */
+  fetchArtifacts?: boolean;
   logger?: Logger;
   onProgress?: (progress: { enrolled: number; started: number }) => void;
 }
@@ -40,7 +42,8 @@ export interface HollowFleet {
 /**
  * Thousands of simulated agents in one process: each enrolls with the token, holds its own
  * connection and credentials and speaks the real protocol; only the runtime (HollowRuntime),
- * the host sampler and the buffers are simulated (in memory).
+ * the host sampler and the buffers are simulated (in memory). Artifact pulls are simulated too
+ * unless `fetchArtifacts` (then each agent downloads through the gateway for real).
  */
 export async function startHollowFleet(options: HollowFleetOptions): Promise<HollowFleet> {
   const logger = options.logger ?? silentLogger;
@@ -94,7 +97,7 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
       servers: options.servers,
       wid: identity.wid,
       authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
-      runtime: new HollowRuntime(),
+      runtime: new HollowRuntime({ fetchArtifacts: options.fetchArtifacts ?? false }),
       outbox: new MemoryOutbox(),
       stateStore: new MemoryStateStore(),
       hostSampler: new SyntheticHostSampler(),

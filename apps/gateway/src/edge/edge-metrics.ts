@@ -57,6 +57,24 @@ export function createEdgeMetrics(registry: Registry) {
       help: "Samples written to Mimir",
       registers,
     }),
+    artifactChunks: new Counter({
+      name: `${METRIC_PREFIX}artifact_chunks_total`,
+      help: "Artifact chunk requests answered, by result (ok or the typed error sent)",
+      labelNames: ["result"] as const,
+      registers,
+    }),
+    artifactBytesServed: new Counter({
+      name: `${METRIC_PREFIX}artifact_bytes_served_total`,
+      help: "Artifact bytes sent to nodes, by organization id",
+      labelNames: ["org"] as const,
+      registers,
+    }),
+    artifactCacheFills: new Counter({
+      name: `${METRIC_PREFIX}artifact_cache_fills_total`,
+      help: "Artifacts copied from an organization's object store bucket into the gateway's disk cache, by result",
+      labelNames: ["result"] as const,
+      registers,
+    }),
     mimirWriteSeconds: new Histogram({
       name: `${METRIC_PREFIX}mimir_write_seconds`,
       help: "Duration of one remote-write request",

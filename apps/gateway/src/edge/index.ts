@@ -1,6 +1,13 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Db } from "@edgefleet/db";
+import { jetstream } from "@nats-io/jetstream";
+import { Objm } from "@nats-io/obj";
 import type { Registry } from "prom-client";
 import type { Logger } from "../logger.js";
+import { ArtifactAccess } from "./artifacts/artifact-access.js";
+import { ArtifactCache } from "./artifacts/artifact-cache.js";
+import { ArtifactChunkService } from "./artifacts/chunk-service.js";
 import { DesiredPublisher } from "./desired/desired-publisher.js";
 import { HelloService } from "./desired/hello-service.js";
 import { createEdgeMetrics } from "./edge-metrics.js";
@@ -26,11 +33,13 @@ export interface EdgeConfig {
   desiredRescanMs: number;
   /** Metrics batching toward Mimir (defaults: 500 reports or 500 ms). */
   metricsBatch?: { maxBatch: number; maxDelayMs: number };
+  /** Disk cache of artifacts served to nodes (default: `<tmpdir>/edgefleet-gateway-artifacts`, 2 GiB). */
+  artifactCache?: { dir: string; maxBytes: number; maxArtifactBytes?: number };
 }
 
 /**
- * The gateway's edge data path (docs/protocol.md): liveness, Hello, desired-state publishing and
- * EF_UP ingest (status, acks, metrics). Start them in order with the platform connection; stop
+ * The gateway's edge data path (docs/protocol.md): liveness, Hello, desired-state publishing,
+ * EF_UP ingest (status, acks, metrics) and artifact chunks. Start them in order with the platform connection; stop
  * them before NATS drains.
  */
 export function createEdgeServices(
@@ -45,6 +54,19 @@ export function createEdgeServices(
   const timing = livenessTiming(config.heartbeatIntervalS * 1000, config.livenessFlushMs);
   const livenessLogger = logger.child({ component: "liveness" });
   const ingestLogger = logger.child({ component: "up-ingest" });
+  // The object store client is made on the platform connection when the services start.
+  let objm: Objm | undefined;
+  const artifactCache = new ArtifactCache(
+    config.artifactCache ?? {
+      dir: join(tmpdir(), "edgefleet-gateway-artifacts"),
+      maxBytes: 2 * 1024 ** 3,
+    },
+    () => {
+      if (!objm) throw new Error("artifact cache used before the platform connection");
+      return objm;
+    },
+    (result) => metrics.artifactCacheFills.inc({ result }),
+  );
   return [
     new HeartbeatService(
       intake,
@@ -79,6 +101,20 @@ export function createEdgeServices(
       ),
       metrics,
       ingestLogger,
+    ),
+    {
+      name: "artifact-store",
+      async start(platform) {
+        objm = new Objm(jetstream(platform, { domain: "hub" }));
+      },
+      async stop() {},
+    },
+    new ArtifactChunkService(
+      intake,
+      new ArtifactAccess(db),
+      artifactCache,
+      metrics,
+      logger.child({ component: "artifact-chunks" }),
     ),
   ];
 }

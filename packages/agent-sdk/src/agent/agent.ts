@@ -8,6 +8,7 @@ import {
   type NatsConnection,
   type Server,
 } from "@nats-io/transport-node";
+import type { ChunkAnswer, ChunkSource } from "../artifacts/chunk-source.js";
 import { type Logger, silentLogger } from "../logger.js";
 import type { HostSampler } from "../metrics/host.js";
 import {
@@ -48,6 +49,8 @@ export interface AgentOptions {
   /** Shared by agents of one process (hollow fleets): spaces their reconnect attempts. */
   reconnectPacer?: ConnectPacer;
   requestTimeoutMs?: number;
+  /** Wait for one artifact chunk (default 10 s: 128 KiB over a slow link). */
+  chunkTimeoutMs?: number;
   /** Connection name shown in the server's monitoring. */
   name?: string;
   logger?: Logger;
@@ -182,8 +185,9 @@ export class Agent {
 
   private async begin(): Promise<void> {
     this.state = await this.options.stateStore.load();
+    this.options.runtime.useChunkSource?.(this.chunkSource);
     for (const [app, desired] of Object.entries(this.state.desired))
-      this.options.runtime.put(app, desired.ver, desired.spec);
+      this.options.runtime.put(app, desired.ver, desired.spec, desired.art);
     this.unsubscribeRuntime = this.options.runtime.onChange(() => this.scheduleStatus());
     this.scheduleStatus();
     this.scheduleHeartbeat();
@@ -302,8 +306,8 @@ export class Agent {
         return;
       }
       for (const put of delta.put) {
-        this.options.runtime.put(put.app, put.ver, put.spec);
-        this.state.desired[put.app] = { ver: put.ver, spec: put.spec };
+        this.options.runtime.put(put.app, put.ver, put.spec, put.art);
+        this.state.desired[put.app] = { ver: put.ver, spec: put.spec, ...(put.art ? { art: put.art } : {}) };
       }
       for (const app of delta.del) {
         this.options.runtime.remove(app);
@@ -384,6 +388,33 @@ export class Agent {
       this.scheduleMetrics();
     }
   }
+
+  // --- artifacts -------------------------------------------------------------------------------
+
+  /**
+   * Artifact chunks from the gateway: request/reply on the node's own `ef.up.<wid>.art`, the reply
+   * on the connection's inbox (the one subscription Hello already uses, no new one per node).
+   */
+  private readonly chunkSource: ChunkSource = {
+    chunk: async (obj, off, len): Promise<ChunkAnswer> => {
+      const nc = this.nc;
+      if (!nc || !this.connected) throw new Error("not connected");
+      const subject = agentUpSubject(this.options.wid, "art");
+      const payload = encodeMessage("artifactChunkRequest", { v: PROTOCOL_VERSION, obj, off, len });
+      this.control.sent("art", subject.length + payload.byteLength + FRAMING_BYTES);
+      const reply = await nc.request(subject, payload, { timeout: this.options.chunkTimeoutMs ?? 10_000 });
+      this.control.received("art", reply.subject.length + reply.data.byteLength + FRAMING_BYTES);
+      const decoded = decodeMessage("artifactChunkReply", reply.data);
+      if (!decoded.ok) {
+        this.reject("artifactChunkReply", decoded.reason, decoded.detail);
+        throw new Error(`bad chunk reply: ${decoded.reason}: ${decoded.detail}`);
+      }
+      const answer = decoded.msg;
+      if (answer.err) return { ok: false, err: answer.err, ...(answer.why ? { why: answer.why } : {}) };
+      if (answer.off !== off) throw new Error(`chunk reply for offset ${answer.off}, asked ${off}`);
+      return { ok: true, size: answer.size ?? 0, data: answer.data ?? new Uint8Array() };
+    },
+  };
 
   // --- up messages -----------------------------------------------------------------------------
 

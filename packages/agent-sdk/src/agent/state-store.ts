@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { runSpecSchema } from "../protocol/index.js";
+import { artifactRefSchema, runSpecSchema } from "../protocol/index.js";
 
 const agentStateSchema = z.object({
   /** Last applied desired revision. */
@@ -9,7 +9,10 @@ const agentStateSchema = z.object({
   /** Last sequence used per report type (the next report takes +1). */
   seq: z.object({ st: z.int().min(0), mx: z.int().min(0) }),
   /** The desired apps as of `rev`: restarted from here when the agent restarts. */
-  desired: z.record(z.string(), z.object({ ver: z.string(), spec: runSpecSchema })),
+  desired: z.record(
+    z.string(),
+    z.object({ ver: z.string(), spec: runSpecSchema, art: artifactRefSchema.optional() }),
+  ),
 });
 export type AgentState = z.output<typeof agentStateSchema>;
 

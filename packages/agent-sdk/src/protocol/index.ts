@@ -1,3 +1,4 @@
+export * from "./artifacts.js";
 export * from "./codec.js";
 export * from "./enroll-seal.js";
 export * from "./messages.js";

@@ -1,4 +1,10 @@
 import { z } from "zod";
+import {
+  ARTIFACT_CHUNK_ERRORS,
+  MAX_ARTIFACT_BYTES,
+  MAX_ARTIFACT_CHUNK_BYTES,
+  SHA256_HEX_PATTERN,
+} from "./artifacts.js";
 import { runSpecSchema } from "./run-spec.js";
 import { WIRE_ID_PATTERN } from "./subjects.js";
 
@@ -30,6 +36,7 @@ const curveKey = z.string().regex(/^X[A-Z2-7]{55}$/, "must be a public curve nke
 const appName = text(1, 128);
 const versionLabel = text(1, 128);
 const reason = text(0, 256);
+const sha256Hex = z.string().regex(SHA256_HEX_PATTERN, "must be a lowercase hex SHA-256 (64 characters)");
 
 export const INSTANCE_STATES = ["pending", "pulling", "starting", "running", "failed", "stopped"] as const;
 export type InstanceState = (typeof INSTANCE_STATES)[number];
@@ -106,10 +113,20 @@ export const helloSchema = z.object({
   rev: revision,
 });
 
+/**
+ * The artifact of a version (absent: the run spec's command runs as it is, nothing to fetch).
+ * `sha` is the SHA-256 the agent verifies; `obj` names the object to fetch over `art` when it is
+ * not `sha` itself (objects are named by their content's SHA-256, so `obj` ≠ `sha` only when the
+ * version's stated hash is wrong, and then the agent refuses the download). Never a URL: nodes
+ * fetch over NATS only.
+ */
+export const artifactRefSchema = z.object({ sha: sha256Hex, obj: sha256Hex.optional() });
+
 export const desiredPutSchema = z.object({
   app: appName,
   ver: versionLabel,
   spec: runSpecSchema,
+  art: artifactRefSchema.optional(),
 });
 
 /** Delta body, shared by DesiredDelta and HelloReply.d. */
@@ -149,10 +166,19 @@ export const instanceStatusSchema = z.object({
   app: appName,
   /** Observed (running) version; absent before the first start. */
   ver: versionLabel.optional(),
+  /**
+   * State of the instance. While `tgt` is present it is the state of the switch to `tgt`
+   * (`pulling`, `starting`, or `failed` with `why`), and `ver` is what still runs.
+   */
   st: z.enum(INSTANCE_STATES),
   why: reason.optional(),
   /** Restarts since the agent took this version (an `integer` column). */
   rs: int4Count,
+  /** Version the agent is switching to, or failed to switch to (added with artifacts; optional). */
+  tgt: versionLabel.optional(),
+  /** While pulling: artifact bytes on disk, and the artifact's size once known. */
+  pb: count.optional(),
+  pt: count.optional(),
 });
 
 export const statusReportSchema = z.object({
@@ -163,7 +189,41 @@ export const statusReportSchema = z.object({
   inst: z.array(instanceStatusSchema).max(512),
 });
 
-export const CONTROL_MESSAGE_TYPES = ["enroll", "hello", "hb", "st", "mx", "ack", "delta"] as const;
+/** Chunk request (agent → gateway, on the agent's own `ef.up.<wid>.art`). */
+export const artifactChunkRequestSchema = z.object({
+  v: version,
+  /** Object name: lowercase hex SHA-256 of the artifact's content. */
+  obj: sha256Hex,
+  /** Byte offset; equal to the size asks for nothing but the size. */
+  off: z.int().min(0).max(MAX_ARTIFACT_BYTES),
+  len: z.int().min(1).max(MAX_ARTIFACT_CHUNK_BYTES),
+});
+
+/** Chunk reply: the bytes `[off, off + data.length)` of an object of `size` bytes, or an error. */
+export const artifactChunkReplySchema = z
+  .object({
+    v: version,
+    off: count.optional(),
+    /** Size of the whole object, bytes. */
+    size: count.optional(),
+    data: z
+      .custom<Uint8Array>((value) => value instanceof Uint8Array, { message: "data must be binary" })
+      .refine((data) => data.byteLength <= MAX_ARTIFACT_CHUNK_BYTES, {
+        message: `a chunk carries at most ${MAX_ARTIFACT_CHUNK_BYTES} bytes`,
+      })
+      .optional(),
+    err: z.enum(ARTIFACT_CHUNK_ERRORS).optional(),
+    why: reason.optional(),
+  })
+  .refine(
+    (reply) =>
+      reply.err !== undefined
+        ? reply.off === undefined && reply.data === undefined
+        : reply.off !== undefined && reply.size !== undefined && reply.data !== undefined,
+    { message: "a chunk reply carries either err, or off, size and data" },
+  );
+
+export const CONTROL_MESSAGE_TYPES = ["enroll", "hello", "hb", "st", "mx", "ack", "delta", "art"] as const;
 export type ControlMessageType = (typeof CONTROL_MESSAGE_TYPES)[number];
 
 export const metricsReportSchema = z.object({
@@ -199,6 +259,8 @@ export const messageSchemas = {
   desiredAck: desiredAckSchema,
   statusReport: statusReportSchema,
   metricsReport: metricsReportSchema,
+  artifactChunkRequest: artifactChunkRequestSchema,
+  artifactChunkReply: artifactChunkReplySchema,
 } as const;
 
 export type MessageType = keyof typeof messageSchemas;
@@ -217,6 +279,8 @@ export const MESSAGE_SIZE_LIMITS: Record<MessageType, number> = {
   desiredAck: 64,
   statusReport: 64 * 1024,
   metricsReport: 16 * 1024,
+  artifactChunkRequest: 128,
+  artifactChunkReply: MAX_ARTIFACT_CHUNK_BYTES + 512,
 };
 
 export type MessageOf<T extends MessageType> = z.output<(typeof messageSchemas)[T]>;
@@ -234,3 +298,6 @@ export type DesiredAck = MessageOf<"desiredAck">;
 export type StatusReport = MessageOf<"statusReport">;
 export type InstanceStatus = z.output<typeof instanceStatusSchema>;
 export type MetricsReport = MessageOf<"metricsReport">;
+export type ArtifactRef = z.output<typeof artifactRefSchema>;
+export type ArtifactChunkRequest = MessageOf<"artifactChunkRequest">;
+export type ArtifactChunkReply = MessageOf<"artifactChunkReply">;

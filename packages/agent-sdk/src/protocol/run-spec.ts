@@ -43,5 +43,31 @@ export const runSpecSchema = z.object({
   restart: z.enum(RESTART_POLICIES).optional(),
   /** SIGTERM → SIGKILL grace period; default 10 s. */
   stopGraceSeconds: z.int().min(0).max(600).optional(),
+  /**
+   * Default false. When a new version fails within its start window (see startWindowMs), the
+   * agent goes back to the previous version it kept on disk, and reports the new one `failed`.
+   */
+  revertOnFailure: z.boolean().optional(),
 });
 export type RunSpec = z.output<typeof runSpecSchema>;
+
+const DEFAULT_HEALTH_INTERVAL_SECONDS = 10;
+const DEFAULT_HEALTH_TIMEOUT_SECONDS = 5;
+const DEFAULT_HEALTH_FAILURE_THRESHOLD = 3;
+/** Start window of a version without a health check: it must stay up this long. */
+const UNCHECKED_START_WINDOW_MS = 10_000;
+
+/**
+ * How long a newly started version is on probation: if its process ends or its health check
+ * fails `failureThreshold` times within this window, the switch to it failed (and the agent
+ * reverts when `revertOnFailure`). With a health check: interval × threshold + timeout (35 s with
+ * the defaults, the time the check needs to reach a verdict); without: 10 s of staying up.
+ */
+export function startWindowMs(spec: RunSpec): number {
+  const health = spec.health;
+  if (!health) return UNCHECKED_START_WINDOW_MS;
+  const interval = health.intervalSeconds ?? DEFAULT_HEALTH_INTERVAL_SECONDS;
+  const threshold = health.failureThreshold ?? DEFAULT_HEALTH_FAILURE_THRESHOLD;
+  const timeout = health.timeoutSeconds ?? DEFAULT_HEALTH_TIMEOUT_SECONDS;
+  return (interval * threshold + timeout) * 1000;
+}

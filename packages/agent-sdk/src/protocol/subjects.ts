@@ -8,7 +8,8 @@
 /** Wire ids (node `wid`, organization `org`): short lowercase base-36, a single subject token. */
 export const WIRE_ID_PATTERN = /^[0-9a-z]{1,20}$/;
 
-export const UP_TYPES = ["hello", "hb", "st", "mx", "ack"] as const;
+/** `art`: artifact chunk requests (request/reply, queue group `gateway`), see artifacts.ts. */
+export const UP_TYPES = ["hello", "hb", "st", "mx", "ack", "art"] as const;
 export type UpType = (typeof UP_TYPES)[number];
 
 /** Up messages that go through JetStream (stream `EF_UP`), buffered at the edge while offline. */
@@ -16,7 +17,7 @@ export const DURABLE_UP_TYPES = ["st", "mx", "ack"] as const satisfies readonly 
 export type DurableUpType = (typeof DURABLE_UP_TYPES)[number];
 
 export const ENROLL_SUBJECT = "ef.enroll";
-/** Queue group of all gateway replicas on hello/hb (one replica handles each message). */
+/** Queue group of all gateway replicas on hello/hb/art (one replica handles each message). */
 export const GATEWAY_QUEUE_GROUP = "gateway";
 export const EF_UP_STREAM = "EF_UP";
 

@@ -1,17 +1,40 @@
-import type { InstanceState, InstanceStatus, RunSpec } from "../protocol/index.js";
+import { createHash } from "node:crypto";
+import type { ChunkSource } from "../artifacts/chunk-source.js";
+import {
+  type ArtifactRef,
+  type InstanceState,
+  type InstanceStatus,
+  MAX_ARTIFACT_BYTES,
+  MAX_ARTIFACT_CHUNK_BYTES,
+  type RunSpec,
+} from "../protocol/index.js";
 import { type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
 
 export interface HollowRuntimeOptions {
-  /** Each transition (pending → starting → running) waits a random time in this range, ms. */
+  /** Each transition (pending → [pulling →] starting → running) waits a random time in this range, ms. */
   stepMs?: [number, number];
   random?: () => number;
+  /**
+   * Really download artifacts through the agent's chunk source (one chunk at a time, SHA-256
+   * checked, bytes discarded). Default off: 10,000 hollow agents cannot each pull a real
+   * artifact, so by default pulling is simulated (half of `simulatedArtifactBytes`, then all).
+   */
+  fetchArtifacts?: boolean;
+  /** Size a simulated pull reports (default 1 MiB). */
+  simulatedArtifactBytes?: number;
 }
 
 interface HollowInstance {
   version: string;
   spec: string;
+  art: string;
   state: InstanceState;
+  /** The version that "runs" (observed), kept while the next one pulls. */
+  running: string | undefined;
+  why?: string;
+  pulled?: { done: number; total: number };
   timer: NodeJS.Timeout | undefined;
+  cancelled: boolean;
 }
 
 /**
@@ -23,21 +46,47 @@ export class HollowRuntime implements Runtime {
   private readonly listeners = new ChangeListeners();
   private readonly stepMs: [number, number];
   private readonly random: () => number;
+  private chunkSource: ChunkSource | undefined;
 
-  constructor(options: HollowRuntimeOptions = {}) {
+  constructor(private readonly options: HollowRuntimeOptions = {}) {
     this.stepMs = options.stepMs ?? [20, 200];
     this.random = options.random ?? Math.random;
   }
 
-  put(app: string, version: string, spec: RunSpec): void {
+  useChunkSource(source: ChunkSource): void {
+    this.chunkSource = source;
+  }
+
+  put(app: string, version: string, spec: RunSpec, artifact?: ArtifactRef): void {
     const specKey = JSON.stringify(spec);
+    const artKey = JSON.stringify(artifact ?? null);
     const current = this.apps.get(app);
-    if (current && current.version === version && current.spec === specKey) return;
-    clearTimeout(current?.timer);
-    const instance: HollowInstance = { version, spec: specKey, state: "pending", timer: undefined };
+    if (current && current.version === version && current.spec === specKey && current.art === artKey) return;
+    if (current) {
+      clearTimeout(current.timer);
+      current.cancelled = true;
+    }
+    const instance: HollowInstance = {
+      version,
+      spec: specKey,
+      art: artKey,
+      state: "pending",
+      running: current?.state === "running" ? current.version : current?.running,
+      timer: undefined,
+      cancelled: false,
+    };
     this.apps.set(app, instance);
     this.listeners.emit();
-    this.advance(instance, "starting", () => this.advance(instance, "running"));
+    const start = () => this.advance(instance, "starting", () => this.advance(instance, "running"));
+    if (!artifact) start();
+    else if (this.options.fetchArtifacts && this.chunkSource)
+      void this.fetchForReal(instance, this.chunkSource, artifact).then(start, (error: unknown) => {
+        if (instance.cancelled) return;
+        instance.state = "failed";
+        instance.why = error instanceof Error ? error.message : String(error);
+        this.listeners.emit();
+      });
+    else this.simulatePull(instance, start);
   }
 
   remove(app: string): void {
@@ -51,12 +100,22 @@ export class HollowRuntime implements Runtime {
   instances(): InstanceStatus[] {
     return [...this.apps.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([app, instance]) => ({
-        app,
-        ...(instance.state === "pending" ? {} : { ver: instance.version }),
-        st: instance.state,
-        rs: 0,
-      }));
+      .map(([app, instance]): InstanceStatus => {
+        const switching =
+          instance.state === "pending" || instance.state === "pulling" || instance.state === "failed";
+        const ver = switching ? instance.running : instance.version;
+        return {
+          app,
+          ...(ver !== undefined ? { ver } : {}),
+          st: instance.state,
+          ...(instance.why !== undefined ? { why: instance.why } : {}),
+          rs: 0,
+          ...(instance.state === "pulling" || instance.state === "failed" ? { tgt: instance.version } : {}),
+          ...(instance.state === "pulling" && instance.pulled
+            ? { pb: instance.pulled.done, pt: instance.pulled.total }
+            : {}),
+        };
+      });
   }
 
   onChange(listener: () => void): () => void {
@@ -73,6 +132,53 @@ export class HollowRuntime implements Runtime {
       instance.state = "stopped";
     }
     this.listeners.emit();
+  }
+
+  /** Pending → pulling half → pulling all, on timers: what a real pull reports, without the bytes. */
+  private simulatePull(instance: HollowInstance, then: () => void): void {
+    const total = this.options.simulatedArtifactBytes ?? 1024 * 1024;
+    const step = (done: number, next: () => void) =>
+      this.later(instance, () => {
+        instance.state = "pulling";
+        instance.pulled = { done, total };
+        this.listeners.emit();
+        next();
+      });
+    step(Math.floor(total / 2), () => step(total, then));
+  }
+
+  /** One chunk at a time, hashed and dropped: the real wire traffic of a pull, in little memory. */
+  private async fetchForReal(instance: HollowInstance, source: ChunkSource, art: ArtifactRef): Promise<void> {
+    const hash = createHash("sha256");
+    let done = 0;
+    let total = 0;
+    instance.state = "pulling";
+    do {
+      let answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
+      for (let attempt = 1; answer === null && attempt < 5; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+        answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
+      }
+      if (instance.cancelled) return;
+      if (answer === null) throw new Error("artifact chunk not answered");
+      if (!answer.ok) throw new Error(`artifact ${answer.err}${answer.why ? `: ${answer.why}` : ""}`);
+      if (answer.size > MAX_ARTIFACT_BYTES)
+        throw new Error(`artifact is ${answer.size} bytes, over the limit`);
+      total = answer.size;
+      hash.update(answer.data);
+      done += answer.data.byteLength;
+      instance.pulled = { done, total };
+      this.listeners.emit();
+      if (answer.data.byteLength === 0 && done < total) throw new Error("empty chunk");
+    } while (done < total);
+    const digest = hash.digest("hex");
+    if (digest !== art.sha) throw new Error(`artifact SHA-256 mismatch: expected ${art.sha}, got ${digest}`);
+  }
+
+  private later(instance: HollowInstance, task: () => void): void {
+    const [min, max] = this.stepMs;
+    instance.timer = setTimeout(task, min + this.random() * (max - min));
+    instance.timer.unref();
   }
 
   private advance(instance: HollowInstance, state: InstanceState, then?: () => void): void {

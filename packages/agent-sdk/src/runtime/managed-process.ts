@@ -16,7 +16,10 @@ export interface ManagedProcessOptions {
   app: string;
   version: string;
   spec: RunSpec;
+  /** Holds the output log; the working directory too unless `workDir` is given. */
   appDir: string;
+  /** Default working directory: the unpacked artifact of this version (also EDGEFLEET_ARTIFACT_DIR). */
+  workDir?: string;
   backoff: RestartBackoff;
   logger: Logger;
   onChange: () => void;
@@ -83,7 +86,7 @@ export class ManagedProcess {
     try {
       output = openOutputLog(this.appDir);
       child = spawn(command, args, {
-        cwd: spec.cwd ?? this.appDir,
+        cwd: spec.cwd ?? this.workDir(),
         env: this.environment(),
         // Own process group: stop and crash cleanup signal the app and everything it spawned.
         detached: true,
@@ -202,7 +205,7 @@ export class ManagedProcess {
           command,
           args,
           {
-            cwd: this.options.spec.cwd ?? this.appDir,
+            cwd: this.options.spec.cwd ?? this.workDir(),
             env: this.environment(),
             timeout: timeoutMs,
             killSignal: "SIGKILL",
@@ -220,6 +223,10 @@ export class ManagedProcess {
     }
   }
 
+  private workDir(): string {
+    return this.options.workDir ?? this.appDir;
+  }
+
   private environment(): NodeJS.ProcessEnv {
     // Apps get a small, predictable environment, not the agent's (which may hold its own settings).
     const inherited: NodeJS.ProcessEnv = {};
@@ -231,6 +238,7 @@ export class ManagedProcess {
       ...this.options.spec.env,
       EDGEFLEET_APP: this.app,
       EDGEFLEET_APP_VERSION: this.options.version,
+      ...(this.options.workDir ? { EDGEFLEET_ARTIFACT_DIR: this.options.workDir } : {}),
     };
   }
 

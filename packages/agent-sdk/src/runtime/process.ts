@@ -1,28 +1,42 @@
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import type { ChunkSource } from "../artifacts/chunk-source.js";
 import { type Logger, silentLogger } from "../logger.js";
 import { cpuPerMille, sampleProcess } from "../metrics/proc.js";
-import type { InstanceStatus, RunSpec } from "../protocol/index.js";
-import { ManagedProcess, type RestartBackoff } from "./managed-process.js";
+import type { ArtifactRef, InstanceStatus, RunSpec } from "../protocol/index.js";
+import { AppSlot, type AppSlotOptions } from "./app-slot.js";
+import type { RestartBackoff } from "./managed-process.js";
 import { type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
 
 export interface ProcessRuntimeOptions {
-  /** Each app's default working directory and output log live under `<appsDir>/<app>/`. */
+  /**
+   * Each app lives under `<appsDir>/<app>/`: its output log, its versions' unpacked artifacts
+   * (`versions/<sha256>/`, the default working directory of a version with an artifact), partial
+   * downloads and `slot.json` (what runs, what ran before, what failed).
+   */
   appsDir: string;
   restartBackoff?: Partial<RestartBackoff>;
+  /** Artifact fetching (window, retries, size cap); defaults in fetchArtifact. */
+  fetch?: AppSlotOptions["fetch"];
+  refetch?: AppSlotOptions["refetch"];
+  progressIntervalMs?: number;
   logger?: Logger;
 }
 
 const DEFAULT_BACKOFF: RestartBackoff = { minMs: 1_000, maxMs: 60_000, stableAfterMs: 60_000 };
 
-/** Runs each desired app as a real child process group, supervised by a ManagedProcess. */
+/**
+ * Runs each desired app as a real child process group (ManagedProcess), one AppSlot per app doing
+ * its version switches: artifacts fetched over NATS through the agent's ChunkSource, verified,
+ * unpacked, started, health-checked, reverted.
+ */
 export class ProcessRuntime implements Runtime {
-  private readonly apps = new Map<string, ManagedProcess>();
+  private readonly apps = new Map<string, AppSlot>();
   /** Apps being stopped for good: still reported until their processes are gone. */
-  private readonly removing = new Map<string, ManagedProcess>();
+  private readonly removing = new Map<string, { slot: AppSlot; done: Promise<void> }>();
   private readonly listeners = new ChangeListeners();
   private readonly backoff: RestartBackoff;
   private readonly logger: Logger;
+  private chunkSource: ChunkSource | undefined;
   private lastUsage = new Map<number, { cpuSeconds: number; at: number }>();
   private shuttingDown = false;
 
@@ -31,44 +45,52 @@ export class ProcessRuntime implements Runtime {
     this.logger = options.logger ?? silentLogger;
   }
 
-  put(app: string, version: string, spec: RunSpec): void {
+  useChunkSource(source: ChunkSource): void {
+    this.chunkSource = source;
+  }
+
+  put(app: string, version: string, spec: RunSpec, artifact?: ArtifactRef): void {
     if (this.shuttingDown) return;
-    const current = this.apps.get(app);
-    if (current?.sameAs(version, spec)) return;
-    const next = new ManagedProcess({
-      app,
-      version,
-      spec,
-      appDir: join(this.options.appsDir, safeDirName(app)),
-      backoff: this.backoff,
-      logger: this.logger,
-      onChange: () => this.listeners.emit(),
-    });
-    this.apps.set(app, next);
-    // The new version starts only once the old one has exited: two versions never run at once.
-    const previousStopped = current ? current.stop() : Promise.resolve();
-    void previousStopped.then(async () => {
-      await mkdir(next.appDir, { recursive: true });
-      if (this.apps.get(app) === next && !this.shuttingDown) next.start();
-    });
-    this.listeners.emit();
+    let slot = this.apps.get(app);
+    if (!slot) {
+      const removal = this.removing.get(app)?.done;
+      slot = new AppSlot({
+        app,
+        appDir: join(this.options.appsDir, safeDirName(app)),
+        backoff: this.backoff,
+        logger: this.logger,
+        onChange: () => this.listeners.emit(),
+        chunkSource: () => this.chunkSource,
+        ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+        ...(this.options.refetch ? { refetch: this.options.refetch } : {}),
+        ...(this.options.progressIntervalMs !== undefined
+          ? { progressIntervalMs: this.options.progressIntervalMs }
+          : {}),
+        ...(removal ? { after: removal } : {}),
+      });
+      this.apps.set(app, slot);
+    }
+    slot.put({ version, spec, ...(artifact ? { art: artifact } : {}) });
   }
 
   remove(app: string): void {
-    const current = this.apps.get(app);
-    if (!current) return;
+    const slot = this.apps.get(app);
+    if (!slot) return;
     this.apps.delete(app);
-    this.removing.set(app, current);
-    void current.stop().then(() => {
-      if (this.removing.get(app) === current) this.removing.delete(app);
-      this.listeners.emit();
-    });
+    const done = slot
+      .remove()
+      .catch((error: unknown) => this.logger.error("app removal failed", { app, error: String(error) }))
+      .then(() => {
+        if (this.removing.get(app)?.slot === slot) this.removing.delete(app);
+        this.listeners.emit();
+      });
+    this.removing.set(app, { slot, done });
   }
 
   instances(): InstanceStatus[] {
     const all = new Map<string, InstanceStatus>();
-    for (const [app, managed] of this.removing) all.set(app, managed.status());
-    for (const [app, managed] of this.apps) all.set(app, managed.status());
+    for (const [app, { slot }] of this.removing) all.set(app, slot.status());
+    for (const [app, slot] of this.apps) all.set(app, slot.status());
     return [...all.values()].sort((a, b) => (a.app < b.app ? -1 : a.app > b.app ? 1 : 0));
   }
 
@@ -80,8 +102,8 @@ export class ProcessRuntime implements Runtime {
   async sampleUsage(): Promise<AppUsage[]> {
     const usage: AppUsage[] = [];
     const seen = new Map<number, { cpuSeconds: number; at: number }>();
-    for (const [app, managed] of this.apps) {
-      const pid = managed.pid();
+    for (const [app, slot] of this.apps) {
+      const pid = slot.pid();
       if (pid === undefined) continue;
       const sample = await sampleProcess(pid);
       if (!sample) continue;
@@ -101,7 +123,10 @@ export class ProcessRuntime implements Runtime {
   /** Stops every app (SIGTERM, then SIGKILL after its grace period) and waits for all exits. */
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
-    await Promise.all([...this.apps.values(), ...this.removing.values()].map((managed) => managed.stop()));
+    await Promise.all([
+      ...[...this.apps.values()].map((slot) => slot.shutdown()),
+      ...[...this.removing.values()].map(({ done }) => done),
+    ]);
     this.listeners.emit();
   }
 }

@@ -1,4 +1,5 @@
-import type { InstanceStatus, RunSpec } from "../protocol/index.js";
+import type { ChunkSource } from "../artifacts/chunk-source.js";
+import type { ArtifactRef, InstanceStatus, RunSpec } from "../protocol/index.js";
 
 /** Resource use of one app's main process, sampled for MetricsReport. */
 export interface AppUsage {
@@ -14,8 +15,11 @@ export interface AppUsage {
  * harmless) and reports `instances()` whenever `onChange` fires.
  */
 export interface Runtime {
-  /** Runs `app` at `version` (replacing another version or spec; a no-op if unchanged). */
-  put(app: string, version: string, spec: RunSpec): void;
+  /**
+   * Runs `app` at `version` (replacing another version, spec or artifact; a no-op if unchanged).
+   * With an artifact, the version is fetched and verified first, while the old one keeps running.
+   */
+  put(app: string, version: string, spec: RunSpec, artifact?: ArtifactRef): void;
   /** Stops and forgets `app` (a no-op if unknown). */
   remove(app: string): void;
   /** Snapshot of every instance, in app-name order. */
@@ -26,6 +30,8 @@ export interface Runtime {
   sampleUsage(): Promise<AppUsage[]>;
   /** Stops every app and waits until they are gone. */
   shutdown(): Promise<void>;
+  /** Where artifacts come from (the agent's connection); given once, before the first put. */
+  useChunkSource?(source: ChunkSource): void;
 }
 
 /** Listener registry shared by runtimes; a throwing listener cannot break a state transition. */

@@ -1,0 +1,56 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { InstanceStatus } from "../src/protocol/index.js";
+import { HollowRuntime } from "../src/runtime/hollow.js";
+import { waitFor } from "../src/testing.js";
+import { MemoryChunkSource, sha256 } from "./support/memory-chunk-source.js";
+
+function record(runtime: HollowRuntime): InstanceStatus[] {
+  const seen: InstanceStatus[] = [];
+  runtime.onChange(() => seen.push(...runtime.instances()));
+  return seen;
+}
+
+describe("hollow runtime", () => {
+  it("simulates pulling an artifact (progress, no bytes) while the old version keeps running", async () => {
+    const source = new MemoryChunkSource();
+    const runtime = new HollowRuntime({ stepMs: [1, 5], simulatedArtifactBytes: 1000 });
+    runtime.useChunkSource(source);
+    const seen = record(runtime);
+    runtime.put("web", "1", { command: ["web"] });
+    await waitFor("1 running", () => (runtime.instances()[0]?.st === "running" ? true : undefined));
+    runtime.put("web", "2", { command: ["web"] }, { sha: sha256(Buffer.from("v2")) });
+    await waitFor("2 running", () =>
+      runtime.instances()[0]?.st === "running" && runtime.instances()[0]?.ver === "2" ? true : undefined,
+    );
+    expect(seen.filter((status) => status.st === "pulling")).toEqual([
+      { app: "web", ver: "1", st: "pulling", rs: 0, tgt: "2", pb: 500, pt: 1000 },
+      { app: "web", ver: "1", st: "pulling", rs: 0, tgt: "2", pb: 1000, pt: 1000 },
+    ]);
+    expect(source.requests).toHaveLength(0);
+    await runtime.shutdown();
+  });
+
+  it("fetches for real when asked to, and refuses a wrong hash", async () => {
+    const source = new MemoryChunkSource();
+    const content = randomBytes(300_000);
+    const obj = source.add(content);
+    const runtime = new HollowRuntime({ stepMs: [1, 5], fetchArtifacts: true });
+    runtime.useChunkSource(source);
+    runtime.put("web", "1", { command: ["web"] }, { sha: obj });
+    await waitFor("1 running", () => (runtime.instances()[0]?.st === "running" ? true : undefined));
+    expect(source.requests.map((request) => request.off)).toEqual([0, 131072, 262144]);
+
+    const wrong = sha256(Buffer.from("wrong"));
+    runtime.put("web", "2", { command: ["web"] }, { sha: wrong, obj });
+    const failed = await waitFor("2 refused", () =>
+      runtime.instances()[0]?.st === "failed" ? runtime.instances()[0] : undefined,
+    );
+    expect(failed).toMatchObject({
+      ver: "1",
+      tgt: "2",
+      why: `artifact SHA-256 mismatch: expected ${wrong}, got ${obj}`,
+    });
+    await runtime.shutdown();
+  });
+});
