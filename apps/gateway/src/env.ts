@@ -95,6 +95,10 @@ const gatewayEnvSchema = {
   // system temp dir), least recently used evicted past the size.
   GATEWAY_ARTIFACT_CACHE_DIR: z.string().min(1).optional(),
   GATEWAY_ARTIFACT_CACHE_MB: integerInRange("GATEWAY_ARTIFACT_CACHE_MB", 16, 1_048_576, 2048),
+  // Enrollment attempts that fail (bad token, bad proof, malformed) are budgeted: this many at
+  // once, refilled this many a second; past it agents are told to ask again later.
+  GATEWAY_ENROLL_FAILURE_BURST: integerInRange("GATEWAY_ENROLL_FAILURE_BURST", 1, 1_000_000, 200),
+  GATEWAY_ENROLL_FAILURE_RATE: integerInRange("GATEWAY_ENROLL_FAILURE_RATE", 1, 1_000_000, 20),
 };
 
 export class GatewayEnvError extends Error {

@@ -44,6 +44,9 @@ beforeAll(async () => {
     return join(credsDir, name);
   };
   gateway = await GatewayProcess.start({
+    // A small failure budget, so the flood test needs few requests (the rest stay well inside it).
+    GATEWAY_ENROLL_FAILURE_BURST: "40",
+    GATEWAY_ENROLL_FAILURE_RATE: "5",
     DATABASE_URL: database.url,
     NATS_URL: hub.url,
     MIMIR_URL: requireTestEnv("MIMIR_URL"),
@@ -298,5 +301,29 @@ describe("enrollment through ef.enroll", () => {
       st: "rejected",
       err: "this node was revoked; enroll it again with a new key",
     });
+  });
+});
+
+describe("enrollment under a flood of bad requests (issue 8, #12)", () => {
+  it("answers 'ask again later' without lookups once failures exceed the budget, then recovers", async () => {
+    const flood = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => enroll(`efe_bogus-${i}`, createUser(), `flood-${i}`)),
+    );
+    const throttled = flood.filter((reply) => reply.st === "pending");
+    // 40 in flight or failed (this gateway's budget): the rest of the burst is throttled, not looked up.
+    expect(throttled.length).toBeGreaterThanOrEqual(50);
+    expect(throttled.every((reply) => reply.retry === 10)).toBe(true);
+    const metrics = (await gateway.get("/metrics")).text;
+    expect(metricValue(metrics, 'edgefleet_gateway_enrollments_total{outcome="throttled"}')).toBe(
+      throttled.length,
+    );
+    // The budget refills (5 a second here): a real node gets in shortly after.
+    const { token: secret } = await token();
+    const key = createUser();
+    const reply = await waitFor("enrolled after the flood", async () => {
+      const answer = await enroll(secret, key, "after-flood");
+      return answer.st === "approved" ? answer : undefined;
+    });
+    expect(reply.nid).toBeDefined();
   });
 });

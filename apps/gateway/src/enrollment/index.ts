@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { AccountChangeListener } from "./account-change-listener.js";
 import { EnrollmentService } from "./enrollment-service.js";
+import { FailureBudget } from "./failure-budget.js";
 import { TenantAccounts } from "./tenant-accounts.js";
 
 export interface EnrollmentConfig {
@@ -15,6 +16,9 @@ export interface EnrollmentConfig {
   tenancyFile: string;
   /** System-account user: pushes account JWTs to the hub's resolver. */
   systemCredsFile: string;
+  /** Failed (or in-flight) enrollment attempts admitted at once, and refilled per second. */
+  failureBurst: number;
+  failureRatePerSecond: number;
 }
 
 /** The enrollment config from the gateway's environment; null when its NATS secrets are not set. */
@@ -23,6 +27,8 @@ export function enrollmentConfigFromEnv(env: {
   NATS_URL: string[];
   NATS_TENANCY_FILE?: string | undefined;
   NATS_SYSTEM_CREDS?: string | undefined;
+  GATEWAY_ENROLL_FAILURE_BURST: number;
+  GATEWAY_ENROLL_FAILURE_RATE: number;
 }): EnrollmentConfig | null {
   if (!env.NATS_TENANCY_FILE || !env.NATS_SYSTEM_CREDS) return null;
   return {
@@ -30,6 +36,8 @@ export function enrollmentConfigFromEnv(env: {
     natsServers: env.NATS_URL,
     tenancyFile: env.NATS_TENANCY_FILE,
     systemCredsFile: env.NATS_SYSTEM_CREDS,
+    failureBurst: env.GATEWAY_ENROLL_FAILURE_BURST,
+    failureRatePerSecond: env.GATEWAY_ENROLL_FAILURE_RATE,
   };
 }
 
@@ -57,6 +65,7 @@ export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logge
     { db, secrets, accounts },
     logger.child({ component: "enrollment" }),
     registry,
+    new FailureBudget(config.failureBurst, config.failureRatePerSecond),
   );
   const listener = new AccountChangeListener(
     config.databaseUrl,
