@@ -11,7 +11,7 @@ import {
 
 const MIN = 60_000;
 const utc = (iso: string) => Date.parse(iso);
-const at = (iso: string) => new Date(iso).toISOString();
+const at = (ms: number) => new Date(ms).toISOString();
 
 /** An independent oracle: the zone's weekday and minute of day straight from Intl. */
 function oracleOpen(windows: MaintenanceWindow[], zone: string, t: number): boolean {
