@@ -172,7 +172,7 @@ function forwardTransition(state: RolloutState, ctx: DecisionContext): Decision 
     at,
   });
   if (i < 0) {
-    if (plan.batches.length === 0) {
+    if (plan.totals.toUpdate === 0) {
       return setStatus("completed", "nothing to update: every targeted node already runs the version");
     }
     return start(0);
@@ -536,8 +536,9 @@ function forwardNodeDecisions(
  */
 function catchUp(state: RolloutState, ctx: DecisionContext, dispatcher: Dispatcher): Decision[] {
   const firstPassed =
-    state.batches[0]?.finishedAt != null &&
-    (state.batches[0].verdict === "succeeded" || state.batches[0].failureAcceptedAt !== null);
+    state.status === "completed" ||
+    (state.batches[0]?.finishedAt != null &&
+      (state.batches[0].verdict === "succeeded" || state.batches[0].failureAcceptedAt !== null));
   const returning: ObservedNode[] = [];
   const late: ObservedNode[] = [];
   const offline: string[] = [];
