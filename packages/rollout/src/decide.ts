@@ -330,31 +330,41 @@ function nodeDecisions(state: RolloutState, ctx: DecisionContext): Decision[] {
   }
 }
 
-/** Hands out dispatch slots site by site, within windows (forward only) and budgets. */
+/**
+ * Hands out dispatch slots site by site, within windows (forward only) and budgets, and keeps
+ * track of every node updating (already, or dispatched just now) for the "updating" wait.
+ */
 class Dispatcher {
-  private readonly updating = new Map<string, { count: number; earliestDeadline: EpochMs | null }>();
+  private readonly perSite = new Map<string, { count: number; earliestDeadline: EpochMs | null }>();
+  private readonly updatingIds: string[] = [];
+  private earliestDeadline: EpochMs | null = null;
   private readonly windowWaits = new Map<
     string,
     { siteId: string | null; until: EpochMs | null; ids: string[] }
   >();
   private readonly budgetWaits = new Map<string, { siteId: string | null; ids: string[] }>();
-  readonly batches = new Map<string, Extract<Decision, { kind: "dispatch" }>>();
+  private readonly dispatches = new Map<string, Extract<Decision, { kind: "dispatch" }>>();
 
   constructor(
     private readonly ctx: DecisionContext,
     private readonly respectWindows: boolean,
+    /** What the "updating" wait calls these nodes. */
+    private readonly updatingWhat: string,
   ) {}
 
-  /** Counts a node already updating against its site's budget. */
+  /** A node updating until `deadline` at the latest: it holds a slot of its site's budget. */
   countUpdating(node: ObservedNode, deadline: EpochMs): void {
     const key = siteKey(node.siteId);
-    const entry = this.updating.get(key) ?? { count: 0, earliestDeadline: null };
+    const entry = this.perSite.get(key) ?? { count: 0, earliestDeadline: null };
     entry.count++;
     if (entry.earliestDeadline === null || deadline < entry.earliestDeadline)
       entry.earliestDeadline = deadline;
-    this.updating.set(key, entry);
+    this.perSite.set(key, entry);
+    this.updatingIds.push(node.id);
+    if (this.earliestDeadline === null || deadline < this.earliestDeadline) this.earliestDeadline = deadline;
   }
 
+  /** Dispatches the node now if its site's window and budget allow, else records why it waits. */
   offer(
     node: ObservedNode,
     purpose: "batch" | "catch_up" | "rollback",
@@ -372,18 +382,16 @@ class Dispatcher {
       }
     }
     const budget = this.ctx.budget(node.siteId);
-    const updating = this.updating.get(key) ?? { count: 0, earliestDeadline: null };
-    if (budget !== null && updating.count >= budget) {
+    if (budget !== null && (this.perSite.get(key)?.count ?? 0) >= budget) {
       const wait = this.budgetWaits.get(key) ?? { siteId: node.siteId, ids: [] };
       wait.ids.push(node.id);
       this.budgetWaits.set(key, wait);
       return;
     }
-    // A fresh dispatch holds its slot until its own deadline at the latest.
     const policy = purpose === "rollback" ? this.ctx.state.strategy.defaults : this.ctx.policyOf(batch);
     this.countUpdating(node, dispatchDeadline(this.ctx.now, policy));
     const group = `${purpose}:${batch}`;
-    const decision = this.batches.get(group) ?? {
+    const decision = this.dispatches.get(group) ?? {
       kind: "dispatch" as const,
       purpose,
       batch,
@@ -391,11 +399,12 @@ class Dispatcher {
       at: this.ctx.now,
     };
     decision.nodes.push(target);
-    this.batches.set(group, decision);
+    this.dispatches.set(group, decision);
   }
 
+  /** The dispatches, then the waits for windows, budgets and updates in flight. */
   decisions(): Decision[] {
-    const result: Decision[] = [...this.batches.values()];
+    const result: Decision[] = [...this.dispatches.values()];
     const now = this.ctx.now;
     for (const wait of this.windowWaits.values()) {
       const until = wait.until ?? now + DAY_MS;
@@ -412,8 +421,8 @@ class Dispatcher {
       });
     }
     for (const [key, wait] of this.budgetWaits) {
-      const updating = this.updating.get(key);
-      const until = updating?.earliestDeadline ?? now + DAY_MS;
+      const site = this.perSite.get(key);
+      const until = site?.earliestDeadline ?? now + DAY_MS;
       result.push({
         kind: "wait",
         reason: "disruption_budget",
@@ -421,8 +430,19 @@ class Dispatcher {
         nodeIds: wait.ids,
         until,
         message:
-          `${siteName(wait.siteId)} has ${updating?.count ?? 0} of at most ${this.ctx.budget(wait.siteId)} nodes` +
+          `${siteName(wait.siteId)} has ${site?.count ?? 0} of at most ${this.ctx.budget(wait.siteId)} nodes` +
           ` updating (disruption budget); a slot frees up by ${iso(until)} at the latest`,
+      });
+    }
+    if (this.updatingIds.length > 0 && this.earliestDeadline !== null) {
+      result.push({
+        kind: "wait",
+        reason: "updating",
+        nodeIds: this.updatingIds,
+        until: this.earliestDeadline,
+        message:
+          `${this.updatingIds.length} node(s) ${this.updatingWhat}; the first timeout runs out at` +
+          ` ${iso(this.earliestDeadline)}`,
       });
     }
     return result;
@@ -435,7 +455,7 @@ function forwardNodeDecisions(
   batchMayDispatch: boolean,
 ): Decision[] {
   const plan = requirePlan(state);
-  const dispatcher = new Dispatcher(ctx, true);
+  const dispatcher = new Dispatcher(ctx, true, "updating");
   const waits: Decision[] = [];
 
   // What is already updating holds its site's budget.
@@ -455,16 +475,13 @@ function forwardNodeDecisions(
       dispatcher.countUpdating(node, dispatchDeadline(dispatch.dispatchedAt, policy));
   }
 
-  // The running batch.
+  // The running batch: its ready nodes first, in plan order.
   const current = state.batches.length - 1;
   const progress = state.batches[current];
   const planned = plan.batches[current];
   if (batchMayDispatch && progress && planned && progress.finishedAt === null) {
-    const outcomes = forwardBatchOutcomes(state, ctx, planned, progress.startedAt);
     const offline: string[] = [];
-    const updating: string[] = [];
-    let earliestDeadline: EpochMs | null = null;
-    for (const { id, outcome } of outcomes) {
+    for (const { id, outcome } of forwardBatchOutcomes(state, ctx, planned, progress.startedAt)) {
       const node = ctx.nodes.get(id);
       if (!node) continue;
       if (outcome === "ready") {
@@ -475,13 +492,6 @@ function forwardNodeDecisions(
         });
       } else if (outcome === "waiting_offline") {
         offline.push(id);
-      } else if (outcome === "updating") {
-        updating.push(id);
-        const deadline = dispatchDeadline(
-          ctx.forwardDispatches.get(id)?.dispatchedAt ?? ctx.now,
-          planned.policy,
-        );
-        if (earliestDeadline === null || deadline < earliestDeadline) earliestDeadline = deadline;
       }
     }
     if (offline.length > 0) {
@@ -494,15 +504,6 @@ function forwardNodeDecisions(
         message:
           `${offline.length} offline node(s) of batch ${current}: the batch waits for them until ${iso(until)},` +
           ` then counts them as ${planned.policy.afterWait === "fail" ? "failed" : "skipped (they get the version when they return)"}`,
-      });
-    }
-    if (updating.length > 0 && earliestDeadline !== null) {
-      waits.push({
-        kind: "wait",
-        reason: "updating",
-        nodeIds: updating,
-        until: earliestDeadline,
-        message: `${updating.length} node(s) of batch ${current} updating; the first timeout runs out at ${iso(earliestDeadline)}`,
       });
     }
   }
@@ -598,52 +599,33 @@ function catchUp(state: RolloutState, ctx: DecisionContext, dispatcher: Dispatch
 
 function rollbackNodeDecisions(state: RolloutState, ctx: DecisionContext): Decision[] {
   const rollback = requireRollback(state);
-  const dispatcher = new Dispatcher(ctx, false);
+  const dispatcher = new Dispatcher(ctx, false, "rolling back");
   const dispatched = new Map(rollback.dispatches.map((d) => [d.nodeId, d]));
   const timeoutSeconds = state.strategy.defaults.timeoutSeconds;
   for (const dispatch of rollback.dispatches) {
     const node = ctx.nodes.get(dispatch.nodeId);
-    const outcome = rollbackOutcome({ node, dispatch, timeoutSeconds, now: ctx.now });
-    if (node && outcome === "updating") {
+    if (node && rollbackOutcome({ node, dispatch, timeoutSeconds, now: ctx.now }) === "updating") {
       dispatcher.countUpdating(node, dispatch.dispatchedAt + timeoutSeconds * SECOND_MS);
     }
   }
-  const started = rollback.batches.length;
-  const offline: string[] = [];
-  const updating: string[] = [];
-  let earliestDeadline: EpochMs | null = null;
   // Started rollback batches, in order: the running one, and returning nodes of the ones before.
-  for (let index = 0; index < started; index++) {
+  const offline: string[] = [];
+  for (let index = 0; index < rollback.batches.length; index++) {
     for (const target of rollback.plan.batches[index]?.nodes ?? []) {
       const node = ctx.nodes.get(target.nodeId);
-      if (!node) continue;
-      const dispatch = dispatched.get(target.nodeId);
-      const outcome = rollbackOutcome({ node, dispatch, timeoutSeconds, now: ctx.now });
-      if (outcome === "ready") {
-        dispatcher.offer(node, "rollback", index, {
-          nodeId: node.id,
-          fromVersionId: node.currentVersionId,
-          toVersionId: target.toVersionId,
-        });
-      } else if (outcome === "skipped_offline" && !dispatch) {
+      if (!node || dispatched.has(target.nodeId)) continue;
+      if (!node.online) {
         offline.push(node.id);
-      } else if (outcome === "updating" && dispatch) {
-        updating.push(node.id);
-        const deadline = dispatch.dispatchedAt + timeoutSeconds * SECOND_MS;
-        if (earliestDeadline === null || deadline < earliestDeadline) earliestDeadline = deadline;
+        continue;
       }
+      dispatcher.offer(node, "rollback", index, {
+        nodeId: node.id,
+        fromVersionId: node.currentVersionId,
+        toVersionId: target.toVersionId,
+      });
     }
   }
   const waits: Decision[] = [];
-  if (updating.length > 0 && earliestDeadline !== null) {
-    waits.push({
-      kind: "wait",
-      reason: "updating",
-      nodeIds: updating,
-      until: earliestDeadline,
-      message: `${updating.length} node(s) rolling back; the first timeout runs out at ${iso(earliestDeadline)}`,
-    });
-  }
   if (offline.length > 0) {
     waits.push({
       kind: "wait",

@@ -63,7 +63,7 @@ describe("decideRollout: batches", () => {
   it("starts the first batch and dispatches its online nodes, recording where they came from", () => {
     const targets = nodes(4);
     const { decisions, state } = begin(targets, { batches: [{ count: 2 }] });
-    expect(kinds(decisions)).toEqual(["start_batch", "dispatch"]);
+    expect(kinds(decisions)).toEqual(["start_batch", "dispatch", "wait:updating"]);
     expect(decisions[1]).toEqual({
       kind: "dispatch",
       purpose: "batch",
@@ -94,7 +94,7 @@ describe("decideRollout: batches", () => {
         reason: "updating",
         nodeIds: ["n000", "n001"],
         until: T0 + 600_000,
-        message: expect.stringContaining("2 node(s) of batch 0 updating"),
+        message: expect.stringContaining("2 node(s) updating"),
       },
     ]);
     expect(nextWakeUp(decisions)).toBe(T0 + 600_000);
@@ -110,7 +110,7 @@ describe("decideRollout: batches", () => {
       observe(targets[3] as TargetNode),
     ];
     const { decisions, state } = step(first.state, observed, T0 + 2 * MIN);
-    expect(kinds(decisions)).toEqual(["finish_batch", "start_batch", "dispatch"]);
+    expect(kinds(decisions)).toEqual(["finish_batch", "start_batch", "dispatch", "wait:updating"]);
     expect(decisions[0]).toMatchObject({
       verdict: "succeeded",
       tally: { nodes: 2, succeeded: 2, inProgress: 0 },
@@ -231,7 +231,13 @@ describe("decideRollout: success threshold and failure", () => {
       i < 2 ? failed(n, T0 + MIN) : i < 4 ? running(n, NEW, T0 + MIN) : observe(n),
     );
     const { decisions, state } = step(first.state, observed, T0 + 2 * MIN);
-    expect(kinds(decisions)).toEqual(["finish_batch", "start_rollback", "start_batch", "dispatch"]);
+    expect(kinds(decisions)).toEqual([
+      "finish_batch",
+      "start_rollback",
+      "start_batch",
+      "dispatch",
+      "wait:updating",
+    ]);
     expect(state.status).toBe("rolling_back");
     expect(decisions[3]).toMatchObject({
       purpose: "rollback",
@@ -251,7 +257,7 @@ describe("decideRollout: success threshold and failure", () => {
     expect(halted.status).toBe("failed");
     const resumed = act(halted, { type: "resume" }, T0 + 3 * MIN);
     const { decisions } = step(resumed, observed, T0 + 3 * MIN);
-    expect(kinds(decisions)).toEqual(["start_batch", "dispatch"]);
+    expect(kinds(decisions)).toEqual(["start_batch", "dispatch", "wait:updating"]);
     expect(dispatched(decisions)).toEqual(["n004", "n005"]);
   });
 });
@@ -360,6 +366,7 @@ describe("decideRollout: pauses", () => {
     expect(kinds(decideRollout(state, observed, T0 + 2 * MIN + 600_000))).toEqual([
       "start_batch",
       "dispatch",
+      "wait:updating",
     ]);
   });
 
@@ -370,7 +377,11 @@ describe("decideRollout: pauses", () => {
     expect(kinds(decideRollout(state, observed, T0 + 100 * MIN))).toEqual(["wait:approval"]);
     const approved = act(state, { type: "approve" }, T0 + 100 * MIN);
     expect(approved.batches[0]?.approvedAt).toBe(T0 + 100 * MIN);
-    expect(kinds(decideRollout(approved, observed, T0 + 100 * MIN))).toEqual(["start_batch", "dispatch"]);
+    expect(kinds(decideRollout(approved, observed, T0 + 100 * MIN))).toEqual([
+      "start_batch",
+      "dispatch",
+      "wait:updating",
+    ]);
   });
 
   it("paused by a person: no dispatch, no verdict, until resumed", () => {
@@ -495,6 +506,7 @@ describe("decideRollout: late joiners and completed rollouts", () => {
         at: T0 + 5 * MIN,
         nodes: [{ nodeId: "late", fromVersionId: OLD, toVersionId: NEW }],
       },
+      expect.objectContaining({ kind: "wait", reason: "updating", nodeIds: ["late"], until: T0 + 35 * MIN }),
     ]);
     expect(
       decideRollout(
@@ -544,7 +556,7 @@ describe("decideRollout: rollback", () => {
       observe(targets[3] as TargetNode, { online: false }),
     ];
     const first = step(state, observed, T0 + 2 * MIN);
-    expect(kinds(first.decisions)).toEqual(["start_batch", "dispatch"]);
+    expect(kinds(first.decisions)).toEqual(["start_batch", "dispatch", "wait:updating"]);
     expect(dispatched(first.decisions, "rollback")).toEqual(["a", "b"]);
     // a is back on OLD, b has no version: batch 0 done; batch 1: c goes, d is offline.
     const back = [
@@ -558,6 +570,7 @@ describe("decideRollout: rollback", () => {
       "finish_batch",
       "start_batch",
       "dispatch",
+      "wait:updating",
       "wait:offline_until_return",
     ]);
     expect(dispatched(second.decisions)).toEqual(["c"]);
