@@ -103,9 +103,14 @@ class DecisionContext {
     for (const dispatch of state.dispatches) this.forwardDispatches.set(dispatch.nodeId, dispatch);
   }
 
-  /** Window state of a site now (computed once per site and decision). */
+  /**
+   * Window state of a site now. Computed once per distinct (windows, zone) and decision: sites
+   * without windows of their own share the default's.
+   */
   window(node: ObservedNode): WindowState {
-    const key = siteKey(node.siteId);
+    const own =
+      node.siteId !== null && this.state.strategy.maintenanceWindows?.sites?.[node.siteId] !== undefined;
+    const key = `${own ? `site:${node.siteId}` : "default"}\u0000${timeZoneOf(node)}`;
     let state = this.windowCache.get(key);
     if (!state) {
       const windows = siteWindows(this.state.strategy, node.siteId);

@@ -59,14 +59,18 @@ export class RolloutInputError extends Error {
 export function checkNodes(nodes: readonly TargetNode[]): void {
   const seen = new Set<string>();
   const zones = new Map<string, string | null>();
+  const validZones = new Set<string>();
   nodes.forEach((node, i) => {
     if (seen.has(node.id)) throw new RolloutInputError(["nodes", i, "id"], `node ${node.id} is listed twice`);
     seen.add(node.id);
-    if (node.siteTimeZone !== null && !isValidTimeZone(node.siteTimeZone)) {
-      throw new RolloutInputError(
-        ["nodes", i, "siteTimeZone"],
-        `unknown time zone ${JSON.stringify(node.siteTimeZone)}: use an IANA name such as "Europe/Berlin"`,
-      );
+    if (node.siteTimeZone !== null && !validZones.has(node.siteTimeZone)) {
+      if (isValidTimeZone(node.siteTimeZone)) validZones.add(node.siteTimeZone);
+      else {
+        throw new RolloutInputError(
+          ["nodes", i, "siteTimeZone"],
+          `unknown time zone ${JSON.stringify(node.siteTimeZone)}: use an IANA name such as "Europe/Berlin"`,
+        );
+      }
     }
     const key = siteKey(node.siteId);
     const known = zones.get(key);

@@ -13,8 +13,8 @@ const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"
 export const SITE_IDS = ["site-1", "site-2", "site-3", "site-4"];
 const SELECTORS = ["tier=canary", "tier!=canary", "env in (prod,staging)", "gpu", "!gpu", ""];
 
-/** 0..maxNodes nodes on up to four sites (and some site-less), in arbitrary order. */
-export function fleetArb(maxNodes = 60): fc.Arbitrary<TargetNode[]> {
+/** minNodes..maxNodes nodes on up to four sites (and some site-less), in arbitrary order. */
+export function fleetArb(maxNodes = 60, minNodes = 0): fc.Arbitrary<TargetNode[]> {
   return fc
     .record({
       zones: fc.array(fc.constantFrom(...ZONES), { minLength: SITE_IDS.length, maxLength: SITE_IDS.length }),
@@ -24,10 +24,10 @@ export function fleetArb(maxNodes = 60): fc.Arbitrary<TargetNode[]> {
           tier: fc.constantFrom("canary", "prod", undefined),
           env: fc.constantFrom("prod", "staging", "dev"),
           gpu: fc.boolean(),
-          online: fc.boolean(),
+          online: fc.constantFrom(true, true, true, false),
           version: fc.constantFrom(OLD, OLD, OLD, NEW, null),
         }),
-        { maxLength: maxNodes },
+        { minLength: minNodes, maxLength: maxNodes },
       ),
     })
     .chain(({ zones, specs }) => {
