@@ -14,3 +14,4 @@ export * from "./state";
 export * from "./strategy";
 export * from "./time";
 export * from "./time-zones";
+export * from "./view";

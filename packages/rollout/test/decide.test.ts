@@ -10,6 +10,7 @@ import {
   RolloutInputError,
   type RolloutState,
   type RolloutStrategyInput,
+  rolloutView,
   type TargetNode,
 } from "../src";
 import { failed, NEW, node, nodes, OLD, observe, running, started, strategy, T0 } from "./fixtures";
@@ -627,5 +628,39 @@ describe("decideRollout: crash safety and bad state", () => {
     };
     expect(() => decideRollout(broken, [], T0)).toThrow(RolloutInputError);
     expect(() => decideRollout(broken, [], T0)).toThrow("plan");
+  });
+});
+
+describe("rolloutView", () => {
+  it("shows per batch where each node stands, the verdict's counts and the live ones, and late joiners", () => {
+    const targets = [node("a"), node("b", { online: false }), node("c"), node("d")];
+    const first = begin(
+      targets,
+      { batches: [{ count: 2 }] },
+      targets.map((n) => observe(n)),
+    );
+    let state = first.state;
+    const observed = [
+      running(targets[0] as TargetNode, NEW, T0 + MIN),
+      ...targets.slice(1).map((n) => observe(n)),
+    ];
+    state = step(state, observed, T0 + MIN).state;
+    const late = observe(node("late"));
+    const view = rolloutView(state, [...observed, late], T0 + 2 * MIN);
+    expect(view.batches.map((b) => [b.status, b.nodes.map((n) => `${n.nodeId}:${n.outcome}`)])).toEqual([
+      ["succeeded", ["a:succeeded", "b:skipped_offline"]],
+      ["running", ["c:updating", "d:updating"]],
+    ]);
+    expect(view.batches[0]?.verdictTally).toMatchObject({ succeeded: 1, skippedOffline: 1 });
+    expect(view.lateJoiners.map((n) => `${n.nodeId}:${n.outcome}`)).toEqual(["late:ready"]);
+    expect(view.rollback).toBeNull();
+    // b comes back and is caught up: the live count changes, the verdict's does not.
+    const bOnline = { ...(targets[1] as TargetNode), online: true };
+    const back = [...observed.slice(0, 1), running(bOnline, NEW, T0 + 3 * MIN), ...observed.slice(2)];
+    state = step(state, [...back.slice(0, 1), observe(bOnline), ...back.slice(2)], T0 + 2 * MIN).state;
+    const later = rolloutView(state, back, T0 + 3 * MIN);
+    expect(later.batches[0]?.nodes[1]).toMatchObject({ nodeId: "b", outcome: "succeeded", caughtUp: true });
+    expect(later.batches[0]?.liveTally).toMatchObject({ succeeded: 2, skippedOffline: 0 });
+    expect(later.batches[0]?.verdictTally).toMatchObject({ succeeded: 1, skippedOffline: 1 });
   });
 });
