@@ -7,6 +7,7 @@ import {
   nextWakeUp,
   type ObservedNode,
   type RolloutState,
+  rolloutView,
   siteBudget,
   siteKey,
 } from "../src";
@@ -69,6 +70,24 @@ function checkDecision(
           observed.filter((n) => n.inTarget && siteKey(n.siteId) === site).length,
         );
     if (budget !== null) expect(count).toBeLessThanOrEqual(budget);
+  }
+
+  // The live page's view adds up: every node of a batch is in exactly one count.
+  for (const batch of [
+    ...rolloutView(state, observed, now).batches,
+    ...(rolloutView(state, observed, now).rollback ?? []),
+  ]) {
+    const t = batch.liveTally;
+    const sum =
+      t.succeeded +
+      t.failed +
+      t.timedOut +
+      t.failedOffline +
+      t.skippedOffline +
+      t.alreadyCurrent +
+      t.left +
+      t.inProgress;
+    expect(sum).toBe(batch.nodes.length);
   }
 
   // Never a silent stall: a moving rollout that changes nothing now says when to look again.
