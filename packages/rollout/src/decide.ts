@@ -90,6 +90,7 @@ class DecisionContext {
   readonly forwardDispatches = new Map<string, NodeDispatch>();
   private readonly windowCache = new Map<string, WindowState>();
   private readonly budgetCache = new Map<string, number | null>();
+  private targetBySite: Map<string, number> | null = null;
 
   constructor(
     readonly state: RolloutState,
@@ -124,15 +125,26 @@ class DecisionContext {
   budget(siteId: string | null): number | null {
     const key = siteKey(siteId);
     if (!this.budgetCache.has(key)) {
-      const planned = this.state.plan?.sites.find((s) => siteKey(s.siteId) === key);
-      const value = planned
-        ? planned.maxUpdating
-        : siteBudget(
-            this.state.strategy.disruptionBudget,
-            siteId,
-            [...this.nodes.values()].filter((n) => n.inTarget && siteKey(n.siteId) === key).length,
-          );
-      this.budgetCache.set(key, value);
+      if (!this.targetBySite) {
+        this.targetBySite = new Map();
+        for (const node of this.nodes.values()) {
+          if (node.inTarget)
+            this.targetBySite.set(
+              siteKey(node.siteId),
+              (this.targetBySite.get(siteKey(node.siteId)) ?? 0) + 1,
+            );
+        }
+        for (const site of this.state.plan?.sites ?? [])
+          this.budgetCache.set(siteKey(site.siteId), site.maxUpdating);
+      }
+      if (!this.budgetCache.has(key)) {
+        const value = siteBudget(
+          this.state.strategy.disruptionBudget,
+          siteId,
+          this.targetBySite.get(key) ?? 0,
+        );
+        this.budgetCache.set(key, value);
+      }
     }
     return this.budgetCache.get(key) ?? null;
   }

@@ -22,7 +22,8 @@ export interface NodeView {
 export interface BatchView {
   phase: Phase;
   index: number;
-  status: "pending" | "running" | "succeeded" | "failed";
+  /** `stopped`: it was running when the rollout was aborted or rolled back. */
+  status: "pending" | "running" | "succeeded" | "failed" | "stopped";
   startedAt: EpochMs | null;
   finishedAt: EpochMs | null;
   /** Why it finished the way it did. */
@@ -73,7 +74,8 @@ export function rolloutView(state: RolloutState, nodes: readonly ObservedNode[],
           )
         : view(id, "not_started"),
     );
-    return batchView("forward", index, progress, views);
+    const stopped = ["cancelled", "rolling_back", "rolled_back"].includes(state.status);
+    return batchView("forward", index, progress, views, stopped);
   });
 
   const latePolicy = resolveBatchPolicy(state.strategy, -1);
@@ -112,7 +114,7 @@ export function rolloutView(state: RolloutState, nodes: readonly ObservedNode[],
             )
           : view(nodeId, "not_started"),
       );
-      return batchView("rollback", index, progress, views);
+      return batchView("rollback", index, progress, views, state.status === "cancelled");
     });
   }
   return { batches, lateJoiners, rollback };
@@ -123,6 +125,7 @@ function batchView(
   index: number,
   progress: BatchProgress | undefined,
   nodes: NodeView[],
+  rolloutStopped: boolean,
 ): BatchView {
   const started = nodes.filter((n): n is NodeView & { outcome: NodeOutcome } => n.outcome !== "not_started");
   const liveTally = tallyOutcomes(started.map((n) => n.outcome));
@@ -131,7 +134,7 @@ function batchView(
   return {
     phase,
     index,
-    status: !progress ? "pending" : (progress.verdict ?? "running"),
+    status: !progress ? "pending" : (progress.verdict ?? (rolloutStopped ? "stopped" : "running")),
     startedAt: progress?.startedAt ?? null,
     finishedAt: progress?.finishedAt ?? null,
     reason: progress?.reason ?? null,

@@ -591,6 +591,59 @@ describe("decideRollout: rollback", () => {
     expect(dispatched(returned, "rollback")).toEqual(["d"]);
   });
 
+  it("a rollback ignores maintenance windows but keeps the disruption budget", () => {
+    const targets = nodes(4);
+    // Open on Mondays 10:00–11:00 UTC only (T0 is Monday 10:00); at most 3 updating.
+    let { state } = begin(targets, {
+      batches: [{ percent: 100 }],
+      disruptionBudget: { maxUpdatingPerSite: { count: 3 } },
+      maintenanceWindows: { default: [{ days: ["mon"], start: "10:00", end: "11:00" }] },
+    });
+    const threeNew = targets.map((n, i) => (i < 3 ? running(n, NEW, T0 + MIN) : observe(n)));
+    state = step(state, threeNew, T0 + MIN).state; // the fourth node gets a slot
+    expect(state.dispatches).toHaveLength(4);
+    const allNew = targets.map((n) => running(n, NEW, T0 + 2 * MIN));
+    state = step(state, allNew, T0 + 2 * MIN).state;
+    expect(state.status).toBe("completed");
+    const afterWindow = T0 + 2 * 60 * MIN;
+    const { decisions } = step(act(state, { type: "rollback" }, afterWindow), allNew, afterWindow);
+    expect(dispatched(decisions, "rollback")).toEqual(["n000", "n001", "n002"]);
+    expect(waitOf(decisions, "disruption_budget")?.nodeIds).toEqual(["n003"]);
+    expect(waitOf(decisions, "maintenance_window")).toBeUndefined();
+  });
+
+  it("a node that left the target after its dispatch still counts in its batch and is rolled back", () => {
+    const targets = nodes(2);
+    const first = begin(targets, { batches: [{ count: 2 }] });
+    const observed = [
+      observe(targets[0] as TargetNode, {
+        inTarget: false,
+        instance: { state: "failed", since: T0 + MIN, reason: "x" },
+      }),
+      running(targets[1] as TargetNode, NEW, T0 + MIN),
+    ];
+    const { decisions, state } = step(first.state, observed, T0 + 2 * MIN);
+    expect(decisions[0]).toMatchObject({
+      kind: "finish_batch",
+      verdict: "failed",
+      tally: { failed: 1, succeeded: 1 },
+    });
+    const rolling = act(state, { type: "rollback" }, T0 + 3 * MIN);
+    expect(dispatched(decideRollout(rolling, observed, T0 + 3 * MIN), "rollback")).toEqual(["n000", "n001"]);
+  });
+
+  it("an aborted rollout decides nothing: nodes stay as they are", () => {
+    const first = begin(nodes(3), { batches: [{ count: 1 }] });
+    const aborted = act(first.state, { type: "abort" }, T0 + MIN);
+    expect(
+      decideRollout(
+        aborted,
+        nodes(3).map((n) => observe(n)),
+        T0 + 2 * MIN,
+      ),
+    ).toEqual([]);
+  });
+
   it("a rollout that never dispatched rolls back nothing and ends at once", () => {
     const allCurrent = [node("a", { currentVersionId: NEW })];
     const state = begin(allCurrent, { batches: [{ count: 1 }] }).state;
@@ -662,5 +715,13 @@ describe("rolloutView", () => {
     expect(later.batches[0]?.nodes[1]).toMatchObject({ nodeId: "b", outcome: "succeeded", caughtUp: true });
     expect(later.batches[0]?.liveTally).toMatchObject({ succeeded: 2, skippedOffline: 0 });
     expect(later.batches[0]?.verdictTally).toMatchObject({ succeeded: 1, skippedOffline: 1 });
+    // Rolled back mid-batch: the running batch shows as stopped, the rollback batches appear.
+    const rolling = act(state, { type: "rollback" }, T0 + 4 * MIN);
+    const rolled = rolloutView(rolling, back, T0 + 4 * MIN);
+    expect(rolled.batches.map((b) => b.status)).toEqual(["succeeded", "stopped"]);
+    expect(rolled.rollback?.map((b) => [b.status, b.nodes.map((n) => n.nodeId)])).toEqual([
+      ["pending", ["a", "b"]],
+      ["pending", ["c", "d"]],
+    ]);
   });
 });

@@ -73,10 +73,8 @@ function checkDecision(
   }
 
   // The live page's view adds up: every node of a batch is in exactly one count.
-  for (const batch of [
-    ...rolloutView(state, observed, now).batches,
-    ...(rolloutView(state, observed, now).rollback ?? []),
-  ]) {
+  const view = rolloutView(after, observed, now);
+  for (const batch of [...view.batches, ...(view.rollback ?? [])]) {
     const t = batch.liveTally;
     const sum =
       t.succeeded +
