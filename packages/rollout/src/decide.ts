@@ -608,7 +608,7 @@ function catchUp(state: RolloutState, ctx: DecisionContext, dispatcher: Dispatch
       reason: "offline_until_return",
       nodeIds: offline.sort(),
       until: null,
-      message: `${offline.length} offline node(s) whose batch is over: they get the version when they return`,
+      message: `${offline.length} offline node(s) without the version whose turn has come: they get it when they return`,
     });
   }
   return waits;
