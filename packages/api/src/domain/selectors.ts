@@ -1,182 +1,19 @@
 /**
- * Label selectors with Kubernetes syntax, over the string-to-string `node.labels` map:
- *
- *   site=plant-7,tier!=canary     equality (`=` or `==`) and inequality
- *   env in (prod,staging)         set membership
- *   env notin (dev)               set exclusion
- *   gpu                           the key exists
- *   !gpu                          the key does not exist
- *
- * Requirements are separated by commas and must all hold. As in Kubernetes, `!=` and `notin`
- * also match nodes that lack the key. The empty selector matches every node.
+ * Label selectors: the pure parser and matcher live in @edgefleet/selectors (one implementation,
+ * shared with the rollout planner); this module re-exports them and adds the SQL form.
  */
 import { Prisma } from "@edgefleet/db";
+import type { SelectorRequirement } from "@edgefleet/selectors";
 
-export type SelectorRequirement =
-  | { key: string; op: "eq" | "neq"; value: string }
-  | { key: string; op: "in" | "notin"; values: string[] }
-  | { key: string; op: "exists" | "notexists" };
-
-/** A selector that does not parse: `position` is the 0-based character offset of the problem. */
-export class SelectorSyntaxError extends Error {
-  override name = "SelectorSyntaxError";
-  constructor(
-    readonly position: number,
-    readonly reason: string,
-  ) {
-    super(`invalid selector at position ${position}: ${reason}`);
-  }
-}
-
-export const SELECTOR_MAX_LENGTH = 1000;
-/** Keys as in Kubernetes: an optional DNS-style prefix and `/`, then a name. */
-export const LABEL_KEY =
-  /^(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-/** Values: up to 63 characters of letters, digits, `-`, `_` and `.`, starting and ending alphanumeric. */
-export const LABEL_VALUE = /^[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const WORD_CHAR = /[-A-Za-z0-9_./]/;
-
-type Token =
-  | { kind: "word"; text: string; at: number }
-  | { kind: "op"; text: "=" | "==" | "!=" | "!"; at: number }
-  | { kind: "punct"; text: "," | "(" | ")"; at: number }
-  | { kind: "end"; at: number };
-
-function tokenize(input: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < input.length) {
-    const ch = input[i] as string;
-    if (ch === " " || ch === "\t") {
-      i++;
-    } else if (ch === "," || ch === "(" || ch === ")") {
-      tokens.push({ kind: "punct", text: ch, at: i });
-      i++;
-    } else if (ch === "=") {
-      const double = input[i + 1] === "=";
-      tokens.push({ kind: "op", text: double ? "==" : "=", at: i });
-      i += double ? 2 : 1;
-    } else if (ch === "!") {
-      const neq = input[i + 1] === "=";
-      tokens.push({ kind: "op", text: neq ? "!=" : "!", at: i });
-      i += neq ? 2 : 1;
-    } else if (WORD_CHAR.test(ch)) {
-      const start = i;
-      while (i < input.length && WORD_CHAR.test(input[i] as string)) i++;
-      tokens.push({ kind: "word", text: input.slice(start, i), at: start });
-    } else {
-      throw new SelectorSyntaxError(i, `unexpected character ${JSON.stringify(ch)}`);
-    }
-  }
-  tokens.push({ kind: "end", at: input.length });
-  return tokens;
-}
-
-function describe(token: Token): string {
-  return token.kind === "end" ? "end of input" : JSON.stringify(token.text);
-}
-
-/** Parses a selector; throws SelectorSyntaxError with the position of the first problem. */
-export function parseSelector(input: string): SelectorRequirement[] {
-  if (input.length > SELECTOR_MAX_LENGTH) {
-    throw new SelectorSyntaxError(SELECTOR_MAX_LENGTH, `longer than ${SELECTOR_MAX_LENGTH} characters`);
-  }
-  const tokens = tokenize(input);
-  let index = 0;
-  const peek = () => tokens[index] as Token;
-  const next = () => tokens[index++] as Token;
-
-  const key = (): string => {
-    const token = next();
-    if (token.kind !== "word")
-      throw new SelectorSyntaxError(token.at, `expected a label key, found ${describe(token)}`);
-    if (!LABEL_KEY.test(token.text))
-      throw new SelectorSyntaxError(token.at, `invalid label key ${JSON.stringify(token.text)}`);
-    return token.text;
-  };
-  const value = (): string => {
-    const token = next();
-    if (token.kind !== "word")
-      throw new SelectorSyntaxError(token.at, `expected a value, found ${describe(token)}`);
-    if (!LABEL_VALUE.test(token.text))
-      throw new SelectorSyntaxError(token.at, `invalid value ${JSON.stringify(token.text)}`);
-    return token.text;
-  };
-  const valueSet = (): string[] => {
-    const open = next();
-    if (open.kind !== "punct" || open.text !== "(") {
-      throw new SelectorSyntaxError(open.at, `expected "(" after in/notin, found ${describe(open)}`);
-    }
-    const values = [value()];
-    for (;;) {
-      const token = next();
-      if (token.kind === "punct" && token.text === ")") return values;
-      if (token.kind === "punct" && token.text === ",") values.push(value());
-      else throw new SelectorSyntaxError(token.at, `expected "," or ")", found ${describe(token)}`);
-    }
-  };
-
-  const requirement = (): SelectorRequirement => {
-    const first = peek();
-    if (first.kind === "op" && first.text === "!") {
-      next();
-      return { key: key(), op: "notexists" };
-    }
-    const name = key();
-    const token = peek();
-    if (token.kind === "end" || (token.kind === "punct" && token.text === ","))
-      return { key: name, op: "exists" };
-    next();
-    if (token.kind === "op" && token.text !== "!") {
-      return { key: name, op: token.text === "!=" ? "neq" : "eq", value: value() };
-    }
-    if (token.kind === "word" && (token.text === "in" || token.text === "notin")) {
-      return { key: name, op: token.text, values: valueSet() };
-    }
-    throw new SelectorSyntaxError(
-      token.at,
-      `expected "=", "!=", "in", "notin", "," or end, found ${describe(token)}`,
-    );
-  };
-
-  if (peek().kind === "end") return [];
-  const requirements = [requirement()];
-  for (;;) {
-    const token = next();
-    if (token.kind === "end") return requirements;
-    if (token.kind !== "punct" || token.text !== ",") {
-      throw new SelectorSyntaxError(token.at, `expected "," or end, found ${describe(token)}`);
-    }
-    requirements.push(requirement());
-  }
-}
-
-/** Whether a label map satisfies the requirements (the in-memory twin of `selectorSql`). */
-export function matchesSelector(
-  requirements: SelectorRequirement[],
-  labels: Record<string, string>,
-): boolean {
-  return requirements.every((r) => matchesRequirement(r, labels));
-}
-
-function matchesRequirement(r: SelectorRequirement, labels: Record<string, string>): boolean {
-  const has = Object.hasOwn(labels, r.key);
-  const actual = labels[r.key];
-  switch (r.op) {
-    case "eq":
-      return actual === r.value;
-    case "neq":
-      return actual !== r.value;
-    case "in":
-      return has && r.values.includes(actual as string);
-    case "notin":
-      return !has || !r.values.includes(actual as string);
-    case "exists":
-      return has;
-    case "notexists":
-      return !has;
-  }
-}
+export {
+  LABEL_KEY,
+  LABEL_VALUE,
+  matchesSelector,
+  parseSelector,
+  SELECTOR_MAX_LENGTH,
+  type SelectorRequirement,
+  SelectorSyntaxError,
+} from "@edgefleet/selectors";
 
 /**
  * SQL condition over `<column>` (a JSONB label map). Positive requirements use containment

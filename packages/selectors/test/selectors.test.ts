@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchesSelector, parseSelector, SelectorSyntaxError } from "../src/domain/selectors";
+import { matchesSelector, parseSelector, SelectorSyntaxError } from "../src/index";
 
 describe("parseSelector", () => {
   it("parses every requirement kind", () => {

@@ -1,0 +1,6 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  // Property tests run many simulated rollouts; a busy machine must not make them time out.
+  test: { include: ["test/**/*.test.ts"], testTimeout: 60_000 },
+});
