@@ -11,6 +11,11 @@ export {
   setDesiredApps,
 } from "./desired-state";
 export {
+  type NodeDesiredResult,
+  nodeIdsOfNotification,
+  setDesiredAppsForNodes,
+} from "./desired-state-batch";
+export {
   createEnrollmentToken,
   ENROLLMENT_TOKEN_PREFIX,
   hashEnrollmentToken,

@@ -10,6 +10,7 @@ import {
   type Db,
   DESIRED_REVISION_CHANNEL,
   desiredDeltaSince,
+  nodeIdsOfNotification,
   Prisma,
 } from "@edgefleet/db";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -33,7 +34,8 @@ export interface DesiredPublisherConfig {
 /**
  * Publishes a DesiredDelta to `ef.t.<org>.down.<wid>` whenever a node's desired revision rises.
  *
- * Wake-up: Postgres NOTIFY on `edgefleet_desired` (sent by setDesiredApps at commit) on a
+ * Wake-up: Postgres NOTIFY on `edgefleet_desired` (sent by setDesiredApps and, ~210 node ids per
+ * payload, setDesiredAppsForNodes at commit) on a
  * dedicated connection. Exactly one gateway replica publishes: the one holding a session advisory
  * lock on that connection (if its connection dies, the lock goes with it and another takes over).
  * Safety net: every rescanMs, online nodes whose applied revision lags are published again (a
@@ -100,7 +102,9 @@ export class DesiredPublisher implements EdgeService {
         void this.dropConnection();
       });
       client.on("notification", (message) => {
-        if (message.channel === DESIRED_REVISION_CHANNEL && message.payload) this.enqueue(message.payload);
+        // One node id (setDesiredApps), or many comma-separated (setDesiredAppsForNodes).
+        if (message.channel !== DESIRED_REVISION_CHANNEL || !message.payload) return;
+        for (const nodeId of nodeIdsOfNotification(message.payload)) this.enqueue(nodeId);
       });
       await client.connect();
       this.client = client;
