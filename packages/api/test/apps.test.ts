@@ -10,7 +10,6 @@ import { createTestDatabase, type TestDatabase } from "./test-database";
 
 let testDb: TestDatabase;
 let db: Db;
-let alice: ApiSession;
 let bob: ApiSession;
 let viewer: ApiSession;
 let operator: ApiSession;
@@ -22,7 +21,6 @@ const runSpec = { command: ["./telemetry", "--port", "9100"], restart: "always" 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   db = testDb.db;
-  alice = await sessionOf(db, "alice@acme.example");
   bob = await sessionOf(db, "bob@globex.example");
   viewer = await addMember(db, ORG, "viewer", "vic@acme.example");
   operator = await addMember(db, ORG, "operator", "otto@acme.example");
