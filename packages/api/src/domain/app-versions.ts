@@ -8,7 +8,9 @@
  * A sha256 given at creation is a promise: content that hashes otherwise fails the version.
  * Deleting is refused while instances desire or run the version, or a rollout acts on it.
  */
-import { runSpecSchema } from "@edgefleet/agent-sdk/protocol";
+// The run spec's one schema, from its own module: the console bundles this file, and the
+// protocol index's `.js`-suffixed re-exports are not resolvable by Next's bundler.
+import { runSpecSchema } from "@edgefleet/agent-sdk/run-spec";
 import { type AppVersion, Prisma } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
