@@ -305,4 +305,37 @@ describe("artifacts in the organizations' object store", () => {
       artifactError: expect.stringContaining("HTTP 404"),
     });
   });
+
+  it("leaves a version another replica holds alone until its lease expires, then imports it", async () => {
+    const data = randomBytes(30_000);
+    originFiles.set("/leased.bin", data);
+    const app = await db.app.create({ data: { organizationId: acme.id, name: "leased" } });
+    // Claimed by a replica that then died: its lease runs 2 more seconds.
+    const version = await db.appVersion.create({
+      data: {
+        organizationId: acme.id,
+        appId: app.id,
+        version: "1.0",
+        artifactSource: "url",
+        artifactUrl: `${originUrl}/leased.bin`,
+        importAttempts: 1,
+        importLeaseUntil: new Date(Date.now() + 2_000),
+        runSpec: { command: ["./leased"] },
+      },
+    });
+    await delay(1_000);
+    expect(await db.appVersion.findUniqueOrThrow({ where: { id: version.id } })).toMatchObject({
+      artifactState: "pending",
+      importAttempts: 1,
+    });
+    const row = await waitFor(
+      "the expired lease to be taken over",
+      async () => {
+        const current = await db.appVersion.findUniqueOrThrow({ where: { id: version.id } });
+        return current.artifactState === "pending" ? undefined : current;
+      },
+      10_000,
+    );
+    expect(row).toMatchObject({ artifactState: "ready", artifactSha256: sha(data), importAttempts: 2 });
+  });
 });

@@ -51,7 +51,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ["::", 128],
   ["::1", 128],
-  ["::ffff:0:0", 96],
   ["fc00::", 7],
   ["fe80::", 10],
   ["ff00::", 8],
@@ -60,6 +59,12 @@ for (const [network, prefix] of [
 }
 
 export function isInternalAddress(address: string): boolean {
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it carries. (A ::ffff:0:0/96
+  // rule would not do: BlockList matches every IPv4 address against it.)
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return isInternalAddress(mapped);
+  // Other spellings of a mapped address (::ffff:7f00:1): refused rather than decoded.
+  if (/^::ffff:/i.test(address)) return true;
   const family = isIP(address);
   if (family === 0) return true;
   return internal.check(address, family === 4 ? "ipv4" : "ipv6");
@@ -107,6 +112,16 @@ function guardedLookup(allowPrivate: boolean) {
 }
 
 function get(url: URL, options: FetchUrlOptions): Promise<IncomingMessage> {
+  // A literal address never goes through `lookup`: check it here.
+  const literal = url.hostname.replace(/^\[|\]$/g, "");
+  if (!options.allowPrivateAddresses && isIP(literal) !== 0 && isInternalAddress(literal)) {
+    return Promise.reject(
+      new ArtifactFetchError(
+        `url: ${literal} is an internal address; imports reach public addresses only`,
+        false,
+      ),
+    );
+  }
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method: "GET",
