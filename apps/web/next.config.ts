@@ -2,7 +2,7 @@ import type { NextConfig } from "next";
 
 const config: NextConfig = {
   // Workspace packages export TypeScript source (no build step of their own).
-  transpilePackages: ["@edgefleet/api", "@edgefleet/db", "@edgefleet/selectors"],
+  transpilePackages: ["@edgefleet/api", "@edgefleet/db", "@edgefleet/selectors", "@edgefleet/agent-sdk"],
   // The pg driver is loaded by Node at run time instead of being bundled (optional native parts).
   serverExternalPackages: ["pg", "@prisma/adapter-pg"],
 };

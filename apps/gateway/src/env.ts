@@ -89,6 +89,19 @@ const gatewayEnvSchema = {
   GATEWAY_METRICS_INTERVAL_S: integerInRange("GATEWAY_METRICS_INTERVAL_S", 1, 86_400, 60),
   // Heartbeats are collected in memory and written to Postgres in one UPDATE this often.
   GATEWAY_LIVENESS_FLUSH_MS: integerInRange("GATEWAY_LIVENESS_FLUSH_MS", 50, 60_000, 2_000),
+  // Largest app artifact accepted by upload or URL import (bytes; default 512 MiB). Nodes download
+  // it over NATS, so this also bounds what one version costs every node's disk and link.
+  GATEWAY_ARTIFACT_MAX_BYTES: integerInRange("GATEWAY_ARTIFACT_MAX_BYTES", 1, 8 * 1024 ** 3, 512 * 1024 ** 2),
+  // URL imports may reach loopback/private addresses (tests, an internal mirror). Off by default:
+  // a tenant-named URL must not reach the control plane's own network.
+  GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE: z
+    .enum(["true", "false", "1", "0"], {
+      error: "GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE must be true or false",
+    })
+    .default("false")
+    .transform((value) => value === "true" || value === "1"),
+  // How often the importer looks for URL versions waiting for their artifact.
+  GATEWAY_ARTIFACT_IMPORT_POLL_MS: integerInRange("GATEWAY_ARTIFACT_IMPORT_POLL_MS", 100, 600_000, 1_000),
   // Safety net behind LISTEN/NOTIFY: re-publish deltas online nodes have not acknowledged.
   GATEWAY_DESIRED_RESCAN_MS: integerInRange("GATEWAY_DESIRED_RESCAN_MS", 100, 3_600_000, 30_000),
   // Artifacts served to nodes are copied from the object store to this disk cache (default: the

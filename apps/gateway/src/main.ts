@@ -3,6 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { ArtifactService } from "./artifacts/artifact-service.js";
+import { ArtifactBuckets } from "./artifacts/bucket.js";
+import { ArtifactImporter } from "./artifacts/importer.js";
 import { createGatewayDatabase } from "./db.js";
 import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
@@ -76,6 +79,11 @@ let shuttingDown = false;
 const httpLogger = logger.child({ component: "http" });
 const enrollmentConfig = enrollmentConfigFromEnv(env);
 const enrollment = enrollmentConfig ? createEnrollment(db, enrollmentConfig, logger, metrics.registry) : null;
+// Artifacts go into the organizations' object store buckets on the platform connection.
+const artifacts = new ArtifactService(db, new ArtifactBuckets(() => nats.nc), {
+  maxBytes: env.GATEWAY_ARTIFACT_MAX_BYTES,
+  allowPrivateAddresses: env.GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE,
+});
 const server = createHttpServer({
   health,
   metrics,
@@ -88,6 +96,7 @@ const server = createHttpServer({
       ? (input) => createLeafBundle(db, enrollment.secrets, enrollment.accounts, input)
       : null,
     enrollCredentials: enrollment?.secrets.enroll.userCreds ?? null,
+    artifacts,
   },
 });
 
@@ -137,6 +146,14 @@ edgeServices.push(
     },
     logger,
     metrics.registry,
+  ),
+);
+edgeServices.push(
+  new ArtifactImporter(
+    db,
+    artifacts,
+    { pollMs: env.GATEWAY_ARTIFACT_IMPORT_POLL_MS },
+    logger.child({ component: "artifact-importer" }),
   ),
 );
 const startedServices: EdgeService[] = [];

@@ -101,3 +101,66 @@ export async function fetchEnrollCredentials(gateway: GatewayConnection | null):
   );
   return creds;
 }
+
+/** What the gateway answered to an artifact upload. */
+export type ArtifactUploadAnswer =
+  | { ok: true; sha256: string; size: number }
+  | { ok: false; status: number; error: string; field: string | null; maxBytes: number | null };
+
+const uploadAnswerSchema = z.object({ sha256: z.string(), size: z.number().int() });
+
+/**
+ * Streams an artifact's bytes to the gateway, which stores them in the organization's bucket
+ * (PUT /internal/orgs/{orgId}/artifacts). The body is passed through as it arrives, never held
+ * whole in memory; `declaredSha256` makes the gateway refuse content that hashes otherwise.
+ */
+export async function streamArtifactToGateway(
+  gateway: GatewayConnection | null,
+  input: {
+    organizationId: string;
+    body: ReadableStream<Uint8Array>;
+    contentLength: number | null;
+    declaredSha256: string | null;
+  },
+): Promise<ArtifactUploadAnswer> {
+  const { url, internalToken } = requireGateway(gateway);
+  let response: Response;
+  try {
+    response = await fetch(
+      new URL(`/internal/orgs/${encodeURIComponent(input.organizationId)}/artifacts`, url),
+      {
+        method: "PUT",
+        headers: {
+          authorization: `Bearer ${internalToken}`,
+          "content-type": "application/octet-stream",
+          ...(input.contentLength !== null ? { "content-length": String(input.contentLength) } : {}),
+          ...(input.declaredSha256 ? { "x-artifact-sha256": input.declaredSha256 } : {}),
+        },
+        body: input.body,
+        duplex: "half",
+      } as RequestInit,
+    );
+  } catch (error) {
+    // The upload was cut on our side (the client went away) or the gateway is unreachable.
+    return {
+      ok: false,
+      status: 0,
+      error: `the upload did not reach the gateway: ${error instanceof Error ? error.message : String(error)}`,
+      field: null,
+      maxBytes: null,
+    };
+  }
+  const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
+  if (response.ok) {
+    const parsed = uploadAnswerSchema.safeParse(body);
+    if (parsed.success) return { ok: true, ...parsed.data };
+    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "the gateway sent an unexpected answer" });
+  }
+  return {
+    ok: false,
+    status: response.status,
+    error: typeof body?.error === "string" ? body.error : `HTTP ${response.status}`,
+    field: typeof body?.field === "string" ? body.field : null,
+    maxBytes: typeof body?.maxBytes === "number" ? body.maxBytes : null,
+  };
+}

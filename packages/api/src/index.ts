@@ -1,6 +1,7 @@
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "./root";
 
+export { ARTIFACT_UPLOAD_PATH, handleArtifactUpload } from "./artifact-upload";
 export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
 export { ROLES, roleAtLeast } from "./domain/roles";

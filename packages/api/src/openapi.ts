@@ -5,14 +5,13 @@
  * Errors have one shape, `{ code, message, issues? }` (issues: zod's, for invalid input).
  */
 import type { Db } from "@edgefleet/db";
-import { TRPCError } from "@trpc/server";
-import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { createOpenApiFetchHandler, generateOpenApiDocument } from "trpc-to-openapi";
-import { ZodError } from "zod";
+import { ARTIFACT_UPLOAD_PATH, handleArtifactUpload } from "./artifact-upload";
 import { authenticateApiKey } from "./domain/api-keys";
 import type { GatewayConnection } from "./gateway-client";
 import { jsonError, readBoundedBody, withBody } from "./http-guards";
 import type { IdentityDirectory } from "./keycloak-directory";
+import { type ErrorBody, errorResponseOf, toErrorBody } from "./rest-errors";
 import { appRouter, createCaller } from "./root";
 import { createTRPCContext } from "./trpc";
 
@@ -71,7 +70,11 @@ function generateDocument(baseUrl: string): OpenApiDocument {
       apiKey: { type: "http", scheme: "bearer", description: "An API key (efk_…) created in the console" },
     },
   });
-  document.paths = { ...document.paths, [AUDIT_EXPORT_PATH]: auditExportOperation(document) };
+  document.paths = {
+    ...document.paths,
+    [AUDIT_EXPORT_PATH]: auditExportOperation(document),
+    [ARTIFACT_UPLOAD_DOC_PATH]: artifactUploadOperation(),
+  };
   // The generator documents issues as `{ message }`; ours also say where (see toErrorBody).
   const schemas = document.components?.schemas ?? {};
   for (const schema of Object.values(schemas)) {
@@ -79,6 +82,13 @@ function generateDocument(baseUrl: string): OpenApiDocument {
     if (issues) issues.items = issueSchema;
   }
   schemas.error = errorSchema as unknown as (typeof schemas)[string];
+  // The upload answers the version, exactly as GET /apps/{appId}/versions/{id} does.
+  const versionResponse = document.paths?.["/apps/{appId}/versions/{id}"]?.get?.responses?.["200"];
+  const versionSchema =
+    versionResponse && "content" in versionResponse
+      ? versionResponse.content?.["application/json"]?.schema
+      : undefined;
+  if (versionSchema) schemas.appVersionArtifactUploaded = versionSchema as (typeof schemas)[string];
   // Any tenant row may be another organization's (404), and any status may come: say so everywhere.
   for (const item of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(item as Record<string, { responses?: Record<string, unknown> }>)) {
@@ -90,6 +100,54 @@ function generateDocument(baseUrl: string): OpenApiDocument {
     }
   }
   return document;
+}
+
+const ARTIFACT_UPLOAD_DOC_PATH = "/apps/{appId}/versions/{versionId}/artifact";
+
+/** The upload streams bytes, which trpc-to-openapi cannot describe: documented by hand (artifact-upload.ts). */
+function artifactUploadOperation() {
+  const json = (description: string, schema: { $ref: string }) => ({
+    description,
+    content: { "application/json": { schema } },
+  });
+  const error = { $ref: "#/components/schemas/error" };
+  const uuid = { type: "string" as const, format: "uuid" };
+  return {
+    put: {
+      operationId: "appVersion-uploadArtifact",
+      summary: "Upload a version's artifact (the raw bytes as the body)",
+      description:
+        'For a version created with `artifact: {source: "upload"}` whose artifact is still pending. The body is ' +
+        "streamed into the organization's artifact store; past the size limit the answer is 413 and nothing is kept. " +
+        "If the version declared a sha256 and the content hashes otherwise, the version fails (400, issue at `sha256`). " +
+        "A cut or refused upload leaves the version pending: send it again.",
+      tags: ["Apps"],
+      security: [{ apiKey: [] }],
+      parameters: [
+        { in: "path" as const, name: "appId", required: true, schema: uuid },
+        { in: "path" as const, name: "versionId", required: true, schema: uuid },
+      ],
+      requestBody: {
+        required: true,
+        content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } },
+      },
+      responses: {
+        "200": json("The version, its artifact now ready (sha256, size)", {
+          $ref: "#/components/schemas/appVersionArtifactUploaded",
+        }),
+        "400": json(
+          "The content does not match the declared sha256 (the version failed), or the body was cut",
+          error,
+        ),
+        "401": json("No or an invalid API key", error),
+        "403": json("The key's role is below operator", error),
+        "404": json("Not found, or not in the key's organization", error),
+        "409": json("Not an upload version, or its artifact is no longer pending", error),
+        "413": json("Larger than the artifact size limit; nothing was kept", error),
+        default: json("Any other error (503: the artifact store is unavailable)", error),
+      },
+    },
+  };
 }
 
 /** The export streams text, which trpc-to-openapi cannot describe: documented by hand, same filters as /audit. */
@@ -125,28 +183,6 @@ function auditExportOperation(document: OpenApiDocument) {
       },
     },
   };
-}
-
-interface ErrorBody {
-  code: string;
-  message: string;
-  issues?: Array<{ message: string; path: Array<string | number> }>;
-}
-
-/** The one error model: trpc-to-openapi's body also carries tRPC's internal `data` (stack, path). */
-function toErrorBody(raw: unknown, status: number): ErrorBody {
-  const body = (raw ?? {}) as { code?: unknown; message?: unknown; issues?: unknown };
-  const result: ErrorBody = {
-    code: typeof body.code === "string" ? body.code : status >= 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST",
-    message: typeof body.message === "string" ? body.message : "request failed",
-  };
-  if (Array.isArray(body.issues)) {
-    result.issues = body.issues.map((issue: { message?: unknown; path?: unknown }) => ({
-      message: String(issue.message ?? "invalid"),
-      path: Array.isArray(issue.path) ? issue.path.map((p) => (typeof p === "number" ? p : String(p))) : [],
-    }));
-  }
-  return result;
 }
 
 export interface RestRequestOptions {
@@ -201,6 +237,16 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
     return jsonError(400, "BAD_REQUEST", "the path is not valid percent-encoded UTF-8", [
       { message: "not valid percent-encoded UTF-8", path: ["path"] },
     ]);
+  }
+  // The artifact upload streams its body (up to the artifact size cap) through to the gateway:
+  // it authenticates first and caps the body itself (artifact-upload.ts).
+  const upload = ARTIFACT_UPLOAD_PATH.exec(pathname.slice(REST_BASE_PATH.length));
+  if (upload) {
+    return handleArtifactUpload(
+      req,
+      { appId: upload[1] ?? "", versionId: upload[2] ?? "" },
+      { db: opts.db, gateway: opts.gateway ?? null },
+    );
   }
   const operationPath = pathname.slice(REST_BASE_PATH.length) || "/";
   const methods = pathname.startsWith(REST_BASE_PATH) ? documentedMethods(operationPath) : null;
@@ -317,16 +363,7 @@ export async function handleAuditExport(
     // The first page is fetched before answering, so a refused or invalid request gets a proper error status.
     first = await pageAfter(undefined);
   } catch (error) {
-    const trpcError =
-      error instanceof TRPCError ? error : new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: error });
-    const issues = trpcError.cause instanceof ZodError ? trpcError.cause.issues : undefined;
-    return Response.json(
-      toErrorBody(
-        { code: trpcError.code, message: issues ? "Input validation failed" : trpcError.message, issues },
-        getHTTPStatusCodeFromError(trpcError),
-      ),
-      { status: getHTTPStatusCodeFromError(trpcError) },
-    );
+    return errorResponseOf(error);
   }
   const encoder = new TextEncoder();
   const render = (entry: (typeof first.items)[number]) =>

@@ -1,4 +1,6 @@
 import { apiKeyRouter } from "./routers/apiKey";
+import { appsRouter } from "./routers/app";
+import { appVersionRouter } from "./routers/appVersion";
 import { auditRouter } from "./routers/audit";
 import { enrollmentRouter } from "./routers/enrollment";
 import { fleetRouter } from "./routers/fleet";
@@ -19,6 +21,8 @@ export const appRouter = createTRPCRouter({
   apiKey: apiKeyRouter,
   audit: auditRouter,
   enrollment: enrollmentRouter,
+  app: appsRouter,
+  appVersion: appVersionRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -140,6 +140,15 @@ describe("authorization matrix (generated from appRouter)", () => {
       "fleet.changes",
       "fleet.events",
       "node.statusHistory",
+      // Apps and versions (issue 10): viewers read, operators write, the upload is authorized here.
+      "app.list",
+      "app.create",
+      "app.update",
+      "app.delete",
+      "app.deployment",
+      "appVersion.create",
+      "appVersion.delete",
+      "appVersion.uploadTarget",
     ]) {
       expect(paths).toContain(path);
     }

@@ -3,6 +3,7 @@
  * apps/gateway and end to end): checks the shared secret, records what the console's API sent,
  * and answers as the gateway does.
  */
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -20,9 +21,11 @@ export interface GatewayStandIn {
 }
 
 async function bodyOf(req: IncomingMessage): Promise<unknown> {
-  let text = "";
-  for await (const chunk of req) text += chunk;
-  return text ? JSON.parse(text) : null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  if (req.headers["content-type"] !== "application/json") return body;
+  return body.length > 0 ? JSON.parse(body.toString("utf8")) : null;
 }
 
 export async function startGatewayStandIn(secret = "s".repeat(40)): Promise<GatewayStandIn> {
@@ -36,6 +39,12 @@ export async function startGatewayStandIn(secret = "s".repeat(40)): Promise<Gate
     };
     if (req.headers.authorization !== `Bearer ${secret}`) return send(401, { error: "wrong internal token" });
     if (req.url === "/internal/enroll-credentials") return send(200, { creds: STAND_IN_ENROLL_CREDS });
+    // Artifact upload: answers like the gateway (the real one is tested in apps/gateway and in
+    // artifact-upload.test.ts against a real gateway and object store).
+    if (req.method === "PUT" && /^\/internal\/orgs\/[^/]+\/artifacts$/.test(req.url ?? "")) {
+      const bytes = body as Buffer;
+      return send(200, { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length });
+    }
     if (req.url?.includes(UNAVAILABLE_SITE_ID)) return send(503, { error: "NATS_LEAF_URL is not set" });
     send(200, {
       config: 'listen: "0.0.0.0:4222"\n',

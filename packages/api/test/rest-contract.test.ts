@@ -45,6 +45,18 @@ beforeAll(async () => {
   ids.invitee = (await owner.member.invite({ email: "rest-invitee@acme.example", role: "viewer" })).userId;
   ids.site = (await owner.site.create({ name: "rest-site" })).id;
   ids.emptySite = (await owner.site.create({ name: "rest-site-to-delete" })).id;
+  ids.app = (await owner.app.create({ name: "rest-app" })).id;
+  ids.appToDelete = (await owner.app.create({ name: "rest-app-to-delete" })).id;
+  const version = (label: string) =>
+    owner.appVersion.create({
+      appId: ids.app as string,
+      version: label,
+      runSpec: { command: ["./rest-app"] },
+      artifact: { source: "upload" },
+    });
+  ids.version = (await version("1.0.0")).id;
+  ids.versionToDelete = (await version("0.9.0")).id;
+  ids.uploadVersion = (await version("1.1.0")).id;
   gateway = await startGatewayStandIn();
 });
 
@@ -121,9 +133,25 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
   "PATCH /sites/{id}": () => ({ path: `/sites/${ids.site}`, body: { description: "patched" } }),
   "DELETE /sites/{id}": () => ({ path: `/sites/${ids.emptySite}` }),
   "POST /sites/{id}/leaf-bundle": () => ({ path: `/sites/${ids.site}/leaf-bundle`, body: {} }),
+  "POST /apps": () => ({ path: "/apps", body: { name: "made-over-rest", description: "REST" } }),
+  "GET /apps/{id}": () => ({ path: `/apps/${ids.app}` }),
+  "PATCH /apps/{id}": () => ({ path: `/apps/${ids.app}`, body: { description: "patched" } }),
+  "DELETE /apps/{id}": () => ({ path: `/apps/${ids.appToDelete}` }),
+  "GET /apps/{id}/deployment": () => ({ path: `/apps/${ids.app}/deployment` }),
+  "GET /apps/{appId}/versions": () => ({ path: `/apps/${ids.app}/versions`, query: { limit: "1" } }),
+  "POST /apps/{appId}/versions": () => ({
+    path: `/apps/${ids.app}/versions`,
+    body: {
+      version: "2.0.0",
+      runSpec: { command: ["./rest-app", "--v2"], env: { MODE: "rest" } },
+      artifact: { source: "url", url: "https://downloads.example.com/rest-app-2.0.0.tar.gz" },
+    },
+  }),
+  "GET /apps/{appId}/versions/{id}": () => ({ path: `/apps/${ids.app}/versions/${ids.version}` }),
+  "DELETE /apps/{appId}/versions/{id}": () => ({ path: `/apps/${ids.app}/versions/${ids.versionToDelete}` }),
 };
 
-const SPECIAL = new Set(["GET /audit/export"]);
+const SPECIAL = new Set(["GET /audit/export", "PUT /apps/{appId}/versions/{versionId}/artifact"]);
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
 const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
@@ -142,6 +170,7 @@ describe("the OpenAPI document", () => {
     const documented = operations.map((o) => o.id);
     for (const id of Object.keys(calls)) expect(documented).toContain(id);
     expect(documented).toContain("GET /audit/export");
+    expect(documented).toContain("PUT /apps/{appId}/versions/{versionId}/artifact");
   });
 });
 
@@ -262,5 +291,40 @@ describe("errors, auth and pagination over REST", () => {
     await expectDocumented(op, await rest("GET", "/audit/export", { key: keys.viewer }), 403);
     const bad = await rest("GET", "/audit/export", { query: { format: "xml" } });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe("artifact upload over REST (bytes, documented by hand)", () => {
+  const op = () => {
+    const found = operations.find((o) => o.id === "PUT /apps/{appId}/versions/{versionId}/artifact");
+    if (!found) throw new Error("upload not documented");
+    return found.operation;
+  };
+  const upload = (versionId: string, key: string | null, body: Uint8Array = new Uint8Array([1, 2, 3])) => {
+    const headers: Record<string, string> = { "content-type": "application/octet-stream" };
+    if (key) headers.authorization = `Bearer ${key}`;
+    return handleRestRequest(
+      new Request(`${ORIGIN}${REST_BASE_PATH}/apps/${ids.app}/versions/${versionId}/artifact`, {
+        method: "PUT",
+        headers,
+        body,
+      }),
+      { db, gateway: gateway.connection },
+    );
+  };
+
+  it("answers each documented status in its documented shape", async () => {
+    const sent = gateway.received.length;
+    await expectDocumented(op(), await upload(ids.uploadVersion as string, null), 401);
+    await expectDocumented(op(), await upload(ids.uploadVersion as string, keys.viewer), 403);
+    const globexVersion = await db.appVersion.findFirstOrThrow({
+      where: { organization: { slug: "globex" } },
+    });
+    await expectDocumented(op(), await upload(globexVersion.id, keys.operator), 404);
+    // Refused before a byte went to the gateway.
+    expect(gateway.received.length).toBe(sent);
+    const ready = await expectDocumented(op(), await upload(ids.uploadVersion as string, keys.operator), 200);
+    expect(ready.artifact).toMatchObject({ state: "ready", size: 3 });
+    await expectDocumented(op(), await upload(ids.uploadVersion as string, keys.operator), 409);
   });
 });

@@ -31,7 +31,8 @@ export interface DesiredAppsResult {
 export interface DesiredAppSpec {
   app: string;
   version: string;
-  artifactUrl: string;
+  /** The HTTPS URL a `url` version was imported from; null for uploads (nodes fetch by sha256). */
+  artifactUrl: string | null;
   artifactSha256: string | null;
   runSpec: Prisma.JsonValue;
 }
@@ -59,17 +60,9 @@ export async function setDesiredApps(
   nodeId: string,
   change: DesiredAppsChange,
 ): Promise<DesiredAppsResult> {
-  const putIds = unique(change.put ?? []);
-  const delIds = unique(change.del ?? []);
-  for (const [what, id] of [
-    ["organization", organizationId],
-    ["node", nodeId],
-    ...putIds.map((id) => ["app version", id]),
-    ...delIds.map((id) => ["app", id]),
-  ]) {
-    if (!UUID.test(id ?? ""))
-      throw new DesiredStateError(`${what} id must be a UUID, got ${JSON.stringify(id)}`);
-  }
+  const ids = validateChangeIds(organizationId, change);
+  if (!UUID.test(nodeId))
+    throw new DesiredStateError(`node id must be a UUID, got ${JSON.stringify(nodeId)}`);
   return db.$transaction(async (tx) => {
     // Row lock: concurrent changes to one node take revisions one after the other.
     const [node] = await tx.$queryRaw<Array<{ desired_revision: number }>>`
@@ -77,35 +70,10 @@ export async function setDesiredApps(
       WHERE id = ${nodeId}::uuid AND organization_id = ${organizationId}::uuid
       FOR UPDATE`;
     if (!node) throw new DesiredStateError(`node ${nodeId} not found in organization ${organizationId}`);
-
-    const versions = await tx.appVersion.findMany({
-      where: { organizationId, id: { in: putIds } },
-      select: { id: true, appId: true, app: { select: { name: true } } },
-    });
-    const missingVersions = putIds.filter((id) => !versions.some((version) => version.id === id));
-    if (missingVersions.length > 0) {
-      throw new DesiredStateError(
-        `app versions not found in this organization: ${missingVersions.join(", ")}`,
-      );
-    }
-    const appsOfPuts = versions.map((version) => version.appId);
-    if (new Set(appsOfPuts).size !== appsOfPuts.length) {
-      throw new DesiredStateError("put names two versions of the same app");
-    }
-    const apps = await tx.app.findMany({
-      where: { organizationId, id: { in: delIds } },
-      select: { id: true, name: true },
-    });
-    const missingApps = delIds.filter((id) => !apps.some((app) => app.id === id));
-    if (missingApps.length > 0) {
-      throw new DesiredStateError(`apps not found in this organization: ${missingApps.join(", ")}`);
-    }
-    if (delIds.some((id) => appsOfPuts.includes(id))) {
-      throw new DesiredStateError("an app cannot be both put and deleted in one change");
-    }
+    const { versions, apps, appsOfPuts } = await resolveChange(tx, organizationId, ids);
 
     const existing = await tx.appInstance.findMany({
-      where: { nodeId, appId: { in: [...appsOfPuts, ...delIds] } },
+      where: { nodeId, appId: { in: [...appsOfPuts, ...ids.delIds] } },
       select: { appId: true, desiredVersionId: true },
     });
     const current = new Map(existing.map((instance) => [instance.appId, instance.desiredVersionId]));
@@ -130,7 +98,7 @@ export async function setDesiredApps(
     }
     if (puts.length > 0) {
       await tx.desiredAppRemoval.deleteMany({
-        where: { nodeId, appName: { in: puts.map((version) => version.app.name) } },
+        where: { nodeId, appName: { in: puts.map((version) => version.appName) } },
       });
     }
     if (dels.length > 0) {
@@ -147,6 +115,68 @@ export async function setDesiredApps(
     await tx.$executeRaw`SELECT pg_notify(${DESIRED_REVISION_CHANNEL}, ${nodeId})`;
     return { revision, changed: true };
   });
+}
+
+/** The ids of a change, deduplicated and checked to be UUIDs (Postgres would answer a driver error). */
+export interface ChangeIds {
+  putIds: string[];
+  delIds: string[];
+}
+
+export function validateChangeIds(organizationId: string, change: DesiredAppsChange): ChangeIds {
+  const putIds = unique(change.put ?? []);
+  const delIds = unique(change.del ?? []);
+  for (const [what, id] of [
+    ["organization", organizationId],
+    ...putIds.map((id) => ["app version", id]),
+    ...delIds.map((id) => ["app", id]),
+  ]) {
+    if (!UUID.test(id ?? ""))
+      throw new DesiredStateError(`${what} id must be a UUID, got ${JSON.stringify(id)}`);
+  }
+  return { putIds, delIds };
+}
+
+export interface ResolvedChange {
+  versions: Array<{ id: string; appId: string; appName: string }>;
+  apps: Array<{ id: string; name: string }>;
+  appsOfPuts: string[];
+}
+
+/**
+ * The versions and apps a change names, all of `organizationId` (else DesiredStateError), with
+ * at most one version per app and no app both put and deleted.
+ */
+export async function resolveChange(
+  db: Pick<Db, "appVersion" | "app">,
+  organizationId: string,
+  ids: ChangeIds,
+): Promise<ResolvedChange> {
+  const rows = await db.appVersion.findMany({
+    where: { organizationId, id: { in: ids.putIds } },
+    select: { id: true, appId: true, app: { select: { name: true } } },
+  });
+  const versions = rows.map((row) => ({ id: row.id, appId: row.appId, appName: row.app.name }));
+  const missingVersions = ids.putIds.filter((id) => !versions.some((version) => version.id === id));
+  if (missingVersions.length > 0) {
+    throw new DesiredStateError(`app versions not found in this organization: ${missingVersions.join(", ")}`);
+  }
+  const appsOfPuts = versions.map((version) => version.appId);
+  if (new Set(appsOfPuts).size !== appsOfPuts.length) {
+    throw new DesiredStateError("put names two versions of the same app");
+  }
+  const apps = await db.app.findMany({
+    where: { organizationId, id: { in: ids.delIds } },
+    select: { id: true, name: true },
+  });
+  const missingApps = ids.delIds.filter((id) => !apps.some((app) => app.id === id));
+  if (missingApps.length > 0) {
+    throw new DesiredStateError(`apps not found in this organization: ${missingApps.join(", ")}`);
+  }
+  if (ids.delIds.some((id) => appsOfPuts.includes(id))) {
+    throw new DesiredStateError("an app cannot be both put and deleted in one change");
+  }
+  return { versions, apps, appsOfPuts };
 }
 
 /**
@@ -208,8 +238,8 @@ export async function desiredDeltaSince(
   );
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function unique(ids: readonly string[]): string[] {
+export function unique(ids: readonly string[]): string[] {
   return [...new Set(ids)];
 }

@@ -1,5 +1,6 @@
 export { type CreatePrismaClientOptions, createPrismaClient, type Db } from "./client";
 export { connectionConfigFromUrl, requireDatabaseUrl } from "./connection";
+export { type DeltaRequest, desiredDeltasSince, type NodeDelta } from "./desired-deltas";
 export {
   DESIRED_REVISION_CHANNEL,
   type DesiredAppSpec,
@@ -10,6 +11,11 @@ export {
   desiredDeltaSince,
   setDesiredApps,
 } from "./desired-state";
+export {
+  type NodeDesiredResult,
+  nodeIdsOfNotification,
+  setDesiredAppsForNodes,
+} from "./desired-state-batch";
 export {
   createEnrollmentToken,
   ENROLLMENT_TOKEN_PREFIX,

@@ -1,6 +1,14 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
+import { type ArtifactService, OrganizationNotFoundError } from "../artifacts/artifact-service.js";
+import { ArtifactStoreUnavailableError, SHA256_HEX } from "../artifacts/bucket.js";
+import { ArtifactFetchError } from "../artifacts/fetch-url.js";
+import {
+  ArtifactHashMismatchError,
+  ArtifactTooLargeError,
+  ArtifactTruncatedError,
+} from "../artifacts/store-artifact.js";
 import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sites/leaf-bundle.js";
 
 /**
@@ -11,6 +19,12 @@ import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sit
  *
  *   POST /internal/sites/{siteId}/leaf-bundle   {organizationId, listen?, credentialsPath?} → {config, creds}
  *   GET  /internal/enroll-credentials           → {creds}  (the public enrollment credentials)
+ *   PUT  /internal/orgs/{orgId}/artifacts       body = the artifact (streamed), optional header
+ *        `x-artifact-sha256` (the content must hash to it) → {sha256, size, deduplicated};
+ *        413 past GATEWAY_ARTIFACT_MAX_BYTES, 400 on a hash mismatch or a cut body (nothing kept)
+ *   POST /internal/orgs/{orgId}/artifacts/import {url, sha256?} → {sha256, size, deduplicated}:
+ *        fetches an https URL into the bucket (synchronously; the importer does it for versions)
+ *   GET  /internal/orgs/{orgId}/artifacts/{sha256} → {sha256, size}, 404 when not in that org's bucket
  */
 export interface InternalApiDeps {
   /** Shared secret; undefined turns the internal API off (503). */
@@ -21,11 +35,21 @@ export interface InternalApiDeps {
   createLeafBundle: ((input: LeafBundleInput) => Promise<LeafBundle>) | null;
   /** Public enrollment credentials agents enroll with; null when enrollment is disabled. */
   enrollCredentials: string | null;
+  /** Artifact upload/import into the organizations' object store buckets. */
+  artifacts?: ArtifactService | null;
 }
 
 export const INTERNAL_PREFIX = "/internal/";
 const LEAF_BUNDLE_PATH = /^\/internal\/sites\/([^/]+)\/leaf-bundle$/;
 const ENROLL_CREDENTIALS_PATH = "/internal/enroll-credentials";
+const ARTIFACTS_PATH = /^\/internal\/orgs\/([^/]+)\/artifacts(?:\/(import|[^/]+))?$/;
+
+export const importRequest = z
+  .object({
+    url: z.string().min(1).max(2048),
+    sha256: z.string().regex(SHA256_HEX, "sha256 must be 64 lowercase hex digits").optional(),
+  })
+  .strict();
 const MAX_BODY_BYTES = 16 * 1024;
 
 /** Where a site's agents connect on the leaf machine: host:port. */
@@ -59,6 +83,13 @@ export class HttpError extends Error {
 export function internalRouteOf(path: string): string | null {
   if (path === ENROLL_CREDENTIALS_PATH) return ENROLL_CREDENTIALS_PATH;
   if (LEAF_BUNDLE_PATH.test(path)) return "/internal/sites/:siteId/leaf-bundle";
+  const artifacts = ARTIFACTS_PATH.exec(path);
+  if (artifacts) {
+    if (artifacts[2] === undefined) return "/internal/orgs/:orgId/artifacts";
+    return artifacts[2] === "import"
+      ? "/internal/orgs/:orgId/artifacts/import"
+      : "/internal/orgs/:orgId/artifacts/:sha256";
+  }
   return null;
 }
 
@@ -111,6 +142,8 @@ export async function handleInternalRequest(
       if (!deps.enrollCredentials) throw new HttpError(503, "enrollment is disabled on this gateway");
       return { status: 200, body: { creds: deps.enrollCredentials } };
     }
+    const artifactRoute = ARTIFACTS_PATH.exec(path);
+    if (artifactRoute) return await handleArtifacts(deps, req, res, artifactRoute[1] ?? "", artifactRoute[2]);
     const siteId = LEAF_BUNDLE_PATH.exec(path)?.[1];
     if (siteId === undefined) throw new HttpError(404, `no route for ${path}`);
     requireMethod(req, res, "POST");
@@ -140,6 +173,66 @@ export async function handleInternalRequest(
   } catch (error) {
     if (error instanceof HttpError) return { status: error.status, body: { error: error.message } };
     if (error instanceof SiteNotFoundError) return { status: 404, body: { error: error.message } };
+    const artifactError = artifactErrorAnswer(error);
+    if (artifactError) return artifactError;
     throw error;
   }
+}
+
+function artifactErrorAnswer(error: unknown): { status: number; body: Record<string, unknown> } | null {
+  if (error instanceof ArtifactTooLargeError) {
+    return { status: 413, body: { error: error.message, maxBytes: error.maxBytes } };
+  }
+  if (error instanceof ArtifactHashMismatchError) {
+    return { status: 400, body: { error: error.message, field: "sha256", actual: error.actual } };
+  }
+  if (error instanceof ArtifactTruncatedError) return { status: 400, body: { error: error.message } };
+  if (error instanceof ArtifactFetchError)
+    return { status: 422, body: { error: error.message, field: "url" } };
+  if (error instanceof OrganizationNotFoundError) return { status: 404, body: { error: error.message } };
+  if (error instanceof ArtifactStoreUnavailableError) {
+    return { status: 503, body: { error: `the artifact store is unavailable: ${error.message}` } };
+  }
+  return null;
+}
+
+async function handleArtifacts(
+  deps: InternalApiDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  organizationId: string,
+  sub: string | undefined,
+): Promise<{ status: number; body: unknown }> {
+  const artifacts = deps.artifacts;
+  if (!artifacts) throw new HttpError(503, "artifacts are not available on this gateway");
+  if (!z.uuid().safeParse(organizationId).success) {
+    throw new HttpError(404, `organization ${organizationId} not found`);
+  }
+  if (sub === undefined) {
+    requireMethod(req, res, "PUT");
+    const declaredSha = req.headers["x-artifact-sha256"];
+    if (declaredSha !== undefined && (typeof declaredSha !== "string" || !SHA256_HEX.test(declaredSha))) {
+      throw new HttpError(400, "x-artifact-sha256 must be 64 lowercase hex digits");
+    }
+    const length = Number(req.headers["content-length"]);
+    const size = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+    const stored = await artifacts.upload(organizationId, req, { sha256: declaredSha, size });
+    return { status: 200, body: stored };
+  }
+  if (sub === "import") {
+    requireMethod(req, res, "POST");
+    const parsed = importRequest.safeParse(await readJson(req));
+    if (!parsed.success) {
+      throw new HttpError(
+        400,
+        parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+      );
+    }
+    const stored = await artifacts.importUrl(organizationId, parsed.data.url, parsed.data.sha256);
+    return { status: 200, body: stored };
+  }
+  requireMethod(req, res, "GET");
+  const found = await artifacts.info(organizationId, sub);
+  if (!found) throw new HttpError(404, `artifact ${sub} not found`);
+  return { status: 200, body: found };
 }

@@ -59,9 +59,15 @@ export function createHttpServer({
         hubLeafUrls: [],
         createLeafBundle: null,
         enrollCredentials: null,
+        artifacts: null,
       };
       handleInternalRequest(deps, req, res, path)
-        .then(({ status, body }) => sendJson(res, status, body))
+        .then(({ status, body }) => {
+          // Answered before the body was read (a refused upload): this connection cannot carry
+          // another request, so say so instead of letting the client reuse a socket we drop.
+          if (!req.complete) res.setHeader("connection", "close");
+          sendJson(res, status, body);
+        })
         .catch((error: unknown) => {
           logger.error({ err: error, route }, "internal request failed");
           if (!res.headersSent) sendJson(res, 500, { error: "internal error" });

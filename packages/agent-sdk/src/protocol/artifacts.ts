@@ -59,8 +59,8 @@ export function efArtifactUrl(sha256: string): string {
  * (an HTTPS URL imported into the store) the object named by its SHA-256. null: nothing to fetch
  * (no hash and no store URL: the run spec's command runs as it is).
  */
-export function artifactObjectName(artifactUrl: string, artifactSha256: string | null): string | null {
-  const named = parseEfArtifactUrl(artifactUrl);
+export function artifactObjectName(artifactUrl: string | null, artifactSha256: string | null): string | null {
+  const named = artifactUrl === null ? null : parseEfArtifactUrl(artifactUrl);
   if (named) return named;
   const sha = artifactSha256?.toLowerCase() ?? null;
   return sha && isSha256Hex(sha) ? sha : null;
@@ -72,7 +72,7 @@ export function artifactObjectName(artifactUrl: string, artifactSha256: string |
  * hash that is not a SHA-256 (the API validates it; a stored one that is not is a bug to surface).
  */
 export function wireArtifactRef(
-  artifactUrl: string,
+  artifactUrl: string | null,
   artifactSha256: string | null,
 ): { sha: string; obj?: string } | null {
   const obj = artifactObjectName(artifactUrl, artifactSha256);

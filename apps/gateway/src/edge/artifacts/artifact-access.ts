@@ -46,7 +46,9 @@ export class ArtifactAccess {
         WHERE i.node_id = ${node.id}::uuid
           AND i.organization_id = ${node.organizationId}::uuid
           AND (v.artifact_url = ${EF_ARTIFACT_SCHEME + obj}
-               OR (v.artifact_url NOT LIKE ${`${EF_ARTIFACT_SCHEME}%`} AND lower(v.artifact_sha256) = ${obj}))
+               -- uploaded (no URL) or imported from HTTPS: named by its SHA-256
+               OR ((v.artifact_url IS NULL OR v.artifact_url NOT LIKE ${`${EF_ARTIFACT_SCHEME}%`})
+                   AND lower(v.artifact_sha256) = ${obj}))
       ) AS allowed`);
     const allowed = row?.allowed === true;
     if (this.cache.size >= this.maxEntries) {
