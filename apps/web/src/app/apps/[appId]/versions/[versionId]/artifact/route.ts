@@ -10,7 +10,10 @@ import { gatewayConnection } from "~/server/gateway";
 // a PUT with our cookies without a CORS preflight we never grant; the Origin check is a second lock.
 export const dynamic = "force-dynamic";
 
-export async function PUT(req: Request, { params }: { params: Promise<{ appId: string; versionId: string }> }) {
+export async function PUT(
+  req: Request,
+  { params }: { params: Promise<{ appId: string; versionId: string }> },
+) {
   const origin = req.headers.get("origin");
   if (origin !== null && origin !== new URL(env.AUTH_URL).origin) {
     return Response.json({ code: "FORBIDDEN", message: "cross-origin uploads are refused" }, { status: 403 });
