@@ -1,4 +1,4 @@
-import { formatWireId } from "@edgefleet/agent-sdk/protocol";
+import { artifactBucket, formatWireId } from "@edgefleet/agent-sdk/protocol";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Base64UrlPaddedCodec, type ObjectStore, Objm, StorageType } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -11,7 +11,8 @@ import type { NatsConnection } from "@nats-io/transport-node";
  * to it: the gateway serves their chunk requests (contract shared with the node-side fetch).
  */
 export function artifactBucketName(organizationWireId: bigint): string {
-  return `ART_${formatWireId(organizationWireId)}`;
+  // One definition of the name, shared with the chunk service (protocol/artifacts.ts).
+  return artifactBucket(formatWireId(organizationWireId));
 }
 
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
