@@ -108,6 +108,19 @@ ensure_keycloak() {
   ok "keycloak $KEYCLOAK_VERSION"
 }
 
+# The test command fuzzes the REST API from its OpenAPI document with schemathesis (PyPI).
+ensure_schemathesis() {
+  if [ ! -x "$SCHEMATHESIS_BIN" ]; then
+    command -v python3 >/dev/null || die "python3 is missing" "install Python 3.9+ (the REST fuzzer, schemathesis, runs on it)"
+    local venv
+    venv="$(dirname "$(dirname "$SCHEMATHESIS_BIN")")"
+    rm -rf "$venv"
+    run_with_progress "pip install schemathesis $SCHEMATHESIS_VERSION" 60 "$EDGEFLEET_CACHE/logs/schemathesis.log" \
+      bash -c "python3 -m venv '$venv' && '$venv/bin/pip' install -q 'schemathesis==$SCHEMATHESIS_VERSION'"
+  fi
+  ok "schemathesis $SCHEMATHESIS_VERSION"
+}
+
 ensure_node_modules() {
   step "installing node packages (pnpm install)"
   (cd "$REPO_ROOT" && pnpm install --frozen-lockfile --reporter=append-only 2>&1 | grep -vE '^(Progress|\s*$)' | tail -n 5) ||
@@ -124,6 +137,7 @@ main() {
   ensure_nats
   ensure_keycloak
   ensure_mimir
+  if [ "$WITH_TEST" = 1 ]; then ensure_schemathesis; fi
   step "install complete in $((SECONDS - start))s (cache: $EDGEFLEET_CACHE)"
 }
 
