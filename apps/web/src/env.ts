@@ -27,6 +27,15 @@ export const env = createEnv({
       .string()
       .min(32, "GATEWAY_INTERNAL_TOKEN must be at least 32 characters")
       .optional(),
+    /**
+     * Tenant fairness (fair-share.ts in @edgefleet/api), per web process: API calls running at
+     * once, requests per second (and burst) per organization and per API key. Past a rate: 429.
+     */
+    EDGEFLEET_API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(16),
+    EDGEFLEET_ORG_RATE: z.coerce.number().positive().default(200),
+    EDGEFLEET_ORG_BURST: z.coerce.number().int().min(1).default(400),
+    EDGEFLEET_API_KEY_RATE: z.coerce.number().positive().default(50),
+    EDGEFLEET_API_KEY_BURST: z.coerce.number().int().min(1).default(100),
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   },
   client: {},

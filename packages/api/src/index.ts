@@ -5,6 +5,7 @@ export { ARTIFACT_UPLOAD_PATH, handleArtifactUpload } from "./artifact-upload";
 export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
 export { ROLES, roleAtLeast } from "./domain/roles";
+export { DEFAULT_FAIR_SHARE, FairShare, type FairShareOptions, RateLimited } from "./fair-share";
 export type { GatewayConnection } from "./gateway-client";
 export {
   MAX_REQUEST_BODY_BYTES,

@@ -8,6 +8,7 @@ import type { Db } from "@edgefleet/db";
 import { createOpenApiFetchHandler, generateOpenApiDocument } from "trpc-to-openapi";
 import { ARTIFACT_UPLOAD_PATH, handleArtifactUpload } from "./artifact-upload";
 import { authenticateApiKey } from "./domain/api-keys";
+import type { FairShare } from "./fair-share";
 import type { GatewayConnection } from "./gateway-client";
 import { jsonError, readBoundedBody, withBody } from "./http-guards";
 import type { IdentityDirectory } from "./keycloak-directory";
@@ -194,6 +195,8 @@ export interface RestRequestOptions {
   gateway?: GatewayConnection | null;
   /** Keycloak's side of membership (member invite and remove). */
   identityDirectory?: IdentityDirectory | null;
+  /** Rate limits and fair queuing across organizations (one instance per process). */
+  fairShare?: FairShare | null;
 }
 
 const BEARER_TOKEN = /^Bearer\s+(\S+)$/i;
@@ -292,14 +295,19 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
         gateway: opts.gateway ?? null,
         identityDirectory: opts.identityDirectory ?? null,
         authenticatedKey: key,
+        fairShare: opts.fairShare ?? null,
       }),
     // Internal errors are logged with their reference by the error formatter (trpc.ts).
   });
   if (response.status < 400) return response;
   const raw = await response.json().catch(() => null);
+  const retryAfter = (raw as { data?: { retryAfterSeconds?: unknown } } | null)?.data?.retryAfterSeconds;
   return Response.json(toErrorBody(raw, response.status), {
     status: response.status,
-    headers: { "cache-control": "no-store" },
+    headers: {
+      "cache-control": "no-store",
+      ...(typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}),
+    },
   });
 }
 

@@ -28,6 +28,7 @@ import { ZodError, z } from "zod";
 import { type AuthenticatedApiKey, authenticateApiKey } from "./domain/api-keys";
 import { type AuditChange, type AuditRecorder, createAuditRecorder, writeAuditRow } from "./domain/audit";
 import { type Actor, roleAtLeast } from "./domain/roles";
+import { type FairShare, RateLimited } from "./fair-share";
 import type { GatewayConnection } from "./gateway-client";
 import { internalErrorMessage, reportInternalError } from "./http-guards";
 import type { IdentityDirectory } from "./keycloak-directory";
@@ -68,6 +69,8 @@ export interface CreateContextOptions {
   identityDirectory?: IdentityDirectory | null;
   /** The API key of `authorization`, when the transport already authenticated it (REST does, before reading the body). */
   authenticatedKey?: AuthenticatedApiKey | null;
+  /** Per-process rate limits and fair queuing across organizations (the web app passes its one instance). */
+  fairShare?: FairShare | null;
 }
 
 /**
@@ -86,6 +89,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     fleetChanges: opts.fleetChanges ?? null,
     identityDirectory: opts.identityDirectory ?? null,
     authenticatedKey: opts.authenticatedKey ?? null,
+    fairShare: opts.fairShare ?? null,
   };
 }
 
@@ -119,7 +123,9 @@ const t = initTRPC
       }
       // Input errors carry the per-field messages so forms can show them next to the field.
       const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : null;
-      return { ...shape, data: { ...shape.data, zodError } };
+      // Rate limited: when to try again (the HTTP handlers also send it as Retry-After).
+      const retryAfterSeconds = error.cause instanceof RateLimited ? error.cause.retryAfterSeconds : null;
+      return { ...shape, data: { ...shape.data, zodError, retryAfterSeconds } };
     },
   });
 
@@ -266,9 +272,18 @@ export const organizationProcedure = procedure
       });
     }
     const { organization, actor } = caller;
+    // Fair share across organizations (fair-share.ts); a live subscription holds no slot.
+    const release = type === "subscription" ? null : await admitFairly(ctx.fairShare, organization.id, actor);
     const audit: AuditRecorder = createAuditRecorder();
-    const proceed = (db: Db) =>
-      next({ ctx: { ...ctx, db, organization, actor, audit, tenantDb: tenantDb(db, organization.id) } });
+    const proceed = async (db: Db) => {
+      try {
+        return await next({
+          ctx: { ...ctx, db, organization, actor, audit, tenantDb: tenantDb(db, organization.id) },
+        });
+      } finally {
+        release?.();
+      }
+    };
     if (type !== "mutation" || !meta?.audit) return proceed(ctx.db);
     const auditAction = meta.audit;
     // The mutation and its audit row commit together: one transaction around handler and audit
@@ -291,6 +306,23 @@ export const organizationProcedure = procedure
       throw error;
     }
   });
+
+/** A slot for the call, or TOO_MANY_REQUESTS saying when to retry (`retryAfterSeconds` in the error data). */
+async function admitFairly(
+  fairShare: FairShare | null,
+  organizationId: string,
+  actor: Actor,
+): Promise<(() => void) | null> {
+  if (!fairShare) return null;
+  try {
+    return await fairShare.admit(organizationId, actor.type === "apiKey" ? actor.id : null);
+  } catch (error) {
+    if (error instanceof RateLimited) {
+      throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: error.message, cause: error });
+    }
+    throw error;
+  }
+}
 
 /** Carries a failed handler's result out of the transaction, which it rolls back. */
 class FailedMutation extends Error {

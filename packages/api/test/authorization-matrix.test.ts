@@ -195,6 +195,7 @@ describe("fail closed", () => {
       fleetChanges: null,
       identityDirectory: null,
       authenticatedKey: null,
+      fairShare: null,
     });
     await expect(caller.undeclared()).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(caller.unaudited()).rejects.toMatchObject({ code: "FORBIDDEN" });

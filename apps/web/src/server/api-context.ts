@@ -5,6 +5,7 @@ import { auth } from "~/auth";
 import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/active-organization";
 import { env } from "~/env";
 import { db } from "./db";
+import { fairShare } from "./fair-share";
 import { fleetChanges } from "./fleet-changes";
 import { gatewayConnection } from "./gateway";
 import { identityDirectory } from "./identity-directory";
@@ -29,5 +30,6 @@ export async function createRequestContext() {
     fleetChanges,
     gateway: gatewayConnection(),
     identityDirectory,
+    fairShare,
   });
 }

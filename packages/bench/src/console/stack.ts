@@ -269,6 +269,12 @@ export class WebProcess {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? "/root",
+          // The cases measure latency at a fixed concurrency from one key: rate limits out of the way
+          // (fair queuing across organizations stays on).
+          EDGEFLEET_ORG_RATE: "1000000",
+          EDGEFLEET_ORG_BURST: "1000000",
+          EDGEFLEET_API_KEY_RATE: "1000000",
+          EDGEFLEET_API_KEY_BURST: "1000000",
           ...stackEnv,
           NODE_ENV: "production",
         },

@@ -33,6 +33,12 @@ async function handler(req: Request) {
     router: appRouter,
     createContext: createRequestContext,
     // Internal errors are logged with a reference by the API's error formatter.
+    responseMeta({ errors }) {
+      // Rate limited (fair-share.ts): say when to try again.
+      const limited = errors.find((error) => error.code === "TOO_MANY_REQUESTS");
+      const retryAfter = (limited?.cause as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+      return retryAfter ? { headers: { "retry-after": String(retryAfter) } } : {};
+    },
   });
 }
 

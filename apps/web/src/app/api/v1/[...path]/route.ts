@@ -1,6 +1,7 @@
 import { handleRestRequest } from "@edgefleet/api";
 import { env } from "~/env";
 import { db } from "~/server/db";
+import { fairShare } from "~/server/fair-share";
 import { gatewayConnection } from "~/server/gateway";
 import { identityDirectory } from "~/server/identity-directory";
 
@@ -15,6 +16,7 @@ function handler(req: Request) {
     mimirUrl: env.MIMIR_URL,
     gateway: gatewayConnection(),
     identityDirectory,
+    fairShare,
   });
 }
 
