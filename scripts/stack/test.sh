@@ -26,7 +26,7 @@ pnpm lint
 step "typecheck"
 pnpm turbo run typecheck --output-logs=errors-only
 step "unit and integration tests (real Postgres, NATS, Mimir, Keycloak)"
-pnpm turbo run test --concurrency=1 --output-logs=full
+pnpm turbo run test --concurrency=1 --continue --output-logs=full
 step "browser tests (Debian Chromium through the real Keycloak sign-in)"
 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 pnpm --filter @edgefleet/web test:e2e
 

@@ -140,6 +140,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
+// Property-style comparisons run hundreds of transactions one after the other: on a loaded
+// two-core machine that takes over the 30 s default, so the two longest get a larger timeout.
 describe("setDesiredAppsForNodes", () => {
   it("is setDesiredApps applied to each node, over random states and changes", async () => {
     const NODES = 12;
@@ -199,7 +201,7 @@ describe("setDesiredAppsForNodes", () => {
         );
       }
     }
-  });
+  }, 180_000);
 
   it("gives new instances time-ordered UUIDv7 ids, like Prisma's uuid(7)", async () => {
     const [nodeId] = await createNodes(batchSide, "uuid", 1);
@@ -349,5 +351,5 @@ describe("setDesiredAppsForNodes", () => {
     await expect(desiredDeltasSince(db, [{ nodeId: "x", fromRevision: 0 }])).rejects.toThrow(
       DesiredStateError,
     );
-  });
+  }, 180_000);
 });

@@ -79,6 +79,7 @@ describe("tenantDb reads", () => {
         "NodeStatusEvent",
         "Rollout",
         "Site",
+        "SiteLeafCredential",
       ].sort(),
     );
   });
