@@ -39,6 +39,7 @@ describe("migrations", () => {
       "organization",
       "rollout",
       "site",
+      "site_leaf_credential",
       "user",
     ]);
   });
