@@ -171,7 +171,7 @@ build_web() {
 start_web() {
   if is_running web; then ok "web already running on :$PORT_WEB"; return 0; fi
   require_free_port "$PORT_WEB" "web console"
-  start_process web bash -c "cd '$REPO_ROOT/apps/web' && exec node_modules/.bin/next start -H 127.0.0.1 -p $PORT_WEB"
+  start_process web bash -c "cd '$REPO_ROOT/apps/web' && NODE_ENV=production exec node server.mjs -H 127.0.0.1 -p $PORT_WEB"
   wait_http web "http://127.0.0.1:$PORT_WEB/" 60 "^(2|3)"
 }
 

@@ -196,7 +196,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   if (!acme) throw new Error("the seed has no acme organization");
 
   // --- console, sign-in, API key -------------------------------------------------------------------
-  step("starting the console (next start)");
+  step("starting the console (apps/web/server.mjs)");
   const web = await WebProcess.start(app.dir, env);
   cleanup.add("stop the console", () => web.stop());
   await allowConsoleOrigin({

@@ -251,7 +251,7 @@ export async function migrateAndSeedDemo(appDir: string, stackEnv: Record<string
   });
 }
 
-/** `next start` of the snapshot's build, in its own process group. */
+/** The snapshot's console (`apps/web/server.mjs` over its build), in its own process group. */
 export class WebProcess {
   private constructor(
     readonly child: ChildProcess,
@@ -261,27 +261,23 @@ export class WebProcess {
   static async start(appDir: string, stackEnv: Record<string, string>): Promise<WebProcess> {
     const port = stackEnv.WEB_PORT ?? "6000";
     const log = openSync(join(LOG_DIR, "load-web.log"), "w");
-    const child = spawn(
-      join(appDir, "apps/web/node_modules/.bin/next"),
-      ["start", "-H", "127.0.0.1", "-p", port],
-      {
-        cwd: join(appDir, "apps/web"),
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "/root",
-          // The cases measure latency at a fixed concurrency from one key: rate limits out of the way
-          // (fair queuing across organizations stays on).
-          EDGEFLEET_ORG_RATE: "1000000",
-          EDGEFLEET_ORG_BURST: "1000000",
-          EDGEFLEET_API_KEY_RATE: "1000000",
-          EDGEFLEET_API_KEY_BURST: "1000000",
-          ...stackEnv,
-          NODE_ENV: "production",
-        },
-        stdio: ["ignore", log, log],
-        detached: true,
+    const child = spawn(process.execPath, ["server.mjs", "-H", "127.0.0.1", "-p", port], {
+      cwd: join(appDir, "apps/web"),
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/root",
+        // The cases measure latency at a fixed concurrency from one key: rate limits out of the way
+        // (fair queuing across organizations stays on).
+        EDGEFLEET_ORG_RATE: "1000000",
+        EDGEFLEET_ORG_BURST: "1000000",
+        EDGEFLEET_API_KEY_RATE: "1000000",
+        EDGEFLEET_API_KEY_BURST: "1000000",
+        ...stackEnv,
+        NODE_ENV: "production",
       },
-    );
+      stdio: ["ignore", log, log],
+      detached: true,
+    });
     closeSync(log);
     const web = new WebProcess(child, `http://127.0.0.1:${port}`);
     const deadline = Date.now() + 90_000;
