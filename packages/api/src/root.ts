@@ -6,6 +6,7 @@ import { memberRouter } from "./routers/member";
 import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
+import { searchRouter } from "./routers/search";
 import { siteRouter } from "./routers/site";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
@@ -19,6 +20,7 @@ export const appRouter = createTRPCRouter({
   apiKey: apiKeyRouter,
   audit: auditRouter,
   enrollment: enrollmentRouter,
+  search: searchRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -11,6 +11,10 @@
  * also match nodes that lack the key. The empty selector matches every node.
  */
 import { Prisma } from "@edgefleet/db";
+import { LABEL_KEY, LABEL_VALUE } from "../schemas/labels";
+
+// Input schemas live in ../schemas (zod only) so the console can validate with them too.
+export { LABEL_KEY, LABEL_VALUE };
 
 export type SelectorRequirement =
   | { key: string; op: "eq" | "neq"; value: string }
@@ -29,11 +33,6 @@ export class SelectorSyntaxError extends Error {
 }
 
 export const SELECTOR_MAX_LENGTH = 1000;
-/** Keys as in Kubernetes: an optional DNS-style prefix and `/`, then a name. */
-export const LABEL_KEY =
-  /^(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-/** Values: up to 63 characters of letters, digits, `-`, `_` and `.`, starting and ending alphanumeric. */
-export const LABEL_VALUE = /^[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const WORD_CHAR = /[-A-Za-z0-9_./]/;
 
 type Token =
