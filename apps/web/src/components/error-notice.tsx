@@ -18,8 +18,10 @@ export function ErrorNotice(props: { error: { message: string } | string; classN
 
 function nextStep(message: string): string {
   if (/needs the \w+ role/.test(message)) return "Ask an owner or admin of this organization for that role.";
-  if (/not a member|not found/i.test(message)) return "Check the address, or switch organization in the header.";
+  if (/not a member|not found/i.test(message))
+    return "Check the address, or switch organization in the header.";
   if (/sign in/i.test(message)) return "Sign in again: your session may have ended.";
-  if (/fetch|network|unavailable|timed? ?out/i.test(message)) return "Check your connection; the page retries on its own.";
+  if (/fetch|network|unavailable|timed? ?out/i.test(message))
+    return "Check your connection; the page retries on its own.";
   return "Nothing was changed. Try again; if it keeps failing, the audit log and server logs say more.";
 }

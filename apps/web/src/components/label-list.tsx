@@ -5,7 +5,10 @@ export function LabelList(props: { labels: Record<string, string>; className?: s
   return (
     <span className={`flex flex-wrap justify-end gap-1 md:justify-start ${props.className ?? ""}`}>
       {entries.map(([key, value]) => (
-        <span key={key} className="rounded border bg-muted px-1.5 py-px font-mono text-xs text-muted-foreground">
+        <span
+          key={key}
+          className="rounded border bg-muted px-1.5 py-px font-mono text-xs text-muted-foreground"
+        >
           {key}={value}
         </span>
       ))}

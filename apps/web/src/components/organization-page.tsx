@@ -34,7 +34,9 @@ export async function OrganizationPage(props: {
       {organization ? (
         <>
           <div className="grid gap-1">
-            <h1 className="text-2xl font-semibold tracking-tight text-balance">{props.title(organization)}</h1>
+            <h1 className="text-2xl font-semibold tracking-tight text-balance">
+              {props.title(organization)}
+            </h1>
             {props.description ? <p className="text-sm text-muted-foreground">{props.description}</p> : null}
           </div>
           {props.children(organization)}

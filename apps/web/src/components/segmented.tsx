@@ -12,7 +12,11 @@ export function Segmented<Value extends string | number>(props: {
 }) {
   return (
     // biome-ignore lint/a11y/useSemanticElements: a group of toggle buttons, not a form fieldset
-    <div role="group" aria-label={props.label} className={cn("inline-flex rounded-md border bg-muted p-0.5", props.className)}>
+    <div
+      role="group"
+      aria-label={props.label}
+      className={cn("inline-flex rounded-md border bg-muted p-0.5", props.className)}
+    >
       {props.options.map((option) => (
         <button
           key={option.value}

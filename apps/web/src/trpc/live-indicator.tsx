@@ -13,7 +13,10 @@ export function LiveIndicator({ state }: { state: LiveState }) {
       title="Updates arrive without reloading while this says live"
       className="inline-flex items-center gap-1.5 text-xs whitespace-nowrap text-muted-foreground"
     >
-      <span aria-hidden className={cn("size-2 rounded-full", DOT[state], state === "live" && "animate-pulse")} />
+      <span
+        aria-hidden
+        className={cn("size-2 rounded-full", DOT[state], state === "live" && "animate-pulse")}
+      />
       {TEXT[state]}
     </span>
   );

@@ -14,7 +14,7 @@ import { ErrorNotice } from "~/components/error-notice";
 import { ApiForm } from "~/components/forms/api-form";
 import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
-import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/components/forms/label-text";
+import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { LabelList } from "~/components/label-list";
 import { RelativeTime } from "~/components/relative-time";
@@ -56,7 +56,9 @@ const tokenForm = createTokenInput.extend({
  * or reject nodes waiting for approval. The role shown is the session's; the API decides.
  */
 export function EnrollmentView(props: { role: Role; initialSiteId: string }) {
-  const denied = roleAtLeast(props.role, "operator") ? null : `needs the operator role; you are ${props.role}`;
+  const denied = roleAtLeast(props.role, "operator")
+    ? null
+    : `needs the operator role; you are ${props.role}`;
   return (
     <>
       <CreateTokenForm disabledReason={denied} initialSiteId={props.initialSiteId} />
@@ -93,7 +95,9 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
   );
   const siteOptions = [
     { value: "", label: "no site" },
-    ...(sites.data ?? []).flatMap((site) => (site.id && site.name ? [{ value: site.id, label: site.name }] : [])),
+    ...(sites.data ?? []).flatMap((site) =>
+      site.id && site.name ? [{ value: site.id, label: site.name }] : [],
+    ),
   ];
   // Until the sites have loaded, keep the preselected one choosable so the select shows it.
   if (props.initialSiteId && !siteOptions.some((o) => o.value === props.initialSiteId)) {
@@ -115,7 +119,13 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           create.mutate({ ...values, ...(description ? { description } : {}) })
         }
       >
-        <TextField name="description" label="Description" accessibleName="Token description" placeholder="plant 7, line 2" maxLength={200} />
+        <TextField
+          name="description"
+          label="Description"
+          accessibleName="Token description"
+          placeholder="plant 7, line 2"
+          maxLength={200}
+        />
         <SelectField name="siteId" label="Site" options={siteOptions} />
         <SelectField
           name="expiresInHours"
@@ -123,7 +133,13 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           parse={Number}
           options={EXPIRY_CHOICES.map((c) => ({ value: String(c.hours), label: c.label }))}
         />
-        <TextField name="maxUses" label="Max nodes" accessibleName="Max uses" inputMode="numeric" placeholder="unlimited" />
+        <TextField
+          name="maxUses"
+          label="Max nodes"
+          accessibleName="Max uses"
+          inputMode="numeric"
+          placeholder="unlimited"
+        />
         <TextField
           name="labels"
           label="Labels for its nodes"
@@ -191,7 +207,11 @@ function PendingNodes(props: { disabledReason: string | null }) {
       meta: { title: "Labels" },
       cell: ({ row }) => <LabelList labels={row.original.labels} />,
     },
-    { id: "agent", accessorFn: (node) => node.agentVersion ?? "—", meta: { title: "Agent", className: "font-mono" } },
+    {
+      id: "agent",
+      accessorFn: (node) => node.agentVersion ?? "—",
+      meta: { title: "Agent", className: "font-mono" },
+    },
     {
       id: "actions",
       enableSorting: false,

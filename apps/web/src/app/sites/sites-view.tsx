@@ -31,7 +31,10 @@ export function siteNodesHref(name: string): string {
   return `/nodes?selector=${encodeURIComponent(`site=${name}`)}`;
 }
 
-const count = (status: "online" | "offline" | "pending" | "revoked", className: string): DataColumn<SiteRow> => ({
+const count = (
+  status: "online" | "offline" | "pending" | "revoked",
+  className: string,
+): DataColumn<SiteRow> => ({
   id: status,
   accessorFn: (site) => site.byStatus[status] ?? 0,
   meta: { title: status[0]?.toUpperCase() + status.slice(1), className: `tabular-nums ${className}` },
@@ -103,8 +106,8 @@ export function SitesView(props: { role: Role }) {
             rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
             empty={
               <EmptyState icon={<MapPinIcon />} title="No sites yet">
-                A site is a place with nodes. Create one above; its page then generates the leaf node that keeps
-                the site working offline.
+                A site is a place with nodes. Create one above; its page then generates the leaf node that
+                keeps the site working offline.
               </EmptyState>
             }
           />
@@ -143,7 +146,12 @@ function CreateSiteForm(props: { disabledReason: string | null }) {
       <ApiForm
         form={form}
         label="Create a site"
-        onSubmit={(values) => create.mutate({ name: values.name, ...(values.description ? { description: values.description } : {}) })}
+        onSubmit={(values) =>
+          create.mutate({
+            name: values.name,
+            ...(values.description ? { description: values.description } : {}),
+          })
+        }
       >
         <TextField name="name" label="Name" accessibleName="Site name" placeholder="plant-7" maxLength={63} />
         <TextField

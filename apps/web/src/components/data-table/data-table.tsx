@@ -29,7 +29,7 @@ export interface ColumnMeta {
 // biome-ignore lint/suspicious/noExplicitAny: column value types differ per column, as in TanStack's own examples
 export type DataColumn<Row> = ColumnDef<Row, any> & { id: string; meta: ColumnMeta };
 
-/** Cards on phones (each value labelled), a table from md up; explicit roles keep table semantics. */
+/** Cards on phones (each value labelled), a table from md up. */
 const responsive = {
   table: "w-full text-sm max-md:block",
   thead: "max-md:absolute max-md:h-px max-md:w-px max-md:overflow-hidden max-md:[clip:rect(0,0,0,0)]",
@@ -75,7 +75,9 @@ export function DataTable<Row>(props: {
     header: ({ table }) => (
       <Checkbox
         aria-label={`Select all ${props.label.toLowerCase()}`}
-        checked={table.getIsAllRowsSelected() ? true : table.getIsSomeRowsSelected() ? "indeterminate" : false}
+        checked={
+          table.getIsAllRowsSelected() ? true : table.getIsSomeRowsSelected() ? "indeterminate" : false
+        }
         onCheckedChange={(checked) => table.toggleAllRowsSelected(checked === true)}
       />
     ),
@@ -122,15 +124,14 @@ export function DataTable<Row>(props: {
       {rows.length === 0 && props.empty ? (
         props.empty
       ) : (
-        <table role="table" aria-label={props.label} data-testid={props.testId} className={responsive.table}>
-          <thead role="rowgroup" className={responsive.thead}>
+        <table aria-label={props.label} data-testid={props.testId} className={responsive.table}>
+          <thead className={responsive.thead}>
             {table.getHeaderGroups().map((group) => (
-              <tr role="row" key={group.id} className="border-b">
+              <tr key={group.id} className="border-b">
                 {group.headers.map((header) => {
                   const meta = header.column.columnDef.meta as ColumnMeta | undefined;
                   return (
                     <th
-                      role="columnheader"
                       key={header.id}
                       aria-sort={
                         header.column.getIsSorted() === "asc"
@@ -155,10 +156,9 @@ export function DataTable<Row>(props: {
               </tr>
             ))}
           </thead>
-          <tbody role="rowgroup" className={responsive.tbody} onKeyDown={(event) => onRowKeyDown(event)}>
+          <tbody className={responsive.tbody} onKeyDown={(event) => onRowKeyDown(event)}>
             {rows.map((row, index) => (
               <tr
-                role="row"
                 key={row.id}
                 data-row
                 data-index={index}
@@ -174,7 +174,6 @@ export function DataTable<Row>(props: {
                   const meta = cell.column.columnDef.meta as ColumnMeta | undefined;
                   return (
                     <td
-                      role="cell"
                       key={cell.id}
                       data-label={cell.column.id === "select" ? undefined : meta?.title}
                       className={cn(responsive.cell, meta?.className)}

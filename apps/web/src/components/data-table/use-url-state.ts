@@ -1,15 +1,15 @@
 "use client";
 
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useCallback } from "react";
 
 /**
- * Table and filter state kept in the address (shareable, survives a reload, Back undoes it):
- * read from the search params, written with `router.replace` so typing does not pile up history.
+ * Table and filter state kept in the address (shareable, survives a reload): read from the search
+ * params, written with `history.replaceState`, which Next.js syncs into `useSearchParams` without
+ * asking the server for the page again (typing in a filter must not re-render the server side).
  */
 export function useUrlState() {
   const params = useSearchParams();
-  const router = useRouter();
   const pathname = usePathname();
   const set = useCallback(
     (changes: Record<string, string | null | undefined>) => {
@@ -19,9 +19,9 @@ export function useUrlState() {
         else next.delete(key);
       }
       const query = next.toString();
-      router.replace(query ? `${pathname}?${query}` : pathname, { scroll: false });
+      window.history.replaceState(window.history.state, "", query ? `${pathname}?${query}` : pathname);
     },
-    [router, pathname],
+    [pathname],
   );
   return { get: (key: string) => params.get(key), set };
 }
@@ -40,7 +40,12 @@ export function formatSort(sorting: Array<{ id: string; desc: boolean }>): strin
 
 /** Hidden columns as a comma list ⇄ TanStack's visibility state. */
 export function parseHidden(value: string | null): Record<string, boolean> {
-  return Object.fromEntries((value ?? "").split(",").filter(Boolean).map((id) => [id, false]));
+  return Object.fromEntries(
+    (value ?? "")
+      .split(",")
+      .filter(Boolean)
+      .map((id) => [id, false]),
+  );
 }
 
 export function formatHidden(visibility: Record<string, boolean>): string | null {

@@ -22,7 +22,10 @@ export function ApiForm<In extends FieldValues, Out>(props: {
         aria-label={props.label}
         noValidate
         onSubmit={props.form.handleSubmit(props.onSubmit)}
-        className={cn("grid grid-cols-1 gap-4 sm:grid-cols-[repeat(auto-fill,minmax(12rem,1fr))]", props.className)}
+        className={cn(
+          "grid grid-cols-1 gap-4 sm:grid-cols-[repeat(auto-fill,minmax(12rem,1fr))]",
+          props.className,
+        )}
       >
         {props.children}
       </form>

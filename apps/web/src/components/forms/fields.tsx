@@ -65,7 +65,9 @@ export function SelectField<Values extends FieldValues>(
               onBlur={field.onBlur}
               disabled={props.disabled}
               value={field.value === undefined || field.value === null ? "" : String(field.value)}
-              onChange={(event) => field.onChange(props.parse ? props.parse(event.target.value) : event.target.value)}
+              onChange={(event) =>
+                field.onChange(props.parse ? props.parse(event.target.value) : event.target.value)
+              }
             >
               {props.options.map((option) => (
                 <option key={option.value} value={option.value} disabled={option.disabled}>

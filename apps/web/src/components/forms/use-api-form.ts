@@ -3,7 +3,13 @@
 import type { AppRouter } from "@edgefleet/api";
 import { zodResolver } from "@hookform/resolvers/zod";
 import type { TRPCClientErrorLike } from "@trpc/client";
-import { type DefaultValues, type FieldValues, type Path, type UseFormReturn, useForm } from "react-hook-form";
+import {
+  type DefaultValues,
+  type FieldValues,
+  type Path,
+  type UseFormReturn,
+  useForm,
+} from "react-hook-form";
 import type { z } from "zod";
 
 type ApiError = TRPCClientErrorLike<AppRouter>;
@@ -53,6 +59,8 @@ export function showServerError<Values extends FieldValues>(
     form.setError(field, { type: "server", message: error.message }, { shouldFocus: true });
     return;
   }
-  const message = zod ? [...zod.formErrors, ...Object.values(zod.fieldErrors).flat()].join("; ") : error.message;
+  const message = zod
+    ? [...zod.formErrors, ...Object.values(zod.fieldErrors).flat()].join("; ")
+    : error.message;
   form.setError("root.server", { type: "server", message: message || error.message });
 }

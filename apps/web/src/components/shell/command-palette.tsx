@@ -33,19 +33,37 @@ import { CONSOLE_PAGES } from "./pages";
  * Where a search hit of each kind opens. Typed by the API's `searchKinds`: when apps and rollouts
  * become searchable, this map fails to compile until their pages are named here.
  */
-const HIT_TARGETS: Record<SearchKind, { group: string; href: (id: string) => string; icon: typeof ServerIcon }> = {
+const HIT_TARGETS: Record<
+  SearchKind,
+  { group: string; href: (id: string) => string; icon: typeof ServerIcon }
+> = {
   node: { group: "Nodes", href: (id) => `/nodes/${id}`, icon: ServerIcon },
   site: { group: "Sites", href: (id) => `/sites/${id}`, icon: MapPinIcon },
 };
 
 /** Common actions: a page, optionally with the form to focus on it. */
 const ACTIONS = [
-  { label: "New enrollment token", href: "/enrollment#new-token", focus: "new-token", keywords: ["enroll", "add node"] },
+  {
+    label: "New enrollment token",
+    href: "/enrollment#new-token",
+    focus: "new-token",
+    keywords: ["enroll", "add node"],
+  },
   { label: "Create a site", href: "/sites#new-site", focus: "new-site", keywords: ["add site", "place"] },
   { label: "Invite a member", href: "/members#invite", focus: "invite", keywords: ["add person", "user"] },
-  { label: "Create an API key", href: "/api-keys#new-key", focus: "new-key", keywords: ["token", "terraform"] },
+  {
+    label: "Create an API key",
+    href: "/api-keys#new-key",
+    focus: "new-key",
+    keywords: ["token", "terraform"],
+  },
   { label: "Show offline nodes", href: "/nodes?status=offline", focus: null, keywords: ["down", "red"] },
-  { label: "Show nodes waiting for approval", href: "/enrollment#pending-nodes", focus: null, keywords: ["pending", "approve"] },
+  {
+    label: "Show nodes waiting for approval",
+    href: "/enrollment#pending-nodes",
+    focus: null,
+    keywords: ["pending", "approve"],
+  },
 ];
 
 const PaletteContext = createContext<{ open: () => void }>({ open: () => {} });
@@ -59,7 +77,9 @@ export function CommandPaletteProvider({ children }: { children: ReactNode }) {
   const [open, setOpen] = useState(false);
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
-      const typing = event.target instanceof HTMLElement && event.target.closest("input, textarea, select, [contenteditable=true]");
+      const typing =
+        event.target instanceof HTMLElement &&
+        event.target.closest("input, textarea, select, [contenteditable=true]");
       if ((event.key === "k" || event.key === "K") && (event.metaKey || event.ctrlKey)) {
         event.preventDefault();
         setOpen((was) => !was);
@@ -117,7 +137,11 @@ function CommandPalette(props: { onClose: () => void }) {
       />
       <CommandList>
         <CommandEmpty>
-          {search.isFetching ? "Searching…" : search.error ? search.error.message : `Nothing is called “${text}”.`}
+          {search.isFetching
+            ? "Searching…"
+            : search.error
+              ? search.error.message
+              : `Nothing is called “${text}”.`}
         </CommandEmpty>
         {(Object.keys(HIT_TARGETS) as SearchKind[]).map((kind) => {
           const ofKind = hits.filter((hit) => hit.kind === kind);
@@ -134,7 +158,9 @@ function CommandPalette(props: { onClose: () => void }) {
                 >
                   <target.icon aria-hidden />
                   <span className="font-mono">{hit.name}</span>
-                  {hit.detail ? <span className="truncate text-xs text-muted-foreground">{hit.detail}</span> : null}
+                  {hit.detail ? (
+                    <span className="truncate text-xs text-muted-foreground">{hit.detail}</span>
+                  ) : null}
                 </CommandItem>
               ))}
             </CommandGroup>
@@ -142,7 +168,12 @@ function CommandPalette(props: { onClose: () => void }) {
         })}
         <CommandGroup heading="Pages">
           {CONSOLE_PAGES.map((page) => (
-            <CommandItem key={page.href} value={`page ${page.label}`} keywords={page.keywords} onSelect={() => go(page.href)}>
+            <CommandItem
+              key={page.href}
+              value={`page ${page.label}`}
+              keywords={page.keywords}
+              onSelect={() => go(page.href)}
+            >
               <page.icon aria-hidden />
               {page.label}
             </CommandItem>
@@ -160,19 +191,35 @@ function CommandPalette(props: { onClose: () => void }) {
               {action.label}
             </CommandItem>
           ))}
-          <CommandItem value="action Dark theme" keywords={["night", "colour"]} onSelect={() => run(() => setTheme("dark"))}>
+          <CommandItem
+            value="action Dark theme"
+            keywords={["night", "colour"]}
+            onSelect={() => run(() => setTheme("dark"))}
+          >
             <MoonIcon aria-hidden />
             Dark theme
           </CommandItem>
-          <CommandItem value="action Light theme" keywords={["day", "colour"]} onSelect={() => run(() => setTheme("light"))}>
+          <CommandItem
+            value="action Light theme"
+            keywords={["day", "colour"]}
+            onSelect={() => run(() => setTheme("light"))}
+          >
             <SunIcon aria-hidden />
             Light theme
           </CommandItem>
-          <CommandItem value="action System theme" keywords={["auto", "colour"]} onSelect={() => run(() => setTheme("system"))}>
+          <CommandItem
+            value="action System theme"
+            keywords={["auto", "colour"]}
+            onSelect={() => run(() => setTheme("system"))}
+          >
             <MonitorIcon aria-hidden />
             Theme of the system
           </CommandItem>
-          <CommandItem value="action Sign out" keywords={["log out"]} onSelect={() => run(() => void signOutEverywhere())}>
+          <CommandItem
+            value="action Sign out"
+            keywords={["log out"]}
+            onSelect={() => run(() => void signOutEverywhere())}
+          >
             <LogOutIcon aria-hidden />
             Sign out
             <CommandShortcut>everywhere</CommandShortcut>

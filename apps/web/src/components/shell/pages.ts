@@ -25,8 +25,20 @@ export interface ConsolePage {
  * and the command palette all read this list. New pages (apps, rollouts, alerts) are added here.
  */
 export const CONSOLE_PAGES: ConsolePage[] = [
-  { href: "/fleet", label: "Fleet", icon: LayoutDashboardIcon, keywords: ["overview", "dashboard"], thumb: true },
-  { href: "/nodes", label: "Nodes", icon: ServerIcon, keywords: ["devices", "labels", "selector"], thumb: true },
+  {
+    href: "/fleet",
+    label: "Fleet",
+    icon: LayoutDashboardIcon,
+    keywords: ["overview", "dashboard"],
+    thumb: true,
+  },
+  {
+    href: "/nodes",
+    label: "Nodes",
+    icon: ServerIcon,
+    keywords: ["devices", "labels", "selector"],
+    thumb: true,
+  },
   { href: "/sites", label: "Sites", icon: MapPinIcon, keywords: ["places", "leaf"], thumb: true },
   { href: "/enrollment", label: "Enrollment", icon: TicketIcon, keywords: ["tokens", "approve", "enroll"] },
   { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },

@@ -17,7 +17,9 @@ export function SearchButton() {
     >
       <SearchIcon aria-hidden />
       Find anything…
-      <kbd className="ml-auto rounded border bg-muted px-1.5 font-mono text-[0.7rem] text-muted-foreground">Ctrl K</kbd>
+      <kbd className="ml-auto rounded border bg-muted px-1.5 font-mono text-[0.7rem] text-muted-foreground">
+        Ctrl K
+      </kbd>
     </Button>
   );
 }

@@ -18,7 +18,13 @@ export function UserMenu(props: { email: string }) {
   return (
     <DropdownMenu>
       <DropdownMenuTrigger asChild>
-        <Button type="button" variant="ghost" size="sm" aria-label={`Account: ${props.email}`} className="max-w-56">
+        <Button
+          type="button"
+          variant="ghost"
+          size="sm"
+          aria-label={`Account: ${props.email}`}
+          className="max-w-56"
+        >
           <UserIcon aria-hidden />
           <span data-testid="user-email" className="hidden truncate lg:inline">
             {props.email}

@@ -5,20 +5,29 @@ export function Card({ className, ...props }: React.ComponentProps<"section">) {
   return (
     <section
       data-slot="card"
-      className={cn("flex min-w-0 flex-col gap-4 rounded-xl border bg-card p-4 text-card-foreground shadow-xs", className)}
+      className={cn(
+        "flex min-w-0 flex-col gap-4 rounded-xl border bg-card p-4 text-card-foreground shadow-xs",
+        className,
+      )}
       {...props}
     />
   );
 }
 
 export function CardHeader({ className, ...props }: React.ComponentProps<"div">) {
-  return <div data-slot="card-header" className={cn("flex flex-wrap items-center gap-2", className)} {...props} />;
+  return (
+    <div data-slot="card-header" className={cn("flex flex-wrap items-center gap-2", className)} {...props} />
+  );
 }
 
 export function CardTitle({ className, ...props }: React.ComponentProps<"h2">) {
-  return <h2 data-slot="card-title" className={cn("mr-auto text-base font-semibold", className)} {...props} />;
+  return (
+    <h2 data-slot="card-title" className={cn("mr-auto text-base font-semibold", className)} {...props} />
+  );
 }
 
 export function CardDescription({ className, ...props }: React.ComponentProps<"p">) {
-  return <p data-slot="card-description" className={cn("text-sm text-muted-foreground", className)} {...props} />;
+  return (
+    <p data-slot="card-description" className={cn("text-sm text-muted-foreground", className)} {...props} />
+  );
 }

@@ -9,7 +9,10 @@ import { Dialog, DialogContent, DialogDescription, DialogTitle } from "./dialog"
 export function Command({ className, ...props }: React.ComponentProps<typeof CommandPrimitive>) {
   return (
     <CommandPrimitive
-      className={cn("flex h-full w-full flex-col overflow-hidden rounded-md bg-popover text-popover-foreground", className)}
+      className={cn(
+        "flex h-full w-full flex-col overflow-hidden rounded-md bg-popover text-popover-foreground",
+        className,
+      )}
       {...props}
     />
   );
@@ -70,7 +73,10 @@ export function CommandEmpty(props: React.ComponentProps<typeof CommandPrimitive
 export function CommandGroup({ className, ...props }: React.ComponentProps<typeof CommandPrimitive.Group>) {
   return (
     <CommandPrimitive.Group
-      className={cn("overflow-hidden p-1 text-foreground [&_[cmdk-group-heading]]:py-1.5 [&_[cmdk-group-heading]]:text-xs", className)}
+      className={cn(
+        "overflow-hidden p-1 text-foreground [&_[cmdk-group-heading]]:py-1.5 [&_[cmdk-group-heading]]:text-xs",
+        className,
+      )}
       {...props}
     />
   );
@@ -89,5 +95,7 @@ export function CommandItem({ className, ...props }: React.ComponentProps<typeof
 }
 
 export function CommandShortcut({ className, ...props }: React.ComponentProps<"span">) {
-  return <span className={cn("ml-auto text-xs tracking-widest text-muted-foreground", className)} {...props} />;
+  return (
+    <span className={cn("ml-auto text-xs tracking-widest text-muted-foreground", className)} {...props} />
+  );
 }

@@ -24,7 +24,9 @@ export function EmptyState(props: {
         </div>
       ) : null}
       <p className="font-medium">{props.title}</p>
-      {props.children ? <div className="max-w-prose text-sm text-muted-foreground">{props.children}</div> : null}
+      {props.children ? (
+        <div className="max-w-prose text-sm text-muted-foreground">{props.children}</div>
+      ) : null}
       {props.action ? <div className="mt-2">{props.action}</div> : null}
     </div>
   );

@@ -3,8 +3,10 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
+import { ErrorNotice } from "~/components/error-notice";
+import { Segmented } from "~/components/segmented";
+import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
-import styles from "./detail.module.css";
 import { TimeChart, type TimeSeries } from "./time-chart";
 
 type Charts = RouterOutputs["metrics"]["nodeSeries"]["charts"];
@@ -57,31 +59,22 @@ export function NodeCharts({ nodeId }: { nodeId: string }) {
 
   return (
     <>
-      <fieldset className={styles.ranges} aria-label="Time range">
-        {RANGES.map((r) => (
-          <button
-            key={r.label}
-            type="button"
-            aria-pressed={minutes === r.minutes}
-            className={minutes === r.minutes ? styles.activeRange : undefined}
-            onClick={() => {
-              setMinutes(r.minutes);
-              setNow(Date.now());
-            }}
-          >
-            {r.label}
-          </button>
-        ))}
-      </fieldset>
-      {metrics.error ? (
-        <p role="alert" className={styles.error}>
-          {metrics.error.message}
-        </p>
-      ) : null}
+      <Segmented
+        label="Time range"
+        options={RANGES.map((r) => ({ value: r.minutes, label: r.label }))}
+        value={minutes}
+        onChange={(next) => {
+          setMinutes(next);
+          setNow(Date.now());
+        }}
+      />
+      {metrics.error ? <ErrorNotice error={metrics.error} /> : null}
       {!charts ? (
-        <p className={styles.muted}>Loading metrics…</p>
+        metrics.error ? null : (
+          <Skeleton className="h-48" aria-label="Loading metrics" />
+        )
       ) : (
-        <div className={styles.charts}>
+        <div className="grid gap-4 md:grid-cols-2 xl:grid-cols-3">
           <TimeChart title="CPU" unit="%" testId="chart-cpu" series={named(charts.cpu, () => "cpu", 100)} />
           <TimeChart
             title="Memory"

@@ -22,7 +22,10 @@ function useDownloadUrls(bundle: Bundle | null): Record<string, string> {
   useEffect(() => {
     if (!bundle) return setUrls({});
     const made = Object.fromEntries(
-      bundle.files.map((file) => [file.name, URL.createObjectURL(new Blob([file.content], { type: "text/plain" }))]),
+      bundle.files.map((file) => [
+        file.name,
+        URL.createObjectURL(new Blob([file.content], { type: "text/plain" })),
+      ]),
     );
     setUrls(made);
     return () => {
@@ -58,12 +61,16 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
   return (
     <>
       <CardDescription>
-        The leaf node is a nats-server on a machine at the site: the site&apos;s agents connect to it, and it keeps
-        one link to the cloud. Every generation mints new site credentials.
+        The leaf node is a nats-server on a machine at the site: the site&apos;s agents connect to it, and it
+        keeps one link to the cloud. Every generation mints new site credentials.
       </CardDescription>
       <ApiForm form={form} label="Generate the leaf bundle" onSubmit={(values) => generate.mutate(values)}>
         <TextField name="listen" label="Agents connect to (host:port)" accessibleName="Listen address" />
-        <TextField name="credentialsPath" label="site.creds on the leaf machine" accessibleName="Credentials path" />
+        <TextField
+          name="credentialsPath"
+          label="site.creds on the leaf machine"
+          accessibleName="Credentials path"
+        />
         <FormFooter
           label="Generate leaf bundle"
           pendingLabel="Generating…"
@@ -97,7 +104,8 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
               ].join("\n")}
             </pre>
             <span>
-              Then point the site&apos;s agents at <code>nats://&lt;leaf machine&gt;:{listen.split(":").at(-1)}</code>.
+              Then point the site&apos;s agents at{" "}
+              <code>nats://&lt;leaf machine&gt;:{listen.split(":").at(-1)}</code>.
             </span>
           </div>
         </div>

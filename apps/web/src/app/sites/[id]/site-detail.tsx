@@ -13,7 +13,7 @@ import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { RelativeTime } from "~/components/relative-time";
 import { Button } from "~/components/ui/button";
-import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
+import { Card, CardHeader, CardTitle } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
 import { toast } from "~/components/ui/sonner";
 import { cn } from "~/lib/utils";
@@ -32,7 +32,9 @@ const STATUSES = [
 
 export function SiteDetail(props: { id: string; role: Role }) {
   const trpc = useTRPC();
-  const site = useQuery(trpc.site.byId.queryOptions({ id: props.id }, { refetchInterval: 5_000, retry: false }));
+  const site = useQuery(
+    trpc.site.byId.queryOptions({ id: props.id }, { refetchInterval: 5_000, retry: false }),
+  );
   const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
   if (site.error) return <ErrorNotice error={site.error} />;
   if (!site.data) return <Skeleton className="h-48" aria-label="Loading the site" />;
@@ -61,7 +63,10 @@ export function SiteDetail(props: { id: string; role: Role }) {
         <div className="grid grid-cols-2 gap-2 sm:grid-cols-4" data-testid="site-counts">
           {STATUSES.map(({ status, className }) => (
             <div key={status} className="rounded-lg border p-3">
-              <strong data-testid={`count-${status}`} className={cn("block text-2xl tabular-nums", className)}>
+              <strong
+                data-testid={`count-${status}`}
+                className={cn("block text-2xl tabular-nums", className)}
+              >
                 {data.byStatus[status] ?? 0}
               </strong>
               <span className="text-sm text-muted-foreground">{status}</span>
@@ -82,17 +87,33 @@ export function SiteDetail(props: { id: string; role: Role }) {
         <CardHeader>
           <CardTitle id="edit-site">Edit</CardTitle>
         </CardHeader>
-        <EditSite id={data.id} name={data.name} description={data.description} total={data.total} disabledReason={denied} />
+        <EditSite
+          id={data.id}
+          name={data.name}
+          description={data.description}
+          total={data.total}
+          disabledReason={denied}
+        />
       </Card>
     </div>
   );
 }
 
-function EditSite(props: { id: string; name: string; description: string | null; total: number; disabledReason: string | null }) {
+function EditSite(props: {
+  id: string;
+  name: string;
+  description: string | null;
+  total: number;
+  disabledReason: string | null;
+}) {
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const form = useApiForm(updateSiteInput, { id: props.id, name: props.name, description: props.description ?? "" });
+  const form = useApiForm(updateSiteInput, {
+    id: props.id,
+    name: props.name,
+    description: props.description ?? "",
+  });
   const update = useMutation(
     trpc.site.update.mutationOptions({
       onSuccess: (site) => {
@@ -119,12 +140,21 @@ function EditSite(props: { id: string; name: string; description: string | null;
       label="Edit the site"
       className="sm:grid-cols-1"
       onSubmit={(values) =>
-        update.mutate({ id: props.id, name: values.name, description: values.description ? values.description : null })
+        update.mutate({
+          id: props.id,
+          name: values.name,
+          description: values.description ? values.description : null,
+        })
       }
     >
       <TextField name="name" label="Name" accessibleName="New site name" />
       <TextField name="description" label="Description" accessibleName="New site description" />
-      <FormFooter label="Save" pendingLabel="Saving…" pending={update.isPending} disabledReason={props.disabledReason}>
+      <FormFooter
+        label="Save"
+        pendingLabel="Saving…"
+        pending={update.isPending}
+        disabledReason={props.disabledReason}
+      >
         <ConfirmAction
           label="Delete site"
           variant="destructive"

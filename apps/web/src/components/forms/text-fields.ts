@@ -5,7 +5,10 @@ import { z } from "zod";
  * only split or converted here, so the rules stay the API's. The field's form value is a string,
  * its parsed value whatever the API field gives.
  */
-function textFor<Api extends z.ZodType>(parse: z.ZodType<unknown, string>, api: Api): z.ZodType<z.output<Api>, string> {
+export function textFor<Api extends z.ZodType>(
+  parse: z.ZodType<unknown, string>,
+  api: Api,
+): z.ZodType<z.output<Api>, string> {
   // The API field's input type is checked by zod at run time; TypeScript cannot relate it here.
   return parse.pipe(api as never) as unknown as z.ZodType<z.output<Api>, string>;
 }
