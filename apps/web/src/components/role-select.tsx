@@ -26,6 +26,7 @@ export function RoleSelect(props: {
       value={props.value}
       title={props.title}
       disabled={props.disabled}
+      containerClassName="w-auto"
       className="h-8 min-w-28"
       onChange={(event) => props.onChange(event.target.value as Role)}
     >

@@ -90,7 +90,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
         form.reset({ ...form.getValues(), description: "", maxUses: "", labels: "" });
         return queryClient.invalidateQueries(trpc.enrollment.listTokens.pathFilter());
       },
-      onError: (error) => showServerError(form, error),
+      onError: (error) => showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
     }),
   );
   const siteOptions = [

@@ -15,8 +15,7 @@ import { ServerIcon } from "lucide-react";
 import Link from "next/link";
 import { type CSSProperties, useEffect, useRef, useState } from "react";
 import { ColumnChooser } from "~/components/data-table/column-chooser";
-import { SortableHeader } from "~/components/data-table/column-header";
-import type { ColumnMeta, DataColumn } from "~/components/data-table/data-table";
+import { type ColumnMeta, type DataColumn, titleHeader } from "~/components/data-table/data-table";
 import { onRowKeyDown } from "~/components/data-table/use-row-keyboard";
 import { LabelList } from "~/components/label-list";
 import { RelativeTime } from "~/components/relative-time";
@@ -136,6 +135,7 @@ export function NodeTable(props: {
     onSortingChange: props.onSortingChange,
     onColumnVisibilityChange: props.onColumnVisibilityChange,
     onRowSelectionChange: props.onSelectionChange,
+    defaultColumn: { header: titleHeader },
     getCoreRowModel: getCoreRowModel(),
   });
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -205,11 +205,7 @@ export function NodeTable(props: {
                         }
                         className={cn(cellClass(meta), "text-left font-medium text-muted-foreground")}
                       >
-                        {header.column.columnDef.header ? (
-                          flexRender(header.column.columnDef.header, header.getContext())
-                        ) : (
-                          <SortableHeader column={header.column} title={meta.title} />
-                        )}
+                        {flexRender(header.column.columnDef.header, header.getContext())}
                       </th>
                     );
                   })}

@@ -5,6 +5,7 @@ import {
   flexRender,
   getCoreRowModel,
   getSortedRowModel,
+  type HeaderContext,
   type OnChangeFn,
   type RowSelectionState,
   type SortingState,
@@ -19,6 +20,12 @@ import { ColumnChooser } from "./column-chooser";
 import { SortableHeader } from "./column-header";
 import { onRowKeyDown } from "./use-row-keyboard";
 import { formatHidden, formatSort, parseHidden, parseSort, useUrlState } from "./use-url-state";
+
+/** A column's header unless it brings its own: its title, sorting it on click when it can sort. */
+export function titleHeader<Row>({ column }: HeaderContext<Row, unknown>) {
+  const meta = column.columnDef.meta as ColumnMeta | undefined;
+  return <SortableHeader column={column} title={meta?.title ?? column.id} />;
+}
 
 export interface ColumnMeta {
   /** Header text, the column chooser's name, and the label of the value in phone cards. */
@@ -108,6 +115,7 @@ export function DataTable<Row>(props: {
       if (key !== undefined) url.set({ [`${key}hide`]: formatHidden(next) });
       else setLocalHidden(next);
     },
+    defaultColumn: { header: titleHeader },
     getCoreRowModel: getCoreRowModel(),
     getSortedRowModel: getSortedRowModel(),
   });
@@ -145,11 +153,7 @@ export function DataTable<Row>(props: {
                         meta?.className,
                       )}
                     >
-                      {header.column.columnDef.header ? (
-                        flexRender(header.column.columnDef.header, header.getContext())
-                      ) : (
-                        <SortableHeader column={header.column} title={meta?.title ?? header.column.id} />
-                      )}
+                      {flexRender(header.column.columnDef.header, header.getContext())}
                     </th>
                   );
                 })}

@@ -34,13 +34,13 @@ export function useApiForm<Schema extends z.ZodType<FieldValues, FieldValues>>(
 
 /**
  * Puts the server's refusal where it belongs: zod issues (`data.zodError`, see the API's
- * errorFormatter) on their fields, codes the form names (e.g. CONFLICT → the name field) on that
- * field, anything else on the form as a whole (shown by FormFooter).
+ * errorFormatter) on their fields, codes the form names (e.g. CONFLICT → the name field, or
+ * NOT_FOUND → the site field when the message is about the site) on that field, anything else on the form as a whole (shown by FormFooter).
  */
 export function showServerError<Values extends FieldValues>(
   form: UseFormReturn<Values, unknown, unknown>,
   error: ApiError,
-  fieldForCode: Partial<Record<ErrorCode, Path<Values>>> = {},
+  fieldForCode: Partial<Record<ErrorCode, Path<Values> | [Path<Values>, RegExp]>> = {},
 ): void {
   const known = new Set(Object.keys(form.getValues()));
   const zod = error.data?.zodError;
@@ -54,7 +54,9 @@ export function showServerError<Values extends FieldValues>(
   }
   if (shown) return;
   const code = error.data?.code as ErrorCode | undefined;
-  const field = code ? fieldForCode[code] : undefined;
+  const rule = code ? fieldForCode[code] : undefined;
+  // A [field, pattern] rule applies only to messages about that field (e.g. "site … not found").
+  const field = Array.isArray(rule) ? (rule[1].test(error.message) ? rule[0] : undefined) : rule;
   if (field) {
     form.setError(field, { type: "server", message: error.message }, { shouldFocus: true });
     return;

@@ -18,7 +18,8 @@ export function OrganizationSwitcher(props: { memberships: Membership[]; activeS
   return (
     <NativeSelect
       aria-label="Organization"
-      className="h-8 max-w-48 text-sm"
+      containerClassName="w-auto max-w-40 sm:max-w-56"
+      className="h-8 text-sm"
       value={props.activeSlug ?? ""}
       disabled={pending}
       onChange={(event) => {

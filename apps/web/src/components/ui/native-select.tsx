@@ -7,9 +7,13 @@ import { inputClassName } from "./input";
  * The browser's own select, styled like the other inputs. Chosen over a custom listbox for forms:
  * phones show their native picker, and keyboard and screen-reader behaviour come for free.
  */
-export function NativeSelect({ className, ...props }: React.ComponentProps<"select">) {
+export function NativeSelect({
+  className,
+  containerClassName,
+  ...props
+}: React.ComponentProps<"select"> & { containerClassName?: string }) {
   return (
-    <div className="relative w-full min-w-0">
+    <div className={cn("relative w-full min-w-0", containerClassName)}>
       <select
         data-slot="native-select"
         className={cn(inputClassName, "appearance-none pr-8", className)}
