@@ -9,20 +9,19 @@ import { useRef, useState } from "react";
 import { z } from "zod";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
+import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ErrorNotice } from "~/components/error-notice";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { textFor } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
-import { RelativeTime, relativeTime } from "~/components/relative-time";
+import { QueryContent } from "~/components/query-content";
+import { relativeTime } from "~/components/relative-time";
 import { type Role, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
-import { Badge } from "~/components/ui/badge";
 import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { Skeleton } from "~/components/ui/skeleton";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
@@ -69,50 +68,21 @@ export function ApiKeysView() {
       accessorFn: (key) => describeCreator(key.createdBy, emailByUserId),
       meta: { title: "Created by", className: "break-all" },
     },
-    {
-      id: "created",
-      accessorFn: (key) => key.createdAt,
-      sortingFn: "datetime",
-      meta: { title: "Created" },
-      cell: ({ row }) => <RelativeTime date={row.original.createdAt} />,
-    },
-    {
-      id: "lastUsed",
-      accessorFn: (key) => key.lastUsedAt?.getTime() ?? 0,
-      meta: { title: "Last used" },
-      cell: ({ row }) => <RelativeTime date={row.original.lastUsedAt} />,
-    },
-    {
-      id: "state",
-      accessorFn: (key) => keyState(key).label,
-      meta: { title: "State" },
-      cell: ({ row }) => {
-        const state = keyState(row.original);
-        return (
-          <Badge variant={state.variant} data-testid="api-key-state">
-            {state.label}
-          </Badge>
-        );
-      },
-    },
-    {
-      id: "actions",
-      enableSorting: false,
-      enableHiding: false,
-      meta: { title: "Actions" },
-      header: () => <span className="sr-only">Actions</span>,
-      cell: ({ row }) =>
-        row.original.revokedAt ? null : (
-          <ConfirmAction
-            label="Revoke"
-            question={`Revoke “${row.original.name}”?`}
-            consequence="Scripts using it stop working at once."
-            disabledReason={denied}
-            pending={revoke.isPending}
-            onConfirm={() => revoke.mutate({ id: row.original.id })}
-          />
-        ),
-    },
+    timeColumn("created", "Created", (key) => key.createdAt),
+    timeColumn("lastUsed", "Last used", (key) => key.lastUsedAt),
+    stateColumn(keyState, "api-key-state"),
+    actionsColumn((key) =>
+      key.revokedAt ? null : (
+        <ConfirmAction
+          label="Revoke"
+          question={`Revoke “${key.name}”?`}
+          consequence="Scripts using it stop working at once."
+          disabledReason={denied}
+          pending={revoke.isPending}
+          onConfirm={() => revoke.mutate({ id: key.id })}
+        />
+      ),
+    ),
   ];
 
   return (
@@ -126,27 +96,25 @@ export function ApiKeysView() {
         <CardHeader>
           <CardTitle>Keys</CardTitle>
         </CardHeader>
-        {keys.isPending ? (
-          <Skeleton className="h-24" aria-label="Loading API keys" />
-        ) : keys.error ? (
-          <ErrorNotice error={keys.error} />
-        ) : (
-          <DataTable
-            label="API keys"
-            urlKey=""
-            columnChooser
-            columns={columns}
-            data={keys.data.items}
-            getRowId={(key) => key.id}
-            rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}
-            empty={
-              <EmptyState icon={<KeyRoundIcon />} title="No API keys yet">
-                Scripts, CI and the Terraform provider use keys. Create one above with the least role it
-                needs.
-              </EmptyState>
-            }
-          />
-        )}
+        <QueryContent query={keys} loading="Loading API keys">
+          {(data) => (
+            <DataTable
+              label="API keys"
+              urlKey=""
+              columnChooser
+              columns={columns}
+              data={data.items}
+              getRowId={(key) => key.id}
+              rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}
+              empty={
+                <EmptyState icon={<KeyRoundIcon />} title="No API keys yet">
+                  Scripts, CI and the Terraform provider use keys. Create one above with the least role it
+                  needs.
+                </EmptyState>
+              }
+            />
+          )}
+        </QueryContent>
       </Card>
     </>
   );

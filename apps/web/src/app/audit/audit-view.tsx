@@ -9,16 +9,15 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { z } from "zod";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ErrorNotice } from "~/components/error-notice";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { optionalChoice } from "~/components/forms/text-fields";
 import { useApiForm } from "~/components/forms/use-api-form";
+import { QueryContent } from "~/components/query-content";
 import { Button } from "~/components/ui/button";
 import { Card } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 import { AuditDiff } from "./audit-diff";
 import { type AuditFilters, toQueryString } from "./audit-filters";
@@ -171,40 +170,42 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
             Scripts: <code>GET /api/v1/audit/export?format=csv</code> with an API key.
           </span>
         </div>
-        {entries.error ? (
-          <ErrorNotice error={entries.error} />
-        ) : entries.isPending ? (
-          <Skeleton className="h-48" aria-label="Loading the audit log" />
-        ) : (
-          <DataTable
-            label="Audit log"
-            urlKey="table."
-            columnChooser
-            columns={columns}
-            data={items}
-            getRowId={(entry) => entry.id}
-            rowAttributes={(entry) => ({ "data-testid": "audit-row", "data-action": entry.action })}
-            empty={
-              <EmptyState icon={<ScrollTextIcon />} title="No entries match these filters.">
-                Every change made in this organization is recorded here. Widen the time range or clear the
-                filters.
-              </EmptyState>
-            }
-            footer={
-              entries.hasNextPage ? (
-                <Button
-                  type="button"
-                  variant="outline"
-                  className="justify-self-start"
-                  disabled={entries.isFetchingNextPage}
-                  onClick={() => void entries.fetchNextPage()}
-                >
-                  {entries.isFetchingNextPage ? "Loading…" : "Load more"}
-                </Button>
-              ) : null
-            }
-          />
-        )}
+        <QueryContent
+          query={{ error: entries.error, data: entries.data && items }}
+          loading="Loading the audit log"
+          skeletonClassName="h-48"
+        >
+          {(data) => (
+            <DataTable
+              label="Audit log"
+              urlKey="table."
+              columnChooser
+              columns={columns}
+              data={data}
+              getRowId={(entry) => entry.id}
+              rowAttributes={(entry) => ({ "data-testid": "audit-row", "data-action": entry.action })}
+              empty={
+                <EmptyState icon={<ScrollTextIcon />} title="No entries match these filters.">
+                  Every change made in this organization is recorded here. Widen the time range or clear the
+                  filters.
+                </EmptyState>
+              }
+              footer={
+                entries.hasNextPage ? (
+                  <Button
+                    type="button"
+                    variant="outline"
+                    className="justify-self-start"
+                    disabled={entries.isFetchingNextPage}
+                    onClick={() => void entries.fetchNextPage()}
+                  >
+                    {entries.isFetchingNextPage ? "Loading…" : "Load more"}
+                  </Button>
+                ) : null
+              }
+            />
+          )}
+        </QueryContent>
       </Card>
     </>
   );

@@ -9,21 +9,18 @@ import Link from "next/link";
 import { useRef, useState } from "react";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
+import { actionsColumn, labelsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ErrorNotice } from "~/components/error-notice";
 import { ApiForm } from "~/components/forms/api-form";
 import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
-import { LabelList } from "~/components/label-list";
-import { RelativeTime } from "~/components/relative-time";
+import { QueryContent } from "~/components/query-content";
 import { useFocusTarget } from "~/components/shell/focus-target";
-import { Badge } from "~/components/ui/badge";
 import { Button } from "~/components/ui/button";
 import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { Skeleton } from "~/components/ui/skeleton";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { InstallCommand } from "./install-command";
@@ -201,73 +198,59 @@ function PendingNodes(props: { disabledReason: string | null }) {
       ),
     },
     { id: "site", accessorFn: (node) => node.site ?? "—", meta: { title: "Site" } },
-    {
-      id: "labels",
-      enableSorting: false,
-      meta: { title: "Labels" },
-      cell: ({ row }) => <LabelList labels={row.original.labels} />,
-    },
+    labelsColumn((node) => node.labels),
     {
       id: "agent",
       accessorFn: (node) => node.agentVersion ?? "—",
       meta: { title: "Agent", className: "font-mono" },
     },
-    {
-      id: "actions",
-      enableSorting: false,
-      enableHiding: false,
-      meta: { title: "Actions" },
-      header: () => <span className="sr-only">Actions</span>,
-      cell: ({ row }) => (
-        <span className="flex flex-wrap justify-end gap-2 md:justify-start">
-          <Button
-            type="button"
-            size="sm"
-            disabled={approve.isPending || Boolean(props.disabledReason)}
-            title={props.disabledReason ?? undefined}
-            onClick={() => approve.mutate({ nodeId: row.original.id })}
-          >
-            <CheckIcon aria-hidden />
-            Approve
-          </Button>
-          <ConfirmAction
-            label="Reject"
-            question={`Reject ${row.original.name}?`}
-            consequence="Its key can never enroll again."
-            disabledReason={props.disabledReason}
-            pending={reject.isPending}
-            onConfirm={() => reject.mutate({ nodeId: row.original.id })}
-          />
-        </span>
-      ),
-    },
+    actionsColumn((node) => (
+      <span className="flex flex-wrap justify-end gap-2 md:justify-start">
+        <Button
+          type="button"
+          size="sm"
+          disabled={approve.isPending || Boolean(props.disabledReason)}
+          title={props.disabledReason ?? undefined}
+          onClick={() => approve.mutate({ nodeId: node.id })}
+        >
+          <CheckIcon aria-hidden />
+          Approve
+        </Button>
+        <ConfirmAction
+          label="Reject"
+          question={`Reject ${node.name}?`}
+          consequence="Its key can never enroll again."
+          disabledReason={props.disabledReason}
+          pending={reject.isPending}
+          onConfirm={() => reject.mutate({ nodeId: node.id })}
+        />
+      </span>
+    )),
   ];
   return (
     <Card ref={ref} id="pending-nodes" aria-labelledby="pending-nodes-title">
       <CardHeader>
         <CardTitle id="pending-nodes-title">Waiting for approval</CardTitle>
       </CardHeader>
-      {pending.error ? (
-        <ErrorNotice error={pending.error} />
-      ) : pending.isPending ? (
-        <Skeleton className="h-16" aria-label="Loading nodes waiting for approval" />
-      ) : (
-        <DataTable
-          label="Nodes waiting for approval"
-          testId="pending-nodes"
-          urlKey="pending."
-          columns={columns}
-          data={pending.data.items}
-          getRowId={(node) => node.id}
-          rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
-          empty={
-            <EmptyState icon={<HourglassIcon />} title="No node is waiting" testId="pending-empty">
-              Nodes enrolled with a token that asks for approval appear here until an operator approves or
-              rejects them.
-            </EmptyState>
-          }
-        />
-      )}
+      <QueryContent query={pending} loading="Loading nodes waiting for approval">
+        {(data) => (
+          <DataTable
+            label="Nodes waiting for approval"
+            testId="pending-nodes"
+            urlKey="pending."
+            columns={columns}
+            data={data.items}
+            getRowId={(node) => node.id}
+            rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
+            empty={
+              <EmptyState icon={<HourglassIcon />} title="No node is waiting" testId="pending-empty">
+                Nodes enrolled with a token that asks for approval appear here until an operator approves or
+                rejects them.
+              </EmptyState>
+            }
+          />
+        )}
+      </QueryContent>
     </Card>
   );
 }
@@ -321,93 +304,61 @@ function TokenList(props: { disabledReason: string | null }) {
         </span>
       ),
     },
-    {
-      id: "expires",
-      accessorFn: (token) => token.expiresAt,
-      sortingFn: "datetime",
-      meta: { title: "Expires" },
-      cell: ({ row }) => <RelativeTime date={row.original.expiresAt} />,
-    },
-    {
-      id: "labels",
-      enableSorting: false,
-      meta: { title: "Labels" },
-      cell: ({ row }) => <LabelList labels={row.original.labels} />,
-    },
-    {
-      id: "state",
-      accessorFn: (token) => tokenState(token).label,
-      meta: { title: "State" },
-      cell: ({ row }) => {
-        const state = tokenState(row.original);
-        return (
-          <Badge variant={state.variant} data-testid="token-state">
-            {state.label}
-          </Badge>
-        );
-      },
-    },
-    {
-      id: "actions",
-      enableSorting: false,
-      enableHiding: false,
-      meta: { title: "Actions" },
-      header: () => <span className="sr-only">Actions</span>,
-      cell: ({ row }) => {
-        const state = tokenState(row.original);
-        if (state.label === "revoked" || state.label === "expired") return null;
-        return (
-          <ConfirmAction
-            label="Revoke"
-            question="Revoke this token?"
-            consequence="No new node can enroll with it. Nodes already enrolled keep working."
-            disabledReason={props.disabledReason}
-            pending={revoke.isPending}
-            onConfirm={() => revoke.mutate({ id: row.original.id })}
-          />
-        );
-      },
-    },
+    timeColumn("expires", "Expires", (token) => token.expiresAt),
+    labelsColumn((token) => token.labels),
+    stateColumn(tokenState, "token-state"),
+    actionsColumn((token) => {
+      const state = tokenState(token).label;
+      if (state === "revoked" || state === "expired") return null;
+      return (
+        <ConfirmAction
+          label="Revoke"
+          question="Revoke this token?"
+          consequence="No new node can enroll with it. Nodes already enrolled keep working."
+          disabledReason={props.disabledReason}
+          pending={revoke.isPending}
+          onConfirm={() => revoke.mutate({ id: token.id })}
+        />
+      );
+    }),
   ];
   return (
     <Card aria-labelledby="tokens">
       <CardHeader>
         <CardTitle id="tokens">Tokens</CardTitle>
       </CardHeader>
-      {tokens.error ? (
-        <ErrorNotice error={tokens.error} />
-      ) : tokens.isPending ? (
-        <Skeleton className="h-24" aria-label="Loading tokens" />
-      ) : (
-        <DataTable
-          label="Enrollment tokens"
-          testId="tokens"
-          urlKey="tokens."
-          columnChooser
-          columns={columns}
-          data={items}
-          getRowId={(token) => token.id}
-          rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}
-          empty={
-            <EmptyState icon={<TicketIcon />} title="No tokens yet">
-              Create one above, then run the install command it shows on the node.
-            </EmptyState>
-          }
-          footer={
-            tokens.hasNextPage ? (
-              <Button
-                type="button"
-                variant="outline"
-                className="justify-self-start"
-                disabled={tokens.isFetchingNextPage}
-                onClick={() => void tokens.fetchNextPage()}
-              >
-                {tokens.isFetchingNextPage ? "Loading…" : "Load more"}
-              </Button>
-            ) : null
-          }
-        />
-      )}
+      <QueryContent query={{ error: tokens.error, data: tokens.data && items }} loading="Loading tokens">
+        {(data) => (
+          <DataTable
+            label="Enrollment tokens"
+            testId="tokens"
+            urlKey="tokens."
+            columnChooser
+            columns={columns}
+            data={data}
+            getRowId={(token) => token.id}
+            rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}
+            empty={
+              <EmptyState icon={<TicketIcon />} title="No tokens yet">
+                Create one above, then run the install command it shows on the node.
+              </EmptyState>
+            }
+            footer={
+              tokens.hasNextPage ? (
+                <Button
+                  type="button"
+                  variant="outline"
+                  className="justify-self-start"
+                  disabled={tokens.isFetchingNextPage}
+                  onClick={() => void tokens.fetchNextPage()}
+                >
+                  {tokens.isFetchingNextPage ? "Loading…" : "Load more"}
+                </Button>
+              ) : null
+            }
+          />
+        )}
+      </QueryContent>
     </Card>
   );
 }

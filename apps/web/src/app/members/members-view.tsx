@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState } from "react";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
+import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { ErrorNotice } from "~/components/error-notice";
 import { ApiForm } from "~/components/forms/api-form";
@@ -16,7 +17,6 @@ import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type Role, RoleSelect, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Alert } from "~/components/ui/alert";
-import { Badge } from "~/components/ui/badge";
 import { Button } from "~/components/ui/button";
 import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
@@ -86,19 +86,11 @@ export function MembersView() {
         );
       },
     },
-    {
-      id: "status",
-      accessorFn: (m) => (m.pending ? "invited" : "active"),
-      meta: { title: "Status" },
-      cell: ({ row }) =>
-        row.original.pending ? (
-          <Badge variant="pending" title="has not signed in yet">
-            invited
-          </Badge>
-        ) : (
-          <Badge variant="online">active</Badge>
-        ),
-    },
+    stateColumn(
+      (m) => (m.pending ? { label: "invited", variant: "pending" } : { label: "active", variant: "online" }),
+      undefined,
+      "Status",
+    ),
     {
       id: "joined",
       accessorFn: (m) => m.joinedAt,
@@ -106,23 +98,16 @@ export function MembersView() {
       meta: { title: "Joined" },
       cell: ({ row }) => row.original.joinedAt.toLocaleDateString(),
     },
-    {
-      id: "actions",
-      enableSorting: false,
-      enableHiding: false,
-      meta: { title: "Actions" },
-      header: () => <span className="sr-only">Actions</span>,
-      cell: ({ row }) => (
-        <ConfirmAction
-          label="Remove"
-          question={`Remove ${row.original.email}?`}
-          consequence="They lose access to this organization at their next request."
-          disabledReason={whyNotManage(me.role, row.original)}
-          pending={remove.isPending}
-          onConfirm={() => remove.mutate({ userId: row.original.userId })}
-        />
-      ),
-    },
+    actionsColumn((member) => (
+      <ConfirmAction
+        label="Remove"
+        question={`Remove ${member.email}?`}
+        consequence="They lose access to this organization at their next request."
+        disabledReason={whyNotManage(me.role, member)}
+        pending={remove.isPending}
+        onConfirm={() => remove.mutate({ userId: member.userId })}
+      />
+    )),
   ];
 
   return (

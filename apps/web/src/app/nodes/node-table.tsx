@@ -26,8 +26,8 @@ import { cn } from "~/lib/utils";
 
 export type NodeRow = RouterOutputs["node"]["list"]["items"][number];
 
-/** Grid track of each column from md up, and whether phones (390 px) show it. */
-type NodeColumnMeta = ColumnMeta & { track: string; phone: boolean };
+/** Grid track of each column from md up, and on phones (390 px; false: not shown there). */
+type NodeColumnMeta = ColumnMeta & { track: string; phone: string | false };
 
 const ROW_HEIGHT = 44;
 
@@ -36,7 +36,7 @@ const columns: Array<DataColumn<NodeRow> & { meta: NodeColumnMeta }> = [
     id: "select",
     enableSorting: false,
     enableHiding: false,
-    meta: { title: "Select", track: "2.25rem", phone: true },
+    meta: { title: "Select", track: "2.25rem", phone: "1.25rem" },
     header: ({ table }) => (
       <Checkbox
         aria-label="Select all loaded nodes"
@@ -58,7 +58,7 @@ const columns: Array<DataColumn<NodeRow> & { meta: NodeColumnMeta }> = [
   {
     id: "name",
     enableHiding: false,
-    meta: { title: "Name", track: "minmax(9rem,1.4fr)", phone: true },
+    meta: { title: "Name", track: "minmax(9rem,1.4fr)", phone: "minmax(0,1fr)" },
     cell: ({ row }) => (
       <Link
         href={`/nodes/${row.original.id}`}
@@ -78,7 +78,7 @@ const columns: Array<DataColumn<NodeRow> & { meta: NodeColumnMeta }> = [
   },
   {
     id: "status",
-    meta: { title: "Status", track: "6rem", phone: true },
+    meta: { title: "Status", track: "6rem", phone: "4.75rem" },
     cell: ({ row }) => <StatusBadge status={row.original.status} />,
   },
   {
@@ -94,7 +94,7 @@ const columns: Array<DataColumn<NodeRow> & { meta: NodeColumnMeta }> = [
   },
   {
     id: "lastSeenAt",
-    meta: { title: "Last seen", track: "minmax(6.5rem,0.7fr)", phone: true },
+    meta: { title: "Last seen", track: "minmax(6.5rem,0.7fr)", phone: "6.25rem" },
     cell: ({ row }) => <RelativeTime date={row.original.lastSeenAt} className="text-muted-foreground" />,
   },
 ];
@@ -158,8 +158,7 @@ export function NodeTable(props: {
   const tracks = (phone: boolean) =>
     visible
       .map((column) => column.columnDef.meta as NodeColumnMeta)
-      .filter((meta) => !phone || meta.phone)
-      .map((meta) => meta.track)
+      .flatMap((meta) => (!phone ? [meta.track] : meta.phone ? [meta.phone] : []))
       .join(" ");
   const grid = { "--cols": tracks(false), "--cols-phone": tracks(true) } as CSSProperties;
   const cellClass = (meta: NodeColumnMeta) => cn("flex min-w-0 items-center", !meta.phone && "max-md:hidden");

@@ -9,15 +9,14 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useRef } from "react";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ErrorNotice } from "~/components/error-notice";
 import { ApiForm } from "~/components/forms/api-form";
 import { TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { QueryContent } from "~/components/query-content";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 
 type Role = (typeof ROLES)[number];
@@ -90,28 +89,26 @@ export function SitesView(props: { role: Role }) {
         <CardHeader>
           <CardTitle>Sites</CardTitle>
         </CardHeader>
-        {sites.error ? (
-          <ErrorNotice error={sites.error} />
-        ) : sites.isPending ? (
-          <Skeleton className="h-32" aria-label="Loading sites" />
-        ) : (
-          <DataTable
-            label="Sites"
-            testId="sites"
-            urlKey=""
-            columnChooser
-            columns={columns}
-            data={sites.data}
-            getRowId={(site) => site.id ?? "none"}
-            rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
-            empty={
-              <EmptyState icon={<MapPinIcon />} title="No sites yet">
-                A site is a place with nodes. Create one above; its page then generates the leaf node that
-                keeps the site working offline.
-              </EmptyState>
-            }
-          />
-        )}
+        <QueryContent query={sites} loading="Loading sites">
+          {(data) => (
+            <DataTable
+              label="Sites"
+              testId="sites"
+              urlKey=""
+              columnChooser
+              columns={columns}
+              data={data}
+              getRowId={(site) => site.id ?? "none"}
+              rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
+              empty={
+                <EmptyState icon={<MapPinIcon />} title="No sites yet">
+                  A site is a place with nodes. Create one above; its page then generates the leaf node that
+                  keeps the site working offline.
+                </EmptyState>
+              }
+            />
+          )}
+        </QueryContent>
       </Card>
     </>
   );

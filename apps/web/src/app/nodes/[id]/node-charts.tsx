@@ -2,9 +2,8 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
-import { Segmented } from "~/components/segmented";
+import { TimeRangePicker, useTimeRange } from "~/components/time-range";
 import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 import { TimeChart, type TimeSeries } from "./time-chart";
@@ -12,12 +11,13 @@ import { TimeChart, type TimeSeries } from "./time-chart";
 type Charts = RouterOutputs["metrics"]["nodeSeries"]["charts"];
 type ChartSeries = NonNullable<Charts[keyof Charts]>;
 
+const MINUTE = 60_000;
 const RANGES = [
-  { label: "15m", minutes: 15 },
-  { label: "1h", minutes: 60 },
-  { label: "6h", minutes: 360 },
-  { label: "24h", minutes: 1440 },
-  { label: "7d", minutes: 7 * 1440 },
+  { label: "15m", span: 15 * MINUTE },
+  { label: "1h", span: 60 * MINUTE },
+  { label: "6h", span: 360 * MINUTE },
+  { label: "24h", span: 1440 * MINUTE },
+  { label: "7d", span: 7 * 1440 * MINUTE },
 ] as const;
 const REFRESH_MS = 30_000;
 
@@ -39,14 +39,8 @@ function named(
 
 export function NodeCharts({ nodeId }: { nodeId: string }) {
   const trpc = useTRPC();
-  const [minutes, setMinutes] = useState<number>(60);
-  // The range end moves on a timer, not on every render, so the query key stays stable between refreshes.
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), REFRESH_MS);
-    return () => clearInterval(timer);
-  }, []);
-  const range = { from: new Date(now - minutes * 60_000), to: new Date(now) };
+  const timeRange = useTimeRange(RANGES, "1h", REFRESH_MS);
+  const range = timeRange.range;
   const metrics = useQuery(
     trpc.metrics.nodeSeries.queryOptions(
       { nodeId, range },
@@ -59,15 +53,7 @@ export function NodeCharts({ nodeId }: { nodeId: string }) {
 
   return (
     <>
-      <Segmented
-        label="Time range"
-        options={RANGES.map((r) => ({ value: r.minutes, label: r.label }))}
-        value={minutes}
-        onChange={(next) => {
-          setMinutes(next);
-          setNow(Date.now());
-        }}
-      />
+      <TimeRangePicker label="Time range" choices={RANGES} range={timeRange} />
       {metrics.error ? <ErrorNotice error={metrics.error} /> : null}
       {!charts ? (
         metrics.error ? null : (

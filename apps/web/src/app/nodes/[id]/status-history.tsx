@@ -2,22 +2,22 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { relativeTime } from "~/components/relative-time";
-import { Segmented } from "~/components/segmented";
 import { StatusBadge } from "~/components/status-badge";
 import { statusReasonText } from "~/components/status-reasons";
+import { TimeRangePicker, useTimeRange } from "~/components/time-range";
 import { Button } from "~/components/ui/button";
 import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 
 type Segment = RouterOutputs["node"]["availability"]["segments"][number];
 
+const HOUR = 3_600_000;
 const RANGES = [
-  { label: "24h", hours: 24 },
-  { label: "7d", hours: 7 * 24 },
-  { label: "30d", hours: 30 * 24 },
+  { label: "24h", span: 24 * HOUR },
+  { label: "7d", span: 7 * 24 * HOUR },
+  { label: "30d", span: 30 * 24 * HOUR },
 ] as const;
 
 const COLOR: Record<string, string> = {
@@ -67,14 +67,9 @@ function AvailabilityStrip(props: { segments: Segment[]; from: number; to: numbe
 
 export function StatusHistory({ nodeId }: { nodeId: string }) {
   const trpc = useTRPC();
-  const [hours, setHours] = useState<number>(24);
   // The range end moves with the clock once a minute; live changes invalidate the query anyway.
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 60_000);
-    return () => clearInterval(timer);
-  }, []);
-  const range = { from: new Date(now - hours * 3_600_000), to: new Date(now) };
+  const timeRange = useTimeRange(RANGES, "24h", 60_000);
+  const range = timeRange.range;
   const availability = useQuery(
     trpc.node.availability.queryOptions({ nodeId, range }, { placeholderData: (previous) => previous }),
   );
@@ -90,15 +85,7 @@ export function StatusHistory({ nodeId }: { nodeId: string }) {
   return (
     <>
       <div className="flex flex-wrap items-center justify-between gap-2">
-        <Segmented
-          label="Availability range"
-          options={RANGES.map((r) => ({ value: r.hours, label: r.label }))}
-          value={hours}
-          onChange={(next) => {
-            setHours(next);
-            setNow(Date.now());
-          }}
-        />
+        <TimeRangePicker label="Availability range" choices={RANGES} range={timeRange} />
         <span data-testid="online-ratio" className="text-sm font-medium">
           {ratio === null || ratio === undefined
             ? "—"
