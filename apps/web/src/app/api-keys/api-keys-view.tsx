@@ -20,7 +20,7 @@ import { QueryContent } from "~/components/query-content";
 import { relativeTime } from "~/components/relative-time";
 import { type Role, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
-import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
@@ -92,10 +92,7 @@ export function ApiKeysView() {
         disabledReason={denied}
         onCreated={() => queryClient.invalidateQueries(trpc.apiKey.list.queryFilter())}
       />
-      <Card aria-label="API keys">
-        <CardHeader>
-          <CardTitle>Keys</CardTitle>
-        </CardHeader>
+      <Section title="Keys">
         <QueryContent query={keys} loading="Loading API keys">
           {(data) => (
             <DataTable
@@ -115,7 +112,7 @@ export function ApiKeysView() {
             />
           )}
         </QueryContent>
-      </Card>
+      </Section>
     </>
   );
 }
@@ -156,17 +153,20 @@ function CreateKeyForm(props: {
     }),
   );
   return (
-    <Card ref={ref} id="new-key" aria-labelledby="new-key-title">
-      <CardHeader>
-        <CardTitle id="new-key-title">New API key</CardTitle>
-        <CardDescription className="basis-full">
+    <Section
+      ref={ref}
+      id="new-key"
+      title="New API key"
+      description={
+        <>
           Keys act for this organization over the REST API (<code>Authorization: Bearer efk_…</code>), with
           the role they were given, which is at most yours.{" "}
           <a href="/api-docs" className="text-primary underline">
             API reference
           </a>
-        </CardDescription>
-      </CardHeader>
+        </>
+      }
+    >
       <ApiForm form={form} label="Create an API key" onSubmit={(values) => create.mutate(values)}>
         <TextField
           name="name"
@@ -190,6 +190,6 @@ function CreateKeyForm(props: {
         />
       </ApiForm>
       {created ? <CopyOnce label="API key" secret={created.key} onDismiss={() => setCreated(null)} /> : null}
-    </Card>
+    </Section>
   );
 }

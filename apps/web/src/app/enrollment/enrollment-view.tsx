@@ -19,7 +19,7 @@ import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { QueryContent } from "~/components/query-content";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Button } from "~/components/ui/button";
-import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
@@ -101,14 +101,17 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
     siteOptions.push({ value: props.initialSiteId, label: "…" });
   }
   return (
-    <Card ref={ref} id="new-token" aria-labelledby="new-token-title">
-      <CardHeader>
-        <CardTitle id="new-token-title">New enrollment token</CardTitle>
-        <CardDescription className="basis-full">
+    <Section
+      ref={ref}
+      id="new-token"
+      title="New enrollment token"
+      description={
+        <>
           A node enrolls once with a token: the agent trades it for its own credentials. Tokens expire, can be
           limited to a number of nodes, and can require an operator&apos;s approval for each node.
-        </CardDescription>
-      </CardHeader>
+        </>
+      }
+    >
       <ApiForm
         form={form}
         label="Create an enrollment token"
@@ -158,7 +161,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           <InstallCommand command={created.installCommand} />
         </div>
       ) : null}
-    </Card>
+    </Section>
   );
 }
 
@@ -228,10 +231,7 @@ function PendingNodes(props: { disabledReason: string | null }) {
     )),
   ];
   return (
-    <Card ref={ref} id="pending-nodes" aria-labelledby="pending-nodes-title">
-      <CardHeader>
-        <CardTitle id="pending-nodes-title">Waiting for approval</CardTitle>
-      </CardHeader>
+    <Section ref={ref} id="pending-nodes" title="Waiting for approval">
       <QueryContent query={pending} loading="Loading nodes waiting for approval">
         {(data) => (
           <DataTable
@@ -251,7 +251,7 @@ function PendingNodes(props: { disabledReason: string | null }) {
           />
         )}
       </QueryContent>
-    </Card>
+    </Section>
   );
 }
 
@@ -323,10 +323,7 @@ function TokenList(props: { disabledReason: string | null }) {
     }),
   ];
   return (
-    <Card aria-labelledby="tokens">
-      <CardHeader>
-        <CardTitle id="tokens">Tokens</CardTitle>
-      </CardHeader>
+    <Section title="Tokens">
       <QueryContent query={{ error: tokens.error, data: tokens.data && items }} loading="Loading tokens">
         {(data) => (
           <DataTable
@@ -359,6 +356,6 @@ function TokenList(props: { disabledReason: string | null }) {
           />
         )}
       </QueryContent>
-    </Card>
+    </Section>
   );
 }

@@ -9,7 +9,7 @@ import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { ErrorNotice } from "~/components/error-notice";
 import { Segmented } from "~/components/segmented";
 import { Button } from "~/components/ui/button";
-import { Card, CardHeader, CardTitle } from "~/components/ui/card";
+import { Card, CardHeader, CardTitle, Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { Skeleton } from "~/components/ui/skeleton";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "~/components/ui/tabs";
@@ -124,16 +124,13 @@ export function FleetView() {
       </Card>
       {counts.data?.total === 0 ? <FirstRun /> : null}
       <div className="grid gap-6 lg:grid-cols-2">
-        <Card aria-label="Recent events">
-          <CardHeader>
-            <CardTitle>Recent events</CardTitle>
-          </CardHeader>
+        <Section title="Recent events">
           {events.data ? (
             <RecentEvents events={events.data.items} />
           ) : (
             <Skeleton className="h-48" aria-label="Loading events" />
           )}
-        </Card>
+        </Section>
         <Card aria-label="Top bandwidth consumers">
           <CardHeader>
             <CardTitle>Top bandwidth</CardTitle>

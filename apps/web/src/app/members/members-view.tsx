@@ -18,7 +18,7 @@ import { type Role, RoleSelect, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Alert } from "~/components/ui/alert";
 import { Button } from "~/components/ui/button";
-import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
+import { CardDescription, Section } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
@@ -117,10 +117,7 @@ export function MembersView() {
         change roles and remove; only an owner grants or changes the owner role.
       </p>
       <InviteForm grantable={grantableRoles(me.role)} disabledReason={inviteDisabled} onInvited={refresh} />
-      <Card aria-label="Members">
-        <CardHeader>
-          <CardTitle>Members</CardTitle>
-        </CardHeader>
+      <Section title="Members">
         <DataTable
           label="Members"
           urlKey=""
@@ -135,7 +132,7 @@ export function MembersView() {
             Changing members needs the admin role; you are {me.role}.
           </p>
         )}
-      </Card>
+      </Section>
     </>
   );
 }
@@ -158,10 +155,7 @@ function InviteForm(props: { grantable: Role[]; disabledReason: string | null; o
     }),
   );
   return (
-    <Card ref={ref} id="invite" aria-labelledby="invite-title">
-      <CardHeader>
-        <CardTitle id="invite-title">Invite a member</CardTitle>
-      </CardHeader>
+    <Section ref={ref} id="invite" title="Invite a member">
       <ApiForm form={form} label="Invite a member" onSubmit={(values) => invite.mutate(values)}>
         <TextField
           name="email"
@@ -185,7 +179,7 @@ function InviteForm(props: { grantable: Role[]; disabledReason: string | null; o
         />
       </ApiForm>
       {handover ? <InviteHandover member={handover} onDismiss={() => setHandover(null)} /> : null}
-    </Card>
+    </Section>
   );
 }
 

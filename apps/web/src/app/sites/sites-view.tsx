@@ -15,7 +15,7 @@ import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { QueryContent } from "~/components/query-content";
 import { useFocusTarget } from "~/components/shell/focus-target";
-import { Card, CardDescription, CardHeader, CardTitle } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
 
@@ -85,10 +85,7 @@ export function SitesView(props: { role: Role }) {
   return (
     <>
       <CreateSiteForm disabledReason={denied} />
-      <Card aria-label="Sites">
-        <CardHeader>
-          <CardTitle>Sites</CardTitle>
-        </CardHeader>
+      <Section title="Sites">
         <QueryContent query={sites} loading="Loading sites">
           {(data) => (
             <DataTable
@@ -109,7 +106,7 @@ export function SitesView(props: { role: Role }) {
             />
           )}
         </QueryContent>
-      </Card>
+      </Section>
     </>
   );
 }
@@ -131,15 +128,18 @@ function CreateSiteForm(props: { disabledReason: string | null }) {
     }),
   );
   return (
-    <Card ref={ref} id="new-site" aria-labelledby="new-site-title">
-      <CardHeader>
-        <CardTitle id="new-site-title">New site</CardTitle>
-        <CardDescription className="basis-full">
+    <Section
+      ref={ref}
+      id="new-site"
+      title="New site"
+      description={
+        <>
           A site is a place with nodes (a plant, a depot, a vehicle). Its NATS leaf node lets the site&apos;s
           agents keep working locally when the link to the cloud is down; generate its configuration on the
           site&apos;s page.
-        </CardDescription>
-      </CardHeader>
+        </>
+      }
+    >
       <ApiForm
         form={form}
         label="Create a site"
@@ -165,6 +165,6 @@ function CreateSiteForm(props: { disabledReason: string | null }) {
           disabledReason={props.disabledReason}
         />
       </ApiForm>
-    </Card>
+    </Section>
   );
 }

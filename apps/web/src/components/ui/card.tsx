@@ -1,4 +1,4 @@
-import type * as React from "react";
+import * as React from "react";
 import { cn } from "~/lib/utils";
 
 export function Card({ className, ...props }: React.ComponentProps<"section">) {
@@ -29,5 +29,35 @@ export function CardTitle({ className, ...props }: React.ComponentProps<"h2">) {
 export function CardDescription({ className, ...props }: React.ComponentProps<"p">) {
   return (
     <p data-slot="card-description" className={cn("text-sm text-muted-foreground", className)} {...props} />
+  );
+}
+
+/**
+ * A titled card: the heading names the region (aria-labelledby), an optional line says what it is
+ * for, `actions` sit at the right of the title. `id` also makes it a target for links (#id).
+ */
+export function Section({
+  title,
+  description,
+  actions,
+  id,
+  children,
+  ...props
+}: Omit<React.ComponentProps<"section">, "title"> & {
+  title: React.ReactNode;
+  description?: React.ReactNode;
+  actions?: React.ReactNode;
+}) {
+  const generated = React.useId();
+  const titleId = `${id ?? generated}-title`;
+  return (
+    <Card id={id} aria-labelledby={titleId} {...props}>
+      <CardHeader>
+        <CardTitle id={titleId}>{title}</CardTitle>
+        {actions}
+        {description ? <CardDescription className="basis-full">{description}</CardDescription> : null}
+      </CardHeader>
+      {children}
+    </Card>
   );
 }

@@ -10,7 +10,7 @@ import { NodeCredentialsControl } from "~/components/node-credentials-control";
 import { RelativeTime } from "~/components/relative-time";
 import { StatusBadge } from "~/components/status-badge";
 import { Badge } from "~/components/ui/badge";
-import { Card, CardHeader, CardTitle } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { Skeleton } from "~/components/ui/skeleton";
 import { LiveIndicator } from "~/trpc/live-indicator";
@@ -122,36 +122,21 @@ export function NodeDetail({ id }: { id: string }) {
         </h2>
         <LiveIndicator state={live} />
       </div>
-      <Card aria-labelledby="identity" className="lg:col-span-2">
-        <CardHeader>
-          <CardTitle id="identity">Identity</CardTitle>
-        </CardHeader>
+      <Section className="lg:col-span-2" title="Identity">
         <Identity node={node.data} />
-      </Card>
+      </Section>
       <div className="grid content-start gap-6">
-        <Card aria-labelledby="labels">
-          <CardHeader>
-            <CardTitle id="labels">Labels</CardTitle>
-          </CardHeader>
+        <Section title="Labels">
           <LabelsEditor nodeId={node.data.id} labels={node.data.labels} />
-        </Card>
-        <Card aria-labelledby="credentials">
-          <CardHeader>
-            <CardTitle id="credentials">Credentials</CardTitle>
-          </CardHeader>
+        </Section>
+        <Section title="Credentials">
           <NodeCredentialsControl nodeId={node.data.id} name={node.data.name} status={node.data.status} />
-        </Card>
+        </Section>
       </div>
-      <Card aria-labelledby="history" className="lg:col-span-3">
-        <CardHeader>
-          <CardTitle id="history">Status history</CardTitle>
-        </CardHeader>
+      <Section className="lg:col-span-3" title="Status history">
         <StatusHistory nodeId={node.data.id} />
-      </Card>
-      <Card aria-labelledby="apps" className="lg:col-span-3">
-        <CardHeader>
-          <CardTitle id="apps">Apps</CardTitle>
-        </CardHeader>
+      </Section>
+      <Section className="lg:col-span-3" title="Apps">
         <DataTable
           label="Apps on this node"
           testId="apps-table"
@@ -164,13 +149,10 @@ export function NodeDetail({ id }: { id: string }) {
             </EmptyState>
           }
         />
-      </Card>
-      <Card aria-labelledby="metrics" className="lg:col-span-3">
-        <CardHeader>
-          <CardTitle id="metrics">Metrics</CardTitle>
-        </CardHeader>
+      </Section>
+      <Section className="lg:col-span-3" title="Metrics">
         <NodeCharts nodeId={node.data.id} />
-      </Card>
+      </Section>
     </div>
   );
 }

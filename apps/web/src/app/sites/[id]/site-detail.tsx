@@ -13,7 +13,7 @@ import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { RelativeTime } from "~/components/relative-time";
 import { Button } from "~/components/ui/button";
-import { Card, CardHeader, CardTitle } from "~/components/ui/card";
+import { Card, CardHeader, Section } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
 import { toast } from "~/components/ui/sonner";
 import { cn } from "~/lib/utils";
@@ -77,16 +77,10 @@ export function SiteDetail(props: { id: string; role: Role }) {
           Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
         </Link>
       </Card>
-      <Card aria-labelledby="leaf">
-        <CardHeader>
-          <CardTitle id="leaf">Leaf node</CardTitle>
-        </CardHeader>
+      <Section title="Leaf node">
         <LeafBundle siteId={data.id} disabledReason={denied} />
-      </Card>
-      <Card aria-labelledby="edit-site">
-        <CardHeader>
-          <CardTitle id="edit-site">Edit</CardTitle>
-        </CardHeader>
+      </Section>
+      <Section title="Edit">
         <EditSite
           id={data.id}
           name={data.name}
@@ -94,7 +88,7 @@ export function SiteDetail(props: { id: string; role: Role }) {
           total={data.total}
           disabledReason={denied}
         />
-      </Card>
+      </Section>
     </div>
   );
 }
