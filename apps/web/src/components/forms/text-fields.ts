@@ -1,6 +1,17 @@
 import { z } from "zod";
 
 /**
+ * Messages for people where zod's default is for programmers: a record key that breaks the API's
+ * key rule says the rule and the key ("label keys: 1-63 letters, …: "bad key""), not "Invalid key
+ * in record". Passed to every form's resolver (useApiForm).
+ */
+export const formErrorMap: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code !== "invalid_key") return undefined;
+  const rule = issue.issues[0]?.message;
+  return rule ? `${rule}: ${JSON.stringify(issue.input)}` : undefined;
+};
+
+/**
  * Form fields typed as text and then judged by the API's own field schema (`pipe`): the text is
  * only split or converted here, so the rules stay the API's. The field's form value is a string,
  * its parsed value whatever the API field gives.

@@ -11,6 +11,7 @@ import {
   useForm,
 } from "react-hook-form";
 import type { z } from "zod";
+import { formErrorMap } from "./text-fields";
 
 type ApiError = TRPCClientErrorLike<AppRouter>;
 type ErrorCode = ApiError["data"] extends infer D ? (D extends { code: infer C } ? C : string) : string;
@@ -26,7 +27,7 @@ export function useApiForm<Schema extends z.ZodType<FieldValues, FieldValues>>(
 ): UseFormReturn<z.input<Schema>, unknown, z.output<Schema>> {
   return useForm<z.input<Schema>, unknown, z.output<Schema>>({
     // biome-ignore lint/suspicious/noExplicitAny: the resolver's overloads cannot see through the generic schema
-    resolver: zodResolver(schema as any) as never,
+    resolver: zodResolver(schema as any, { error: formErrorMap }) as never,
     defaultValues,
     mode: "onTouched",
   });
