@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { confirm, toast } from "./console";
 import { signInAs } from "./keycloak";
 
 test("an API key made in the console is shown once, works over REST, and answers 401 once revoked", async ({
@@ -35,8 +36,8 @@ test("an API key made in the console is shown once, works over REST, and answers
   expect(await page.content()).not.toContain(secret);
 
   await row.getByRole("button", { name: "Revoke" }).click();
-  await row.getByRole("button", { name: "Yes, revoke" }).click();
-  await expect(page.getByRole("status")).toHaveText(`API key “${name}” revoked`);
+  await confirm(page, "Yes, revoke");
+  await expect(toast(page, `API key “${name}” revoked`)).toBeVisible();
   await expect(row.getByTestId("api-key-state")).toContainText("revoked");
 
   const refused = await asKey();

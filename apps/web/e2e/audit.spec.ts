@@ -61,19 +61,4 @@ test("the audit export refuses a request without a session or key", async ({ req
   expect(response.status()).toBe(401);
 });
 
-test("the members, API key and audit pages fit a phone-width screen", async ({ page }) => {
-  await signInAs(page, "alice");
-  await page.setViewportSize({ width: 390, height: 844 });
-  for (const [path, heading] of [
-    ["/members", "Members · Acme Energy"],
-    ["/api-keys", "API keys · Acme Energy"],
-    ["/audit", "Audit log · Acme Energy"],
-  ] as const) {
-    await page.goto(path);
-    await expect(page.getByRole("heading", { name: heading })).toBeVisible();
-    // Rows become cards: nothing wider than the screen, so no sideways scrolling.
-    await expect
-      .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth))
-      .toBeLessThanOrEqual(0);
-  }
-});
+// Phone widths of these pages: phone.spec.ts covers every page.

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "@playwright/test";
+import { confirm, toast } from "./console";
 import { signInAs } from "./keycloak";
 
 // The operator's whole path with a real agent: a token made in the console, the install command
@@ -88,7 +89,7 @@ test("enroll a real agent with a token created in the console and watch it come 
   await expect(tokenRow.getByTestId("token-uses")).toHaveText("1 / 1");
   const nodeHref = (await pendingRow.getByRole("link").getAttribute("href")) ?? "";
   await pendingRow.getByRole("button", { name: "Approve" }).click();
-  await expect(page.getByRole("status").filter({ hasText: "approved" })).toBeVisible();
+  await expect(toast(page, /approved/)).toBeVisible();
 
   // Approved: it picks up its credentials on its next try, connects, and reports.
   await page.goto(nodeHref);
@@ -112,23 +113,44 @@ test("enroll a real agent with a token created in the console and watch it come 
 
   // Revoked from its page: the gateway cuts it off and it can never come back with this key.
   await page.getByRole("button", { name: "Revoke credentials" }).click();
-  await page.getByRole("button", { name: "Yes, revoke" }).click();
+  await confirm(page, "Yes, revoke");
   await expect(page.getByText("Credentials revoked: this node can no longer connect.")).toBeVisible();
   await expect(identity.getByText("revoked", { exact: true })).toBeVisible();
 });
 
-test("a bad label is refused with a clear message and no token is made", async ({ page }) => {
+test("a bad label is refused with a clear message next to the field and no token is made", async ({
+  page,
+}) => {
   await signInAs(page, "alice");
   await page.goto("/enrollment");
   await page.getByLabel("Token description").fill(`bad-labels-${Date.now()}`);
-  await page.getByLabel("Token labels").fill("no-equals-sign");
+  const labels = page.getByLabel("Token labels");
+  await labels.fill("no-equals-sign");
   await page.getByRole("button", { name: "Create token" }).click();
-  await expect(page.getByRole("main").getByRole("alert")).toHaveText(
-    'Labels: "no-equals-sign" is not key=value',
-  );
-  await page.getByLabel("Token labels").fill("bad key=x");
+  // Judged in the browser by the API's own schema, before anything is sent; focus goes to the field.
+  await expect(page.getByRole("main").getByRole("alert")).toHaveText('"no-equals-sign" is not key=value');
+  await expect(labels).toHaveAttribute("aria-invalid", "true");
+  await expect(labels).toHaveAccessibleDescription('"no-equals-sign" is not key=value');
+  // The same rule the server applies (label keys), shown as soon as the field is corrected.
+  await labels.fill("bad key=x");
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("label keys");
   await page.getByRole("button", { name: "Create token" }).click();
   await expect(page.getByRole("main").getByRole("alert")).toContainText("label keys");
+  await expect(page.getByTestId("secret")).toHaveCount(0);
+  // Fixed, the message goes away as it is typed.
+  await labels.fill("good=x");
+  await expect(page.getByRole("main").getByRole("alert")).toHaveCount(0);
+});
+
+test("a server refusal that the client cannot foresee lands on its field", async ({ page }) => {
+  await signInAs(page, "alice");
+  // A site id of the right shape that is not this organization's: only the server can tell.
+  await page.goto(`/enrollment?site=${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`);
+  await page.getByLabel("Token description").fill(`foreign-site-${Date.now()}`);
+  await page.getByRole("button", { name: "Create token" }).click();
+  await expect(page.getByRole("main").getByRole("alert")).toHaveText(/^site [0-9a-f-]{36} not found$/);
+  await expect(page.getByLabel("Site", { exact: true })).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByLabel("Site", { exact: true })).toBeFocused();
   await expect(page.getByTestId("secret")).toHaveCount(0);
 });
 
@@ -144,7 +166,7 @@ test("a token is revoked from the list and shows as revoked", async ({ page }) =
   const row = page.getByTestId("token-row").filter({ hasText: description });
   await expect(row.getByTestId("token-state")).toHaveText("usable");
   await row.getByRole("button", { name: "Revoke" }).click();
-  await row.getByRole("button", { name: "Yes, revoke" }).click();
+  await confirm(page, "Yes, revoke");
   await expect(row.getByTestId("token-state")).toHaveText("revoked");
   await expect(row.getByRole("button", { name: "Revoke" })).toHaveCount(0);
 });

@@ -60,7 +60,8 @@ test("a forged active-organization cookie gets an error, not another tenant's no
 
 test("signing out ends the Keycloak session too", async ({ page }) => {
   await signInAs(page, "alice");
-  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: /^Account/ }).click();
+  await page.getByRole("menuitem", { name: "Sign out" }).click();
   // Keycloak logs out and returns to the console, which sends the anonymous visitor to sign in;
   // with the SSO session gone Keycloak shows its form instead of signing alice straight back in.
   await expect(page).toHaveURL(keycloakLoginUrl);

@@ -1,5 +1,5 @@
-import { expect, type Page, test } from "@playwright/test";
-import { signInAs, visibleNodeNames } from "./keycloak";
+import { expect, test } from "@playwright/test";
+import { signInAs } from "./keycloak";
 
 interface ManifestIcon {
   src: string;
@@ -64,42 +64,4 @@ test("the console is installable: a valid manifest with fetchable icons, linked 
   expect(installabilityErrors.filter((error) => error.errorId !== "in-incognito")).toEqual([]);
 });
 
-/** The page is no wider than the screen: nothing makes the whole page scroll sideways. */
-async function expectNoHorizontalOverflow(page: Page, name: string) {
-  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    clientWidth: document.documentElement.clientWidth,
-  }));
-  await test.info().attach(`${name} at 390px`, {
-    body: await page.screenshot({ fullPage: true }),
-    contentType: "image/png",
-  });
-  expect(scrollWidth, `${name} overflows horizontally`).toBeLessThanOrEqual(clientWidth);
-}
-
-test("fleet, nodes and node detail fit a phone screen (390 px) without sideways scrolling", async ({
-  page,
-}) => {
-  test.setTimeout(120_000);
-  await page.setViewportSize({ width: 390, height: 844 });
-  await signInAs(page, "alice");
-  await expect(page.getByTestId("recent-events")).toBeVisible();
-  await expect(page.getByRole("navigation")).toBeVisible();
-  await expectNoHorizontalOverflow(page, "fleet");
-
-  await visibleNodeNames(page);
-  await expectNoHorizontalOverflow(page, "nodes");
-
-  await page.getByTestId("node-name").first().click();
-  await expect(page.getByTestId("node-title")).toBeVisible();
-  await expect(page.getByTestId("availability-strip")).toBeVisible();
-  await expect(page.getByTestId("chart-cpu")).toBeVisible();
-  await expectNoHorizontalOverflow(page, "node detail");
-
-  // Every header link stays reachable (the nav scrolls sideways inside itself on phones).
-  for (const name of ["Fleet", "Nodes", "Audit log"]) {
-    const link = page.getByRole("navigation").getByRole("link", { name });
-    await link.scrollIntoViewIfNeeded();
-    await expect(link).toBeInViewport();
-  }
-});
+// Phone widths of every page, and the phone navigation: phone.spec.ts.

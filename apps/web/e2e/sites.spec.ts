@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { expect, type Page, test } from "@playwright/test";
+import { confirm } from "./console";
 import { signInAs } from "./keycloak";
 
 const NATS_LEAF_URL = process.env.NATS_LEAF_URL;
@@ -60,7 +61,7 @@ test("an admin creates a site and downloads its leaf bundle: config for the hub 
 
   // An empty site can be deleted; the list no longer shows it.
   await page.getByRole("button", { name: "Delete site" }).click();
-  await page.getByRole("button", { name: "Yes, delete" }).click();
+  await confirm(page, "Yes, delete");
   await expect(page).toHaveURL(/\/sites$/);
   await expect(page.getByTestId("site-row").first()).toBeVisible();
   await expect(page.locator(`[data-testid="site-row"][data-name="${name}"]`)).toHaveCount(0);
@@ -75,7 +76,7 @@ test("a site with nodes is not deleted: the server's refusal is shown and the si
   await row.getByRole("link", { name: "plant-9" }).click();
   await expect(page.getByTestId("site-title")).toHaveText("plant-9");
   await page.getByRole("button", { name: "Delete site" }).click();
-  await page.getByRole("button", { name: "Yes, delete" }).click();
+  await confirm(page, "Yes, delete");
   const refusal = page.getByRole("main").getByRole("alert");
   await expect(refusal).toContainText("still has");
   await expect(refusal).toContainText("move or delete them first");
@@ -83,26 +84,22 @@ test("a site with nodes is not deleted: the server's refusal is shown and the si
   await expect(page.locator('[data-testid="site-row"][data-name="plant-9"]')).toHaveCount(1);
 });
 
-test("sites, a site and enrollment fit a phone-width screen", async ({ page }) => {
+// Phone widths of these pages: phone.spec.ts covers every page.
+
+test("a site name already in use is refused on the name field", async ({ page }) => {
   await signInAs(page, "alice");
-  await page.setViewportSize({ width: 390, height: 844 });
-  const fits = async () => {
-    const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-      scrollWidth: document.documentElement.scrollWidth,
-      innerWidth: window.innerWidth,
-    }));
-    expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  };
   await page.goto("/sites");
-  await expect(page.getByTestId("site-row").first()).toBeVisible();
-  await fits();
-  await page
-    .locator('[data-testid="site-row"][data-name="plant-9"]')
-    .getByRole("link", { name: "plant-9" })
-    .click();
-  await expect(page.getByTestId("site-title")).toHaveText("plant-9");
-  await fits();
-  await page.goto("/enrollment");
-  await expect(page.getByRole("heading", { name: "Tokens" })).toBeVisible();
-  await fits();
+  const name = page.getByLabel("Site name");
+  // The API's site-name rule, judged as it is typed.
+  await name.fill("bad name!");
+  await name.blur();
+  await expect(name).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("site names");
+  // A valid name that only the server can refuse (CONFLICT), shown on the same field.
+  await name.fill("plant-9");
+  await expect(name).toHaveAttribute("aria-invalid", "false");
+  await page.getByRole("button", { name: "Create site" }).click();
+  await expect(page.getByRole("main").getByRole("alert")).toHaveText('a site named "plant-9" already exists');
+  await expect(name).toBeFocused();
+  await expect(page).toHaveURL(/\/sites$/);
 });

@@ -8,6 +8,7 @@ import { memberRouter } from "./routers/member";
 import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
+import { searchRouter } from "./routers/search";
 import { siteRouter } from "./routers/site";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
@@ -23,6 +24,7 @@ export const appRouter = createTRPCRouter({
   enrollment: enrollmentRouter,
   app: appsRouter,
   appVersion: appVersionRouter,
+  search: searchRouter,
 });
 
 export type AppRouter = typeof appRouter;

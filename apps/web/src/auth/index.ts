@@ -49,7 +49,7 @@ export const { handlers, auth, signIn, signOut } = NextAuth({
   // code exchange would send redirect_uri=http://localhost:…, which Keycloak rejects as not the
   // one used in the authorization request.
   redirectProxyUrl: new URL("/api/auth", env.AUTH_URL).toString(),
-  pages: { signIn: "/sign-in" },
+  pages: { signIn: "/sign-in", error: "/sign-in/problem" },
   callbacks: {
     redirect({ url, baseUrl }) {
       return publicRedirect(url, baseUrl, env.AUTH_URL);

@@ -1,42 +1,58 @@
 "use client";
 
+import { CheckIcon, CopyIcon, KeyRoundIcon } from "lucide-react";
 import { useState } from "react";
-import styles from "./copy-once.module.css";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
 
-/** A secret the server returns once (API key, token): shown with a copy button and a warning. */
-export function CopyOnce(props: { label: string; secret: string; onDismiss: () => void }) {
+/** Copies text, saying so; a refused clipboard (no secure context) leaves the text selectable. */
+export function CopyButton(props: { text: string; label?: string }) {
   const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
   return (
-    <section className={styles.box} aria-label={props.label}>
-      <p className={styles.warning}>
+    <>
+      <Button
+        type="button"
+        variant="outline"
+        size="sm"
+        onClick={async () => {
+          try {
+            await navigator.clipboard.writeText(props.text);
+            setCopied("yes");
+          } catch {
+            setCopied("failed");
+          }
+        }}
+      >
+        {copied === "yes" ? <CheckIcon aria-hidden /> : <CopyIcon aria-hidden />}
+        {copied === "yes" ? "Copied" : (props.label ?? "Copy")}
+      </Button>
+      {copied === "failed" ? (
+        <span role="status" className="text-xs text-muted-foreground">
+          Copying was refused by the browser: select the text instead.
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+/** A secret the server returns once (API key, token, password): shown with a copy button and a warning. */
+export function CopyOnce(props: { label: string; secret: string; onDismiss: () => void }) {
+  return (
+    <Alert variant="warning" aria-label={props.label} role="region" className="grid gap-3">
+      <p className="flex items-center gap-2 font-medium">
+        <KeyRoundIcon aria-hidden className="size-4" />
         Copy this {props.label.toLowerCase()} now. It is shown only once and cannot be shown again; only a
         hash of it is stored.
       </p>
-      <div className={styles.row}>
-        <code className={styles.secret} data-testid="secret">
-          {props.secret}
-        </code>
-        <button
-          type="button"
-          onClick={async () => {
-            try {
-              await navigator.clipboard.writeText(props.secret);
-              setCopied("yes");
-            } catch {
-              // Clipboard access needs a secure context or a permission: the text stays selectable.
-              setCopied("failed");
-            }
-          }}
-        >
-          {copied === "yes" ? "Copied" : "Copy"}
-        </button>
-        <button type="button" onClick={props.onDismiss}>
+      <code data-testid="secret" className="block rounded-md border bg-card px-3 py-2 text-sm break-all">
+        {props.secret}
+      </code>
+      <div className="flex flex-wrap items-center gap-2">
+        <CopyButton text={props.secret} />
+        <Button type="button" size="sm" onClick={props.onDismiss}>
           I have stored it
-        </button>
+        </Button>
       </div>
-      {copied === "failed" ? (
-        <p className={styles.hint}>Copying was refused by the browser: select the text instead.</p>
-      ) : null}
-    </section>
+    </Alert>
   );
 }

@@ -1,9 +1,10 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
 import { useTRPC } from "~/trpc/react";
-import { ConfirmButton } from "./confirm-button";
+import { ConfirmAction } from "./confirm-action";
+import { Button } from "./ui/button";
+import { toast } from "./ui/sonner";
 
 /**
  * Approve (when pending) and revoke a node's credentials, for pages that show one node. The
@@ -12,40 +13,46 @@ import { ConfirmButton } from "./confirm-button";
 export function NodeCredentialsControl(props: { nodeId: string; name: string; status: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [problem, setProblem] = useState<string | null>(null);
-  const settled = () => {
-    setProblem(null);
+  const settled = (message: string) => {
+    toast.success(message);
     return queryClient.invalidateQueries();
   };
   const approve = useMutation(
     trpc.enrollment.approveNode.mutationOptions({
-      onSuccess: settled,
-      onError: (e) => setProblem(e.message),
+      onSuccess: (node) => settled(`${node.name} approved`),
+      onError: (e) => toast.error(e.message),
     }),
   );
   const revoke = useMutation(
-    trpc.enrollment.revokeNode.mutationOptions({ onSuccess: settled, onError: (e) => setProblem(e.message) }),
+    trpc.enrollment.revokeNode.mutationOptions({
+      onSuccess: (node) => settled(`${node.name} revoked`),
+      onError: (e) => toast.error(e.message),
+    }),
   );
-  if (props.status === "revoked") return <p>Credentials revoked: this node can no longer connect.</p>;
+  if (props.status === "revoked") {
+    return <p className="text-sm">Credentials revoked: this node can no longer connect.</p>;
+  }
   return (
-    <div>
+    <div className="flex flex-wrap gap-2">
       {props.status === "pending" ? (
-        <button
+        <Button
           type="button"
+          size="sm"
           disabled={approve.isPending}
           onClick={() => approve.mutate({ nodeId: props.nodeId })}
         >
           Approve
-        </button>
-      ) : null}{" "}
-      <ConfirmButton
+        </Button>
+      ) : null}
+      <ConfirmAction
         label="Revoke credentials"
-        question={`Revoke ${props.name}? It is disconnected at once and can never connect with this key again.`}
+        variant="destructive"
+        question={`Revoke ${props.name}?`}
+        consequence="It is disconnected at once and can never connect with this key again."
         confirmLabel="Yes, revoke"
         pending={revoke.isPending}
         onConfirm={() => revoke.mutate({ nodeId: props.nodeId })}
       />
-      {problem ? <p role="alert">{problem}</p> : null}
     </div>
   );
 }

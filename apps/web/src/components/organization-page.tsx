@@ -3,18 +3,21 @@ import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { auth, type Membership } from "~/auth";
 import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/active-organization";
-import { AppHeader } from "./app-header";
-import styles from "./organization-page.module.css";
+import { ErrorNotice } from "./error-notice";
+import { AppShell } from "./shell/app-shell";
+import { EmptyState } from "./ui/empty-state";
 
 /**
- * Shell of every page that shows one organization's data: sign-in redirect, header, and the
- * "not a member" message for a cookie naming a foreign organization. The API checks membership
- * again on every call; this only decides what to render.
+ * Shell of every page that shows one organization's data: sign-in redirect, the app frame, and
+ * the "not a member" message for a cookie naming a foreign organization. The API checks
+ * membership again on every call; this only decides what to render.
  */
 export async function OrganizationPage(props: {
   /** Where to come back after signing in. */
   path: string;
   title: (organization: Membership) => ReactNode;
+  /** One line under the title: what this page is for. */
+  description?: ReactNode;
   children: (organization: Membership) => ReactNode;
 }) {
   const session = await auth();
@@ -27,22 +30,26 @@ export async function OrganizationPage(props: {
   const organization = session.memberships.find((m) => m.slug === activeSlug);
 
   return (
-    <>
-      <AppHeader email={session.user.email} memberships={session.memberships} activeSlug={activeSlug} />
-      <main className={styles.main}>
-        {organization ? (
-          <>
-            <h1 className={styles.title}>{props.title(organization)}</h1>
-            {props.children(organization)}
-          </>
-        ) : activeSlug ? (
-          <p role="alert" className={styles.error}>
-            You are not a member of organization “{activeSlug}”. Pick one of your organizations above.
-          </p>
-        ) : (
-          <p>You are not a member of any organization yet. Ask an owner to invite you.</p>
-        )}
-      </main>
-    </>
+    <AppShell email={session.user.email} memberships={session.memberships} activeSlug={activeSlug}>
+      {organization ? (
+        <>
+          <div className="grid gap-1">
+            <h1 className="text-2xl font-semibold tracking-tight text-balance">
+              {props.title(organization)}
+            </h1>
+            {props.description ? <p className="text-sm text-muted-foreground">{props.description}</p> : null}
+          </div>
+          {props.children(organization)}
+        </>
+      ) : activeSlug ? (
+        <ErrorNotice
+          error={`You are not a member of organization “${activeSlug}”. Pick one of your organizations above.`}
+        />
+      ) : (
+        <EmptyState title="You are not a member of any organization yet.">
+          Ask an owner of your organization to invite you; you will see it here at your next sign-in.
+        </EmptyState>
+      )}
+    </AppShell>
   );
 }

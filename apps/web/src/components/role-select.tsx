@@ -1,10 +1,16 @@
 import { ROLES } from "@edgefleet/api/roles";
+import { NativeSelect } from "./ui/native-select";
 
 export type Role = (typeof ROLES)[number];
 
+/** Roles this person may not grant are listed but disabled, so the ladder stays visible. */
+export function roleOptions(allowed: (role: Role) => boolean) {
+  return ROLES.map((role) => ({ value: role, label: role, disabled: !allowed(role) }));
+}
+
 /**
- * The one role picker (invite, a member's role, an API key's role). Roles this person may not
- * grant are listed but disabled, so the ladder stays visible; the server still decides.
+ * The role picker of a table row (a member's role): changes at once. Forms use SelectField with
+ * `roleOptions`. The server still decides.
  */
 export function RoleSelect(props: {
   label: string;
@@ -15,18 +21,20 @@ export function RoleSelect(props: {
   title?: string;
 }) {
   return (
-    <select
+    <NativeSelect
       aria-label={props.label}
       value={props.value}
       title={props.title}
       disabled={props.disabled}
+      containerClassName="w-auto"
+      className="h-8 min-w-28"
       onChange={(event) => props.onChange(event.target.value as Role)}
     >
-      {ROLES.map((role) => (
-        <option key={role} value={role} disabled={!props.allowed(role)}>
-          {role}
+      {roleOptions(props.allowed).map((option) => (
+        <option key={option.value} value={option.value} disabled={option.disabled}>
+          {option.label}
         </option>
       ))}
-    </select>
+    </NativeSelect>
   );
 }

@@ -1,7 +1,7 @@
-import styles from "./status-badge.module.css";
+import { Badge } from "./ui/badge";
 
 export type NodeStatus = "pending" | "online" | "offline" | "revoked";
 
 export function StatusBadge({ status }: { status: NodeStatus }) {
-  return <span className={`${styles.badge} ${styles[status]}`}>{status}</span>;
+  return <Badge variant={status}>{status}</Badge>;
 }

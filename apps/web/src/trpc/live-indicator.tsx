@@ -1,11 +1,8 @@
+import { cn } from "~/lib/utils";
 import type { LiveState } from "./use-fleet-live";
 
 const TEXT: Record<LiveState, string> = { live: "live", connecting: "connecting…", offline: "not live" };
-const COLOR: Record<LiveState, string> = {
-  live: "var(--online)",
-  connecting: "var(--pending)",
-  offline: "var(--offline)",
-};
+const DOT: Record<LiveState, string> = { live: "bg-online", connecting: "bg-pending", offline: "bg-offline" };
 
 /** A dot and a word saying whether the page is receiving live updates. */
 export function LiveIndicator({ state }: { state: LiveState }) {
@@ -14,11 +11,12 @@ export function LiveIndicator({ state }: { state: LiveState }) {
       data-testid="live-state"
       data-state={state}
       title="Updates arrive without reloading while this says live"
-      style={{ color: "var(--muted)", fontSize: "0.8rem", whiteSpace: "nowrap" }}
+      className="inline-flex items-center gap-1.5 text-xs whitespace-nowrap text-muted-foreground"
     >
-      <span aria-hidden style={{ color: COLOR[state] }}>
-        ●
-      </span>{" "}
+      <span
+        aria-hidden
+        className={cn("size-2 rounded-full", DOT[state], state === "live" && "animate-pulse")}
+      />
       {TEXT[state]}
     </span>
   );

@@ -7,7 +7,11 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db, Role, tenantDb } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { createApiKeyInput, revokeApiKeyInput } from "../schemas/api-keys";
 import { type Actor, roleAtLeast, roleSchema } from "./roles";
+
+// Input schemas live in ../schemas (zod only) so the console can validate with them too.
+export { createApiKeyInput, revokeApiKeyInput };
 
 type TenantDb = ReturnType<typeof tenantDb>;
 
@@ -95,13 +99,6 @@ export async function listApiKeys(db: TenantDb): Promise<z.infer<typeof listApiK
   return { items };
 }
 
-export const createApiKeyInput = z.object({
-  name: z.string().trim().min(1, "name is required").max(100),
-  role: roleSchema,
-  /** Optional; must be in the future. */
-  expiresAt: z.coerce.date().optional(),
-});
-
 export const createdApiKey = apiKeySummary.extend({
   /** The key itself. Shown only in this response; store it now. */
   key: z.string(),
@@ -141,8 +138,6 @@ export async function createApiKey(
   });
   return { ...row, key };
 }
-
-export const revokeApiKeyInput = z.object({ id: z.uuid() });
 
 /** Revokes a key (idempotent); NOT_FOUND for a key of another organization. */
 export async function revokeApiKey(db: TenantDb, id: string, now = new Date()) {

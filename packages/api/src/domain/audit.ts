@@ -6,8 +6,12 @@
 import type { Db, Prisma, tenantDb } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { boundedDate } from "./input-schemas";
+import { AUDIT_PAGE_MAX, type ListAuditInput, listAuditInput } from "../schemas/audit";
 import type { Actor } from "./roles";
+
+export type { ListAuditInput };
+// Input schemas live in ../schemas (zod only) so the console can validate with them too.
+export { AUDIT_PAGE_MAX, listAuditInput };
 
 type TenantDb = ReturnType<typeof tenantDb>;
 
@@ -56,23 +60,6 @@ export async function writeAuditRow(
     },
   });
 }
-
-export const AUDIT_PAGE_MAX = 500;
-
-export const listAuditInput = z.object({
-  limit: z.coerce.number().int().min(1).max(AUDIT_PAGE_MAX).default(50),
-  /** Opaque: `nextCursor` of the previous page. */
-  cursor: z.string().min(1).max(200).optional(),
-  actorType: z.enum(["user", "apiKey", "system"]).optional(),
-  actorId: z.string().min(1).max(100).optional(),
-  /** Exact action, e.g. "apiKey.revoke", or a prefix ending in "." such as "member.". */
-  action: z.string().min(1).max(100).optional(),
-  targetType: z.string().min(1).max(100).optional(),
-  targetId: z.string().min(1).max(100).optional(),
-  from: boundedDate.optional(),
-  to: boundedDate.optional(),
-});
-export type ListAuditInput = z.output<typeof listAuditInput>;
 
 export const auditEntry = z.object({
   id: z.string(),

@@ -7,16 +7,26 @@
 import { approveNode, createEnrollmentToken, type Db, revokeNode, tenantDb } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import {
+  createTokenInput,
+  tokenLabelsSchema as labelsSchema,
+  listTokensInput,
+  MAX_TOKEN_LIFETIME_HOURS,
+  nodeIdInput,
+  tokenIdInput,
+} from "../schemas/enrollment";
+
+// Input schemas live in ../schemas (zod only) so the console can validate with them too.
+export {
+  createTokenInput,
+  labelsSchema,
+  listTokensInput,
+  MAX_TOKEN_LIFETIME_HOURS,
+  nodeIdInput,
+  tokenIdInput,
+};
 
 type TenantDb = ReturnType<typeof tenantDb>;
-
-const labelKey = z
-  .string()
-  .regex(/^[A-Za-z0-9]([A-Za-z0-9._/-]{0,61}[A-Za-z0-9])?$/, "label keys: 1-63 letters, digits, . _ / -");
-const labelValue = z.string().max(63);
-export const labelsSchema = z
-  .record(labelKey, labelValue)
-  .refine((l) => Object.keys(l).length <= 32, "at most 32 labels");
 
 export const enrollmentTokenSummary = z.object({
   id: z.string(),
@@ -57,12 +67,6 @@ function toSummary(row: TokenRow, now: Date): EnrollmentTokenSummary {
   return { ...row, labels: z.record(z.string(), z.string()).parse(row.labels), usable };
 }
 
-export const listTokensInput = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  /** Opaque: `nextCursor` of the previous page (token ids are time-ordered). */
-  cursor: z.uuid().optional(),
-});
-
 export const listTokensOutput = z.object({
   items: z.array(enrollmentTokenSummary),
   nextCursor: z.string().nullable(),
@@ -82,19 +86,6 @@ export async function listTokens(db: TenantDb, input: z.output<typeof listTokens
     nextCursor: rows.length > input.limit ? (page.at(-1)?.id ?? null) : null,
   };
 }
-
-export const MAX_TOKEN_LIFETIME_HOURS = 24 * 365;
-
-export const createTokenInput = z.object({
-  description: z.string().trim().max(200).optional(),
-  expiresInHours: z.number().int().min(1).max(MAX_TOKEN_LIFETIME_HOURS).default(24),
-  /** Omit for unlimited uses until expiry. */
-  maxUses: z.number().int().min(1).max(1_000_000).optional(),
-  labels: labelsSchema.default({}),
-  requiresApproval: z.boolean().default(false),
-  /** Site of this organization the enrolled nodes are placed at; also labels them `site=<name>`. */
-  siteId: z.uuid().optional(),
-});
 
 export const createdToken = enrollmentTokenSummary.extend({
   /** The secret, shown only in this response. */
@@ -176,8 +167,6 @@ export async function createToken(
   };
 }
 
-export const tokenIdInput = z.object({ id: z.uuid() });
-
 export async function revokeToken(db: TenantDb, id: string, now = new Date()) {
   const row = await db.enrollmentToken.findFirst({ where: { id }, select: tokenSelect });
   if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `enrollment token ${id} not found` });
@@ -190,8 +179,6 @@ export async function revokeToken(db: TenantDb, id: string, now = new Date()) {
   });
   return { before, after: toSummary(updated, now) };
 }
-
-export const nodeIdInput = z.object({ nodeId: z.uuid() });
 
 export const nodeLifecycleOutput = z.object({
   id: z.string(),

@@ -13,7 +13,11 @@ import type { Db, Role } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { type IdentityDirectory, IdentityDirectoryError } from "../keycloak-directory";
+import { inviteMemberInput, removeMemberInput, updateMemberRoleInput } from "../schemas/members";
 import { type Actor, roleAtLeast, roleSchema } from "./roles";
+
+// Input schemas live in ../schemas (zod only) so the console can validate with them too.
+export { inviteMemberInput, removeMemberInput, updateMemberRoleInput };
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
@@ -68,15 +72,6 @@ export async function listMembers(
   return { items: rows.map(toSummary), caller: { type: caller.type, id: caller.id, role: caller.role } };
 }
 
-export const inviteMemberInput = z.object({
-  email: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .pipe(z.email({ message: "email must be a valid e-mail address" })),
-  role: roleSchema,
-});
-
 /** What the inviter hands over so the person can sign in. Not audited (it holds a password). */
 export const invitationHandover = z.object({
   /** A Keycloak account was made for the person. */
@@ -102,9 +97,6 @@ async function inDirectory<T>(call: () => Promise<T>): Promise<T> {
     });
   }
 }
-
-export const updateMemberRoleInput = z.object({ userId: z.uuid(), role: roleSchema });
-export const removeMemberInput = z.object({ userId: z.uuid() });
 
 function assertMayGrant(actor: Actor, role: Role): void {
   if (role === "owner" && actor.role !== "owner") {

@@ -8,33 +8,24 @@
  */
 import { type Db, Prisma, type tenantDb } from "@edgefleet/db";
 import { z } from "zod";
+import {
+  type ListNodesInput,
+  listNodesInput,
+  NODE_PAGE_MAX,
+  type NodeSortField,
+  type NodeStatus,
+  nodeSortFields,
+  nodeStatuses,
+  nodeStatusSchema,
+} from "../schemas/nodes";
 import { type SelectorRequirement, selectorSql } from "./selectors";
+
+export type { ListNodesInput, NodeSortField, NodeStatus };
+// Input schemas live in ../schemas (zod only) so the console can validate with them too.
+export { listNodesInput, NODE_PAGE_MAX, nodeSortFields, nodeStatuses, nodeStatusSchema };
 
 /** Prisma client scoped to one organization (see `tenantDb` in @edgefleet/db). */
 export type TenantDb = ReturnType<typeof tenantDb>;
-
-export const nodeStatuses = ["pending", "online", "offline", "revoked"] as const;
-export const nodeStatusSchema = z.enum(nodeStatuses);
-export type NodeStatus = z.infer<typeof nodeStatusSchema>;
-
-export const NODE_PAGE_MAX = 200;
-export const nodeSortFields = ["name", "status", "lastSeenAt", "agentVersion"] as const;
-export type NodeSortField = (typeof nodeSortFields)[number];
-
-export const listNodesInput = z.object({
-  limit: z.number().int().min(1).max(NODE_PAGE_MAX).default(50),
-  /** Opaque: returned as `nextCursor`, only valid with the same sort. */
-  cursor: z.string().min(1).max(1000).nullish(),
-  /** Free text matched (case-insensitively) against the node name and its site name. */
-  search: z.string().trim().max(100).optional(),
-  status: nodeStatusSchema.optional(),
-  /** Kubernetes-style label selector, e.g. `site=plant-7,tier!=canary` (see selectors.ts). */
-  selector: z.string().max(1000).optional(),
-  sort: z
-    .object({ field: z.enum(nodeSortFields), direction: z.enum(["asc", "desc"]).default("asc") })
-    .default({ field: "name", direction: "asc" }),
-});
-export type ListNodesInput = z.input<typeof listNodesInput>;
 
 export const labelsSchema = z.record(z.string(), z.string());
 

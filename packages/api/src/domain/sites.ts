@@ -7,10 +7,20 @@ import { Prisma } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { type GatewayConnection, requestLeafBundle } from "../gateway-client";
+import {
+  createSiteInput,
+  LEAF_CREDENTIALS_PATH,
+  leafBundleInput,
+  siteIdInput,
+  siteName,
+  updateSiteInput,
+} from "../schemas/sites";
 import { type NodeStatus, nodeStatusSchema, type TenantDb } from "./nodes";
 
+// Input schemas live in ../schemas (zod only) so the console can validate with them too.
+export { createSiteInput, LEAF_CREDENTIALS_PATH, leafBundleInput, siteIdInput, siteName, updateSiteInput };
+
 /** Default place of the site credentials on the leaf machine (leaf.conf next to it). */
-export const LEAF_CREDENTIALS_PATH = "/etc/edgefleet/site.creds";
 
 export const siteSummary = z.object({
   id: z.string().nullable(),
@@ -43,33 +53,6 @@ export async function listSitesWithCounts(db: TenantDb): Promise<z.infer<typeof 
   if (countsBySite.has(null)) rows.push(row(null, null, null));
   return rows;
 }
-
-/**
- * Site names: what operators call the place (`plant-7`), also used as the `site` label value
- * and in the leaf node's server name, so label-value characters only.
- */
-export const siteName = z
-  .string()
-  .trim()
-  .regex(
-    /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
-    "site names: 1-63 letters, digits, . _ -, starting and ending with a letter or digit",
-  );
-const siteDescription = z.string().trim().max(500);
-
-export const siteIdInput = z.object({ id: z.uuid() });
-
-export const createSiteInput = z.object({
-  name: siteName,
-  description: siteDescription.optional(),
-});
-
-export const updateSiteInput = z.object({
-  id: z.uuid(),
-  name: siteName.optional(),
-  /** null clears it. */
-  description: siteDescription.nullable().optional(),
-});
 
 export const siteDetail = z.object({
   id: z.string(),
@@ -178,21 +161,6 @@ export async function deleteSite(
   }
   return before;
 }
-
-export const leafBundleInput = z.object({
-  id: z.uuid(),
-  /** Where the site's agents connect on the leaf machine. */
-  listen: z
-    .string()
-    .regex(/^[A-Za-z0-9.:[\]-]+:\d{1,5}$/, "listen must be host:port, e.g. 0.0.0.0:4222")
-    .default("0.0.0.0:4222"),
-  /** Where site.creds will live on the leaf machine; leaf.conf refers to it. */
-  credentialsPath: z
-    .string()
-    .regex(/^\/[^\s"\\]*$/, "credentialsPath must be an absolute path without spaces or quotes")
-    .max(500)
-    .default(LEAF_CREDENTIALS_PATH),
-});
 
 export const leafBundleOutput = z.object({
   siteId: z.string(),

@@ -2,17 +2,38 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { roleAtLeast } from "@edgefleet/api/roles";
+import { createApiKeyInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
-import styles from "~/components/admin-table.module.css";
-import { ConfirmButton } from "~/components/confirm-button";
+import { KeyRoundIcon } from "lucide-react";
+import { useRef, useState } from "react";
+import { z } from "zod";
+import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
-import { type Role, RoleSelect } from "~/components/role-select";
-import { SubmitRow } from "~/components/submit-row";
-import { timeAgo } from "~/components/time-ago";
+import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { ApiForm } from "~/components/forms/api-form";
+import { SelectField, TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { textFor } from "~/components/forms/text-fields";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { QueryContent } from "~/components/query-content";
+import { relativeTime } from "~/components/relative-time";
+import { type Role, roleOptions } from "~/components/role-select";
+import { useFocusTarget } from "~/components/shell/focus-target";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
 type ApiKey = RouterOutputs["apiKey"]["list"]["items"][number];
+
+/** The API's createKey input; the date input gives a day, and the key stays valid until its end, local time. */
+const keyForm = createApiKeyInput.extend({
+  expiresAt: textFor(
+    z.string().transform((day) => (day ? new Date(`${day}T23:59:59`) : undefined)),
+    createApiKeyInput.shape.expiresAt,
+  ),
+});
 
 export function ApiKeysView() {
   const trpc = useTRPC();
@@ -20,132 +41,87 @@ export function ApiKeysView() {
   // The caller's role comes from the member list (any member may read it); keys need admin.
   const members = useQuery(trpc.member.list.queryOptions());
   const keys = useQuery(trpc.apiKey.list.queryOptions(undefined, { retry: false }));
-  const [problem, setProblem] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
   const revoke = useMutation(
     trpc.apiKey.revoke.mutationOptions({
       onSuccess: (key) => {
-        setProblem(null);
-        setNotice(`API key “${key.name}” revoked`);
+        toast.success(`API key “${key.name}” revoked`);
         return queryClient.invalidateQueries(trpc.apiKey.list.queryFilter());
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => toast.error(error.message),
     }),
   );
   const myRole = members.data?.caller.role ?? null;
   const emailByUserId = new Map(members.data?.items.map((m) => [m.userId, m.email]));
   const denied = myRole && !roleAtLeast(myRole, "admin") ? `needs the admin role; you are ${myRole}` : null;
+  const columns: DataColumn<ApiKey>[] = [
+    { id: "name", accessorKey: "name", meta: { title: "Name", className: "font-medium" } },
+    { id: "role", accessorKey: "role", meta: { title: "Role" } },
+    {
+      id: "prefix",
+      accessorKey: "prefix",
+      enableSorting: false,
+      meta: { title: "Key", className: "font-mono" },
+      cell: ({ row }) => `${row.original.prefix}…`,
+    },
+    {
+      id: "createdBy",
+      accessorFn: (key) => describeCreator(key.createdBy, emailByUserId),
+      meta: { title: "Created by", className: "break-all" },
+    },
+    timeColumn("created", "Created", (key) => key.createdAt),
+    timeColumn("lastUsed", "Last used", (key) => key.lastUsedAt),
+    stateColumn(keyState, "api-key-state"),
+    actionsColumn((key) =>
+      key.revokedAt ? null : (
+        <ConfirmAction
+          label="Revoke"
+          question={`Revoke “${key.name}”?`}
+          consequence="Scripts using it stop working at once."
+          disabledReason={denied}
+          pending={revoke.isPending}
+          onConfirm={() => revoke.mutate({ id: key.id })}
+        />
+      ),
+    ),
+  ];
 
   return (
     <>
-      <p className={styles.note}>
-        Keys act for this organization over the REST API (<code>Authorization: Bearer efk_…</code>), with the
-        role they were given, which is at most yours. <a href="/api-docs">API reference</a>
-      </p>
       <CreateKeyForm
         myRole={myRole}
         disabledReason={denied}
-        onCreated={() => {
-          setProblem(null);
-          setNotice(null);
-          return queryClient.invalidateQueries(trpc.apiKey.list.queryFilter());
-        }}
+        onCreated={() => queryClient.invalidateQueries(trpc.apiKey.list.queryFilter())}
       />
-      {problem ? (
-        <p role="alert" className={styles.error}>
-          {problem}
-        </p>
-      ) : null}
-      {notice ? <p role="status">{notice}</p> : null}
-      {keys.isPending ? (
-        <p className={styles.note}>Loading API keys…</p>
-      ) : keys.error ? (
-        <p role="alert" className={styles.error}>
-          {keys.error.message}
-        </p>
-      ) : keys.data.items.length === 0 ? (
-        <p className={styles.note}>No API keys yet.</p>
-      ) : (
-        <table className={styles.table}>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Role</th>
-              <th>Key</th>
-              <th>Created by</th>
-              <th>Created</th>
-              <th>Last used</th>
-              <th>State</th>
-              <th>Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.items.map((key) => (
-              <KeyRow
-                key={key.id}
-                apiKey={key}
-                creator={describeCreator(key.createdBy, emailByUserId)}
-                disabledReason={denied}
-                pending={revoke.isPending}
-                onRevoke={() => revoke.mutate({ id: key.id })}
-              />
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Section title="Keys">
+        <QueryContent query={keys} loading="Loading API keys">
+          {(data) => (
+            <DataTable
+              label="API keys"
+              urlKey=""
+              columnChooser
+              columns={columns}
+              data={data.items}
+              getRowId={(key) => key.id}
+              rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}
+              empty={
+                <EmptyState icon={<KeyRoundIcon />} title="No API keys yet">
+                  Scripts, CI and the Terraform provider use keys. Create one above with the least role it
+                  needs.
+                </EmptyState>
+              }
+            />
+          )}
+        </QueryContent>
+      </Section>
     </>
   );
 }
 
-function keyState(key: ApiKey): { label: string; className: string } {
-  if (key.revokedAt) return { label: `revoked ${timeAgo(key.revokedAt)}`, className: styles.revoked ?? "" };
-  if (key.expiresAt && key.expiresAt <= new Date())
-    return { label: "expired", className: styles.revoked ?? "" };
-  if (key.expiresAt) return { label: `expires ${key.expiresAt.toLocaleDateString()}`, className: "" };
-  return { label: "active", className: "" };
-}
-
-function KeyRow(props: {
-  apiKey: ApiKey;
-  creator: string;
-  disabledReason: string | null;
-  pending: boolean;
-  onRevoke: () => void;
-}) {
-  const key = props.apiKey;
-  const state = keyState(key);
-  return (
-    <tr data-testid="api-key-row" data-name={key.name}>
-      <td data-label="Name">{key.name}</td>
-      <td data-label="Role">{key.role}</td>
-      <td data-label="Key">
-        <code>{key.prefix}…</code>
-      </td>
-      <td data-label="Created by">{props.creator}</td>
-      <td data-label="Created" title={key.createdAt.toISOString()}>
-        {timeAgo(key.createdAt)}
-      </td>
-      <td data-label="Last used" title={key.lastUsedAt?.toISOString()}>
-        {timeAgo(key.lastUsedAt)}
-      </td>
-      <td data-label="State">
-        <span className={`${styles.badge} ${state.className}`} data-testid="api-key-state">
-          {state.label}
-        </span>
-      </td>
-      <td data-label="Actions">
-        {key.revokedAt ? null : (
-          <ConfirmButton
-            label="Revoke"
-            question={`Revoke “${key.name}”? Scripts using it stop working at once.`}
-            disabledReason={props.disabledReason}
-            pending={props.pending}
-            onConfirm={props.onRevoke}
-          />
-        )}
-      </td>
-    </tr>
-  );
+function keyState(key: ApiKey): { label: string; variant: "online" | "revoked" | "pending" } {
+  if (key.revokedAt) return { label: `revoked ${relativeTime(key.revokedAt)}`, variant: "revoked" };
+  if (key.expiresAt && key.expiresAt <= new Date()) return { label: "expired", variant: "revoked" };
+  if (key.expiresAt) return { label: `expires ${key.expiresAt.toLocaleDateString()}`, variant: "pending" };
+  return { label: "active", variant: "online" };
 }
 
 /** `user:<id>` or `apiKey:<id>`, as the domain stores it. */
@@ -162,70 +138,58 @@ function CreateKeyForm(props: {
   onCreated: () => unknown;
 }) {
   const trpc = useTRPC();
-  const [name, setName] = useState("");
-  const [role, setRole] = useState<Role>("viewer");
-  const [expires, setExpires] = useState("");
+  const ref = useRef<HTMLElement>(null);
+  useFocusTarget("new-key", ref);
   const [created, setCreated] = useState<RouterOutputs["apiKey"]["create"] | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
+  const form = useApiForm(keyForm, { name: "", role: "viewer", expiresAt: "" });
   const create = useMutation(
     trpc.apiKey.create.mutationOptions({
       onSuccess: (key) => {
-        setProblem(null);
-        setName("");
-        setExpires("");
+        form.reset({ name: "", role: form.getValues("role"), expiresAt: "" });
         setCreated(key);
         return props.onCreated();
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
     }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    // The date input gives a day; the key stays valid until the end of that day, local time.
-    const expiresAt = expires ? new Date(`${expires}T23:59:59`) : undefined;
-    create.mutate({ name, role, ...(expiresAt ? { expiresAt } : {}) });
-  };
   return (
-    <>
-      <form className={styles.form} aria-label="Create an API key" onSubmit={submit}>
-        <label className={styles.grow}>
-          <span>Name</span>
-          <input
-            aria-label="Key name"
-            required
-            maxLength={100}
-            placeholder="terraform-ci"
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-          />
-        </label>
-        <label>
-          <span>Role</span>
-          <RoleSelect
-            label="Key role"
-            value={role}
-            onChange={setRole}
-            allowed={(r) => (props.myRole ? roleAtLeast(props.myRole, r) : true)}
-          />
-        </label>
-        <label>
-          <span>Expires (optional)</span>
-          <input
-            type="date"
-            aria-label="Expires on"
-            value={expires}
-            onChange={(event) => setExpires(event.target.value)}
-          />
-        </label>
-        <SubmitRow
+    <Section
+      ref={ref}
+      id="new-key"
+      title="New API key"
+      description={
+        <>
+          Keys act for this organization over the REST API (<code>Authorization: Bearer efk_…</code>), with
+          the role they were given, which is at most yours.{" "}
+          <a href="/api-docs" className="text-primary underline">
+            API reference
+          </a>
+        </>
+      }
+    >
+      <ApiForm form={form} label="Create an API key" onSubmit={(values) => create.mutate(values)}>
+        <TextField
+          name="name"
+          label="Name"
+          accessibleName="Key name"
+          placeholder="terraform-ci"
+          maxLength={100}
+        />
+        <SelectField
+          name="role"
+          label="Role"
+          accessibleName="Key role"
+          options={roleOptions((r) => (props.myRole ? roleAtLeast(props.myRole, r) : true))}
+        />
+        <TextField name="expiresAt" label="Expires (optional)" accessibleName="Expires on" type="date" />
+        <FormFooter
           label="Create key"
           pendingLabel="Creating…"
           pending={create.isPending}
           disabledReason={props.disabledReason}
-          problem={problem}
         />
-      </form>
+      </ApiForm>
       {created ? <CopyOnce label="API key" secret={created.key} onDismiss={() => setCreated(null)} /> : null}
-    </>
+    </Section>
   );
 }

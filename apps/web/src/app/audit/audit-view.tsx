@@ -1,13 +1,24 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
+import { listAuditInput } from "@edgefleet/api/schemas";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { DownloadIcon, ScrollTextIcon } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useState } from "react";
-import tableStyles from "~/components/admin-table.module.css";
+import { useState } from "react";
+import { z } from "zod";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { ApiForm } from "~/components/forms/api-form";
+import { SelectField, TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { optionalChoice } from "~/components/forms/text-fields";
+import { useApiForm } from "~/components/forms/use-api-form";
+import { QueryContent } from "~/components/query-content";
+import { Button } from "~/components/ui/button";
+import { Card } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
-import styles from "./audit.module.css";
 import { AuditDiff } from "./audit-diff";
 import { type AuditFilters, toQueryString } from "./audit-filters";
 
@@ -25,22 +36,31 @@ const KNOWN_ACTIONS = [
   "apiKey.revoke",
   "enrollmentToken.",
   "node.",
+  "site.",
 ];
+const TARGET_TYPES = ["member", "apiKey", "enrollmentToken", "node", "site"];
 
 /** ISO instant -> the value a datetime-local input shows (local time, minutes). */
 function toLocalInput(iso: string | undefined): string {
   if (!iso) return "";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return "";
-  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
-  return local.toISOString().slice(0, 16);
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 }
 
-function fromLocalInput(value: string): string | undefined {
-  if (!value) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
+/** A datetime-local value judged by the API's date field, kept as an ISO instant for the URL. */
+const localTime = (api: typeof listAuditInput.shape.from) =>
+  optionalChoice(api).transform((date) => date?.toISOString());
+
+/** The filters as typed, each judged by the API's own field of audit.list. */
+const filterForm = z.object({
+  action: optionalChoice(listAuditInput.shape.action),
+  actor: z.string(),
+  targetType: optionalChoice(listAuditInput.shape.targetType),
+  targetId: optionalChoice(listAuditInput.shape.targetId),
+  from: localTime(listAuditInput.shape.from),
+  to: localTime(listAuditInput.shape.to),
+});
 
 export function AuditView({ initial }: { initial: AuditFilters }) {
   const trpc = useTRPC();
@@ -80,6 +100,41 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
   };
   const items = entries.data?.pages.flatMap((page) => page.items) ?? [];
   const query = toQueryString(filters);
+  const columns: DataColumn<Entry>[] = [
+    {
+      id: "when",
+      accessorFn: (entry) => entry.createdAt,
+      sortingFn: "datetime",
+      meta: { title: "When", className: "whitespace-nowrap" },
+      cell: ({ row }) => (
+        <time dateTime={row.original.createdAt.toISOString()}>{row.original.createdAt.toLocaleString()}</time>
+      ),
+    },
+    { id: "who", accessorFn: who, meta: { title: "Who", className: "break-all" } },
+    {
+      id: "action",
+      accessorKey: "action",
+      meta: { title: "Action" },
+      cell: ({ row }) => <code className="text-xs">{row.original.action}</code>,
+    },
+    {
+      id: "target",
+      accessorFn: (entry) => entry.targetType,
+      meta: { title: "Target" },
+      cell: ({ row }) => <Target entry={row.original} describe={{ emailByUserId, keyNameById }} />,
+    },
+    {
+      id: "change",
+      enableSorting: false,
+      meta: { title: "Change" },
+      cell: ({ row }) => (
+        <details className="text-left">
+          <summary className="cursor-pointer text-primary">before / after</summary>
+          <AuditDiff before={row.original.before} after={row.original.after} />
+        </details>
+      ),
+    },
+  ];
 
   return (
     <>
@@ -92,71 +147,66 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
             []),
         ]}
       />
-      <p className={styles.exports}>
-        <span>Export what the filters select:</span>
-        <a href={`/audit/export?format=csv${query ? `&${query}` : ""}`} download data-testid="export-csv">
-          CSV
-        </a>
-        <a href={`/audit/export?format=jsonl${query ? `&${query}` : ""}`} download data-testid="export-jsonl">
-          JSON lines
-        </a>
-        <span className={styles.muted}>
-          Scripts: <code>GET /api/v1/audit/export?format=csv</code> with an API key.
-        </span>
-      </p>
-      {entries.error ? (
-        <p role="alert" className={tableStyles.error}>
-          {entries.error.message}
-        </p>
-      ) : entries.isPending ? (
-        <p className={styles.muted}>Loading the audit log…</p>
-      ) : items.length === 0 ? (
-        <p className={styles.muted}>No entries match these filters.</p>
-      ) : (
-        <table className={tableStyles.table}>
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Who</th>
-              <th>Action</th>
-              <th>Target</th>
-              <th>Change</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((entry) => (
-              <tr key={entry.id} data-testid="audit-row" data-action={entry.action}>
-                <td data-label="When" title={entry.createdAt.toISOString()}>
-                  {entry.createdAt.toLocaleString()}
-                </td>
-                <td data-label="Who">{who(entry)}</td>
-                <td data-label="Action">
-                  <code>{entry.action}</code>
-                </td>
-                <td data-label="Target">
-                  <Target entry={entry} describe={{ emailByUserId, keyNameById }} />
-                </td>
-                <td data-label="Change">
-                  <details>
-                    <summary>before / after</summary>
-                    <AuditDiff before={entry.before} after={entry.after} />
-                  </details>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {entries.hasNextPage ? (
-        <button
-          type="button"
-          className={styles.more}
-          disabled={entries.isFetchingNextPage}
-          onClick={() => void entries.fetchNextPage()}
+      <Card aria-label="Audit entries">
+        <div className="flex flex-wrap items-center gap-2 text-sm">
+          <span className="text-muted-foreground">Export what the filters select:</span>
+          <Button asChild variant="outline" size="sm">
+            <a href={`/audit/export?format=csv${query ? `&${query}` : ""}`} download data-testid="export-csv">
+              <DownloadIcon aria-hidden />
+              CSV
+            </a>
+          </Button>
+          <Button asChild variant="outline" size="sm">
+            <a
+              href={`/audit/export?format=jsonl${query ? `&${query}` : ""}`}
+              download
+              data-testid="export-jsonl"
+            >
+              <DownloadIcon aria-hidden />
+              JSON lines
+            </a>
+          </Button>
+          <span className="text-xs text-muted-foreground">
+            Scripts: <code>GET /api/v1/audit/export?format=csv</code> with an API key.
+          </span>
+        </div>
+        <QueryContent
+          query={{ error: entries.error, data: entries.data && items }}
+          loading="Loading the audit log"
+          skeletonClassName="h-48"
         >
-          {entries.isFetchingNextPage ? "Loading…" : "Load more"}
-        </button>
-      ) : null}
+          {(data) => (
+            <DataTable
+              label="Audit log"
+              urlKey="table."
+              columnChooser
+              columns={columns}
+              data={data}
+              getRowId={(entry) => entry.id}
+              rowAttributes={(entry) => ({ "data-testid": "audit-row", "data-action": entry.action })}
+              empty={
+                <EmptyState icon={<ScrollTextIcon />} title="No entries match these filters.">
+                  Every change made in this organization is recorded here. Widen the time range or clear the
+                  filters.
+                </EmptyState>
+              }
+              footer={
+                entries.hasNextPage ? (
+                  <Button
+                    type="button"
+                    variant="outline"
+                    className="justify-self-start"
+                    disabled={entries.isFetchingNextPage}
+                    onClick={() => void entries.fetchNextPage()}
+                  >
+                    {entries.isFetchingNextPage ? "Loading…" : "Load more"}
+                  </Button>
+                ) : null
+              }
+            />
+          )}
+        </QueryContent>
+      </Card>
     </>
   );
 }
@@ -179,7 +229,12 @@ function Target(props: {
 }) {
   const { targetType, targetId } = props.entry;
   if (!targetId) return <span>{targetType}</span>;
-  if (targetType === "node") return <Link href={`/nodes/${targetId}`}>node {targetId.slice(0, 8)}</Link>;
+  if (targetType === "node")
+    return (
+      <Link href={`/nodes/${targetId}`} className="text-primary hover:underline">
+        node {targetId.slice(0, 8)}
+      </Link>
+    );
   const name =
     (targetType === "member"
       ? props.describe.emailByUserId.get(targetId)
@@ -187,7 +242,7 @@ function Target(props: {
         ? props.describe.keyNameById.get(targetId)
         : undefined) ?? recordedName(props.entry);
   return (
-    <span title={targetId}>
+    <span title={targetId} className="break-all">
       {targetType} {name ?? targetId.slice(0, 8)}
     </span>
   );
@@ -199,110 +254,61 @@ function FilterForm(props: {
   onApply: (filters: AuditFilters) => void;
 }) {
   const f = props.filters;
-  const [action, setAction] = useState(f.action ?? "");
-  const [actor, setActor] = useState(f.actorType && f.actorId ? `${f.actorType}:${f.actorId}` : "");
-  const [targetType, setTargetType] = useState(f.targetType ?? "");
-  const [targetId, setTargetId] = useState(f.targetId ?? "");
-  const [from, setFrom] = useState(toLocalInput(f.from));
-  const [to, setTo] = useState(toLocalInput(f.to));
-
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const [actorType, actorId] = actor ? actor.split(":") : [];
-    props.onApply({
-      action: action.trim() || undefined,
-      actorType: actorType || undefined,
-      actorId: actorId || undefined,
-      targetType: targetType || undefined,
-      targetId: targetId.trim() || undefined,
-      from: fromLocalInput(from),
-      to: fromLocalInput(to),
-    });
-  };
-  const clear = () => {
-    setAction("");
-    setActor("");
-    setTargetType("");
-    setTargetId("");
-    setFrom("");
-    setTo("");
-    props.onApply({});
-  };
-
+  const empty = { action: "", actor: "", targetType: "", targetId: "", from: "", to: "" };
+  const form = useApiForm(filterForm, {
+    action: f.action ?? "",
+    actor: f.actorType && f.actorId ? `${f.actorType}:${f.actorId}` : "",
+    targetType: f.targetType ?? "",
+    targetId: f.targetId ?? "",
+    from: toLocalInput(f.from),
+    to: toLocalInput(f.to),
+  });
   return (
-    <form className={styles.filters} aria-label="Filter the audit log" onSubmit={submit}>
-      <label>
-        <span>Action</span>
-        <input
-          aria-label="Action"
-          list="audit-actions"
+    <Card aria-label="Filters">
+      <ApiForm
+        form={form}
+        label="Filter the audit log"
+        className="sm:grid-cols-[repeat(auto-fill,minmax(11rem,1fr))]"
+        onSubmit={({ actor, ...values }) => {
+          const [actorType, actorId] = actor ? actor.split(":") : [];
+          props.onApply({ ...values, actorType: actorType || undefined, actorId: actorId || undefined });
+        }}
+      >
+        <TextField
+          name="action"
+          label="Action"
           placeholder="member. or apiKey.revoke"
-          value={action}
+          list="audit-actions"
           maxLength={100}
-          onChange={(event) => setAction(event.target.value)}
         />
         <datalist id="audit-actions">
           {KNOWN_ACTIONS.map((a) => (
             <option key={a} value={a} />
           ))}
         </datalist>
-      </label>
-      <label>
-        <span>Who</span>
-        <select aria-label="Who" value={actor} onChange={(event) => setActor(event.target.value)}>
-          <option value="">anyone</option>
-          {props.actors.map((a) => (
-            <option key={a.value} value={a.value}>
-              {a.label}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        <span>Target</span>
-        <select
-          aria-label="Target type"
-          value={targetType}
-          onChange={(event) => setTargetType(event.target.value)}
-        >
-          <option value="">any</option>
-          {["member", "apiKey", "enrollmentToken", "node", "site"].map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        <span>Target id</span>
-        <input
-          aria-label="Target id"
-          placeholder="id"
-          value={targetId}
-          maxLength={100}
-          onChange={(event) => setTargetId(event.target.value)}
+        <SelectField name="actor" label="Who" options={[{ value: "", label: "anyone" }, ...props.actors]} />
+        <SelectField
+          name="targetType"
+          label="Target"
+          accessibleName="Target type"
+          options={[{ value: "", label: "any" }, ...TARGET_TYPES.map((t) => ({ value: t, label: t }))]}
         />
-      </label>
-      <label>
-        <span>From</span>
-        <input
-          type="datetime-local"
-          aria-label="Earliest time"
-          value={from}
-          onChange={(event) => setFrom(event.target.value)}
-        />
-      </label>
-      <label>
-        <span>To</span>
-        <input
-          type="datetime-local"
-          aria-label="Latest time"
-          value={to}
-          onChange={(event) => setTo(event.target.value)}
-        />
-      </label>
-      <button type="submit">Apply filters</button>
-      <button type="button" onClick={clear}>
-        Clear
-      </button>
-    </form>
+        <TextField name="targetId" label="Target id" placeholder="id" maxLength={100} />
+        <TextField name="from" label="From" accessibleName="Earliest time" type="datetime-local" />
+        <TextField name="to" label="To" accessibleName="Latest time" type="datetime-local" />
+        <FormFooter label="Apply filters" pendingLabel="Applying…" pending={false}>
+          <Button
+            type="button"
+            variant="outline"
+            onClick={() => {
+              form.reset(empty);
+              props.onApply({});
+            }}
+          >
+            Clear
+          </Button>
+        </FormFooter>
+      </ApiForm>
+    </Card>
   );
 }

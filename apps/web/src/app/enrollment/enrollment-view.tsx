@@ -2,21 +2,32 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
+import { createTokenInput } from "@edgefleet/api/schemas";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { CheckIcon, HourglassIcon, TicketIcon } from "lucide-react";
 import Link from "next/link";
-import { type FormEvent, useState } from "react";
-import table from "~/components/admin-table.module.css";
-import { ConfirmButton } from "~/components/confirm-button";
+import { useRef, useState } from "react";
+import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
-import { parseLabelAssignments } from "~/components/label-input";
-import { SubmitRow } from "~/components/submit-row";
-import { timeAgo } from "~/components/time-ago";
+import { actionsColumn, labelsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { ApiForm } from "~/components/forms/api-form";
+import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/components/forms/text-fields";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { QueryContent } from "~/components/query-content";
+import { useFocusTarget } from "~/components/shell/focus-target";
+import { Button } from "~/components/ui/button";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
-import styles from "./enrollment.module.css";
 import { InstallCommand } from "./install-command";
 
 type Role = (typeof ROLES)[number];
 type Token = RouterOutputs["enrollment"]["listTokens"]["items"][number];
+type PendingNode = RouterOutputs["node"]["list"]["items"][number];
 
 /** Pending nodes and token uses change while an operator watches: poll both. */
 const REFRESH_MS = 5_000;
@@ -30,6 +41,13 @@ const EXPIRY_CHOICES = [
   { hours: 24 * 365, label: "1 year" },
 ];
 
+/** The API's createToken input with the text fields a person types (labels, max uses, site) parsed first. */
+const tokenForm = createTokenInput.extend({
+  labels: labelAssignmentsText(createTokenInput.shape.labels),
+  maxUses: optionalNumberText(createTokenInput.shape.maxUses),
+  siteId: optionalChoice(createTokenInput.shape.siteId),
+});
+
 /**
  * Enrollment: make tokens (shown once, with the install command), see and revoke them, approve
  * or reject nodes waiting for approval. The role shown is the session's; the API decides.
@@ -40,10 +58,6 @@ export function EnrollmentView(props: { role: Role; initialSiteId: string }) {
     : `needs the operator role; you are ${props.role}`;
   return (
     <>
-      <p className={table.note}>
-        A node enrolls once with a token: the agent trades it for its own credentials. Tokens expire, can be
-        limited to a number of nodes, and can require an operator&apos;s approval for each node.
-      </p>
       <CreateTokenForm disabledReason={denied} initialSiteId={props.initialSiteId} />
       <PendingNodes disabledReason={denied} />
       <TokenList disabledReason={denied} />
@@ -54,235 +68,198 @@ export function EnrollmentView(props: { role: Role; initialSiteId: string }) {
 function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const ref = useRef<HTMLElement>(null);
+  useFocusTarget("new-token", ref);
   const sites = useQuery(trpc.site.list.queryOptions());
-  const [description, setDescription] = useState("");
-  const [siteId, setSiteId] = useState(props.initialSiteId);
-  const [expiresInHours, setExpiresInHours] = useState(24);
-  const [maxUses, setMaxUses] = useState("");
-  const [labels, setLabels] = useState("");
-  const [requiresApproval, setRequiresApproval] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
   const [created, setCreated] = useState<RouterOutputs["enrollment"]["createToken"] | null>(null);
+  const form = useApiForm(tokenForm, {
+    description: "",
+    siteId: props.initialSiteId,
+    expiresInHours: 24,
+    maxUses: "",
+    labels: "",
+    requiresApproval: false,
+  });
   const create = useMutation(
     trpc.enrollment.createToken.mutationOptions({
       onSuccess: (token) => {
-        setProblem(null);
         setCreated(token);
-        setDescription("");
-        setMaxUses("");
-        setLabels("");
+        form.reset({ ...form.getValues(), description: "", maxUses: "", labels: "" });
         return queryClient.invalidateQueries(trpc.enrollment.listTokens.pathFilter());
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
     }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    let parsedLabels: Record<string, string>;
-    try {
-      parsedLabels = parseLabelAssignments(labels);
-    } catch (error) {
-      setProblem(`Labels: ${(error as Error).message}`);
-      return;
-    }
-    create.mutate({
-      expiresInHours,
-      labels: parsedLabels,
-      requiresApproval,
-      ...(description.trim() ? { description: description.trim() } : {}),
-      ...(siteId ? { siteId } : {}),
-      ...(maxUses ? { maxUses: Number(maxUses) } : {}),
-    });
-  };
+  const siteOptions = [
+    { value: "", label: "no site" },
+    ...(sites.data ?? []).flatMap((site) =>
+      site.id && site.name ? [{ value: site.id, label: site.name }] : [],
+    ),
+  ];
+  // Until the sites have loaded, keep the preselected one choosable so the select shows it.
+  if (props.initialSiteId && !siteOptions.some((o) => o.value === props.initialSiteId)) {
+    siteOptions.push({ value: props.initialSiteId, label: "…" });
+  }
   return (
-    <section className={styles.section} aria-labelledby="new-token">
-      <h2 id="new-token">New enrollment token</h2>
-      <form className={table.form} aria-label="Create an enrollment token" onSubmit={submit}>
-        <label className={table.grow}>
-          <span>Description</span>
-          <input
-            aria-label="Token description"
-            maxLength={200}
-            placeholder="plant 7, line 2"
-            value={description}
-            onChange={(event) => setDescription(event.target.value)}
-          />
-        </label>
-        <label>
-          <span>Site</span>
-          <select aria-label="Site" value={siteId} onChange={(event) => setSiteId(event.target.value)}>
-            <option value="">no site</option>
-            {(sites.data ?? [])
-              .filter((site) => site.id !== null)
-              .map((site) => (
-                <option key={site.id} value={site.id ?? ""}>
-                  {site.name}
-                </option>
-              ))}
-          </select>
-        </label>
-        <label>
-          <span>Expires after</span>
-          <select
-            aria-label="Expires after"
-            value={expiresInHours}
-            onChange={(event) => setExpiresInHours(Number(event.target.value))}
-          >
-            {EXPIRY_CHOICES.map((choice) => (
-              <option key={choice.hours} value={choice.hours}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span>Max nodes</span>
-          <input
-            aria-label="Max uses"
-            className={styles.narrow}
-            type="number"
-            min={1}
-            placeholder="unlimited"
-            value={maxUses}
-            onChange={(event) => setMaxUses(event.target.value)}
-          />
-        </label>
-        <label className={table.grow}>
-          <span>Labels for its nodes</span>
-          <input
-            aria-label="Token labels"
-            placeholder="tier=edge, hw=ipc"
-            value={labels}
-            onChange={(event) => setLabels(event.target.value)}
-          />
-        </label>
-        <div className={styles.checkbox}>
-          <input
-            id="requires-approval"
-            type="checkbox"
-            checked={requiresApproval}
-            onChange={(event) => setRequiresApproval(event.target.checked)}
-          />
-          <label htmlFor="requires-approval">Approve each node</label>
-        </div>
-        <SubmitRow
+    <Section
+      ref={ref}
+      id="new-token"
+      title="New enrollment token"
+      description={
+        <>
+          A node enrolls once with a token: the agent trades it for its own credentials. Tokens expire, can be
+          limited to a number of nodes, and can require an operator&apos;s approval for each node.
+        </>
+      }
+    >
+      <ApiForm
+        form={form}
+        label="Create an enrollment token"
+        onSubmit={({ description, ...values }) =>
+          create.mutate({ ...values, ...(description ? { description } : {}) })
+        }
+      >
+        <TextField
+          name="description"
+          label="Description"
+          accessibleName="Token description"
+          placeholder="plant 7, line 2"
+          maxLength={200}
+        />
+        <SelectField name="siteId" label="Site" options={siteOptions} />
+        <SelectField
+          name="expiresInHours"
+          label="Expires after"
+          parse={Number}
+          options={EXPIRY_CHOICES.map((c) => ({ value: String(c.hours), label: c.label }))}
+        />
+        <TextField
+          name="maxUses"
+          label="Max nodes"
+          accessibleName="Max uses"
+          inputMode="numeric"
+          placeholder="unlimited"
+        />
+        <TextField
+          name="labels"
+          label="Labels for its nodes"
+          accessibleName="Token labels"
+          placeholder="tier=edge, hw=ipc"
+          description="key=value, comma separated"
+        />
+        <CheckboxField name="requiresApproval" label="Approve each node" />
+        <FormFooter
           label="Create token"
           pendingLabel="Creating…"
           pending={create.isPending}
           disabledReason={props.disabledReason}
-          problem={problem}
         />
-      </form>
+      </ApiForm>
       {created ? (
-        <>
+        <div className="grid gap-4">
           <CopyOnce label="Enrollment token" secret={created.token} onDismiss={() => setCreated(null)} />
           <InstallCommand command={created.installCommand} />
-        </>
+        </div>
       ) : null}
-    </section>
+    </Section>
   );
 }
 
 function PendingNodes(props: { disabledReason: string | null }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const ref = useRef<HTMLElement>(null);
+  useFocusTarget("pending-nodes", ref);
   const pending = useQuery(
     trpc.node.list.queryOptions({ status: "pending", limit: 100 }, { refetchInterval: REFRESH_MS }),
   );
-  const [problem, setProblem] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
   const settled = (message: string) => {
-    setProblem(null);
-    setNotice(message);
+    toast.success(message);
     return queryClient.invalidateQueries(trpc.node.list.queryFilter());
   };
   const approve = useMutation(
     trpc.enrollment.approveNode.mutationOptions({
       onSuccess: (node) => settled(`${node.name} approved: it receives its credentials on its next try`),
-      onError: (error) => setProblem(error.message),
+      onError: (error) => toast.error(error.message),
     }),
   );
   const reject = useMutation(
     trpc.enrollment.revokeNode.mutationOptions({
       onSuccess: (node) => settled(`${node.name} rejected`),
-      onError: (error) => setProblem(error.message),
+      onError: (error) => toast.error(error.message),
     }),
   );
-  const nodes = pending.data?.items ?? [];
+  const columns: DataColumn<PendingNode>[] = [
+    {
+      id: "name",
+      accessorKey: "name",
+      meta: { title: "Node" },
+      cell: ({ row }) => (
+        <Link href={`/nodes/${row.original.id}`} className="font-mono text-primary hover:underline">
+          {row.original.name}
+        </Link>
+      ),
+    },
+    { id: "site", accessorFn: (node) => node.site ?? "—", meta: { title: "Site" } },
+    labelsColumn((node) => node.labels),
+    {
+      id: "agent",
+      accessorFn: (node) => node.agentVersion ?? "—",
+      meta: { title: "Agent", className: "font-mono" },
+    },
+    actionsColumn((node) => (
+      <span className="flex flex-wrap justify-end gap-2 md:justify-start">
+        <Button
+          type="button"
+          size="sm"
+          disabled={approve.isPending || Boolean(props.disabledReason)}
+          title={props.disabledReason ?? undefined}
+          onClick={() => approve.mutate({ nodeId: node.id })}
+        >
+          <CheckIcon aria-hidden />
+          Approve
+        </Button>
+        <ConfirmAction
+          label="Reject"
+          question={`Reject ${node.name}?`}
+          consequence="Its key can never enroll again."
+          disabledReason={props.disabledReason}
+          pending={reject.isPending}
+          onConfirm={() => reject.mutate({ nodeId: node.id })}
+        />
+      </span>
+    )),
+  ];
   return (
-    <section className={styles.section} aria-labelledby="pending-nodes">
-      <h2 id="pending-nodes">Waiting for approval</h2>
-      {problem ? (
-        <p role="alert" className={table.error}>
-          {problem}
-        </p>
-      ) : null}
-      {notice ? <p role="status">{notice}</p> : null}
-      {pending.error ? (
-        <p role="alert" className={table.error}>
-          {pending.error.message}
-        </p>
-      ) : pending.isPending ? (
-        <p className={table.note}>Loading…</p>
-      ) : nodes.length === 0 ? (
-        <p className={table.note}>No node is waiting.</p>
-      ) : (
-        <table className={table.table} data-testid="pending-nodes">
-          <thead>
-            <tr>
-              <th>Node</th>
-              <th>Site</th>
-              <th>Labels</th>
-              <th>Agent</th>
-              <th>Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {nodes.map((node) => (
-              <tr key={node.id} data-testid="pending-node" data-name={node.name}>
-                <td data-label="Node">
-                  <Link href={`/nodes/${node.id}`}>{node.name}</Link>
-                </td>
-                <td data-label="Site">{node.site ?? "—"}</td>
-                <td data-label="Labels">
-                  <Labels labels={node.labels} />
-                </td>
-                <td data-label="Agent" className="mono">
-                  {node.agentVersion ?? "—"}
-                </td>
-                <td data-label="Actions">
-                  <span className={table.actions}>
-                    <button
-                      type="button"
-                      disabled={approve.isPending || Boolean(props.disabledReason)}
-                      title={props.disabledReason ?? undefined}
-                      onClick={() => approve.mutate({ nodeId: node.id })}
-                    >
-                      Approve
-                    </button>
-                    <ConfirmButton
-                      label="Reject"
-                      question={`Reject ${node.name}? Its key can never enroll again.`}
-                      disabledReason={props.disabledReason}
-                      pending={reject.isPending}
-                      onConfirm={() => reject.mutate({ nodeId: node.id })}
-                    />
-                  </span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
+    <Section ref={ref} id="pending-nodes" title="Waiting for approval">
+      <QueryContent query={pending} loading="Loading nodes waiting for approval">
+        {(data) => (
+          <DataTable
+            label="Nodes waiting for approval"
+            testId="pending-nodes"
+            urlKey="pending."
+            columns={columns}
+            data={data.items}
+            getRowId={(node) => node.id}
+            rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
+            empty={
+              <EmptyState icon={<HourglassIcon />} title="No node is waiting" testId="pending-empty">
+                Nodes enrolled with a token that asks for approval appear here until an operator approves or
+                rejects them.
+              </EmptyState>
+            }
+          />
+        )}
+      </QueryContent>
+    </Section>
   );
 }
 
-function tokenState(token: Token): { label: string; className: string } {
-  if (token.revokedAt) return { label: "revoked", className: table.revoked ?? "" };
-  if (token.expiresAt <= new Date()) return { label: "expired", className: table.revoked ?? "" };
-  if (token.maxUses !== null && token.uses >= token.maxUses) return { label: "used up", className: "" };
-  return { label: "usable", className: "" };
+function tokenState(token: Token): { label: string; variant: "online" | "revoked" | "pending" } {
+  if (token.revokedAt) return { label: "revoked", variant: "revoked" };
+  if (token.expiresAt <= new Date()) return { label: "expired", variant: "revoked" };
+  if (token.maxUses !== null && token.uses >= token.maxUses) return { label: "used up", variant: "pending" };
+  return { label: "usable", variant: "online" };
 }
 
 function TokenList(props: { disabledReason: string | null }) {
@@ -295,112 +272,90 @@ function TokenList(props: { disabledReason: string | null }) {
     ),
   );
   const items = tokens.data?.pages.flatMap((page) => page.items) ?? [];
-  const [problem, setProblem] = useState<string | null>(null);
   const revoke = useMutation(
     trpc.enrollment.revokeToken.mutationOptions({
       onSuccess: () => {
-        setProblem(null);
+        toast.success("Token revoked");
         return queryClient.invalidateQueries(trpc.enrollment.listTokens.pathFilter());
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => toast.error(error.message),
     }),
   );
-  return (
-    <section className={styles.section} aria-labelledby="tokens">
-      <h2 id="tokens">Tokens</h2>
-      {problem ? (
-        <p role="alert" className={table.error}>
-          {problem}
-        </p>
-      ) : null}
-      {tokens.error ? (
-        <p role="alert" className={table.error}>
-          {tokens.error.message}
-        </p>
-      ) : tokens.isPending ? (
-        <p className={table.note}>Loading tokens…</p>
-      ) : items.length === 0 ? (
-        <p className={table.note}>No tokens yet.</p>
-      ) : (
-        <table className={table.table} data-testid="tokens">
-          <thead>
-            <tr>
-              <th>Description</th>
-              <th>Site</th>
-              <th>Nodes</th>
-              <th>Expires</th>
-              <th>Labels</th>
-              <th>State</th>
-              <th>Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((token) => {
-              const state = tokenState(token);
-              return (
-                <tr key={token.id} data-testid="token-row" data-id={token.id}>
-                  <td data-label="Description">
-                    {token.description ?? <span className={table.note}>no description</span>}
-                    {token.requiresApproval ? <span className={table.note}> · approval</span> : null}
-                  </td>
-                  <td data-label="Site">{token.site?.name ?? "—"}</td>
-                  <td data-label="Nodes" data-testid="token-uses">
-                    {token.uses} / {token.maxUses ?? "∞"}
-                  </td>
-                  <td data-label="Expires" title={token.expiresAt.toISOString()}>
-                    {timeAgo(token.expiresAt)}
-                  </td>
-                  <td data-label="Labels">
-                    <Labels labels={token.labels} />
-                  </td>
-                  <td data-label="State">
-                    <span
-                      className={`${table.badge} ${styles.nowrap} ${state.className}`}
-                      data-testid="token-state"
-                    >
-                      {state.label}
-                    </span>
-                  </td>
-                  <td data-label="Actions">
-                    {state.label === "revoked" || state.label === "expired" ? null : (
-                      <ConfirmButton
-                        label="Revoke"
-                        question="Revoke this token? Nodes already enrolled keep working."
-                        disabledReason={props.disabledReason}
-                        pending={revoke.isPending}
-                        onConfirm={() => revoke.mutate({ id: token.id })}
-                      />
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
-      {tokens.hasNextPage ? (
-        <button
-          type="button"
-          disabled={tokens.isFetchingNextPage}
-          onClick={() => void tokens.fetchNextPage()}
-        >
-          {tokens.isFetchingNextPage ? "Loading…" : "Load more"}
-        </button>
-      ) : null}
-    </section>
-  );
-}
-
-function Labels(props: { labels: Record<string, string> }) {
-  const entries = Object.entries(props.labels);
-  if (entries.length === 0) return <span className={table.note}>—</span>;
-  return (
-    <span className={styles.labels}>
-      {entries.map(([key, value]) => (
-        <span key={key} className={`${styles.label} mono`}>
-          {key}={value}
+  const columns: DataColumn<Token>[] = [
+    {
+      id: "description",
+      accessorFn: (token) => token.description ?? "",
+      meta: { title: "Description" },
+      cell: ({ row }) => (
+        <span>
+          {row.original.description || <span className="text-muted-foreground">no description</span>}
+          {row.original.requiresApproval ? <span className="text-muted-foreground"> · approval</span> : null}
         </span>
-      ))}
-    </span>
+      ),
+    },
+    { id: "site", accessorFn: (token) => token.site?.name ?? "—", meta: { title: "Site" } },
+    {
+      id: "uses",
+      accessorFn: (token) => token.uses,
+      meta: { title: "Nodes", className: "tabular-nums" },
+      cell: ({ row }) => (
+        <span data-testid="token-uses">
+          {row.original.uses} / {row.original.maxUses ?? "∞"}
+        </span>
+      ),
+    },
+    timeColumn("expires", "Expires", (token) => token.expiresAt),
+    labelsColumn((token) => token.labels),
+    stateColumn(tokenState, "token-state"),
+    actionsColumn((token) => {
+      const state = tokenState(token).label;
+      if (state === "revoked" || state === "expired") return null;
+      return (
+        <ConfirmAction
+          label="Revoke"
+          question="Revoke this token?"
+          consequence="No new node can enroll with it. Nodes already enrolled keep working."
+          disabledReason={props.disabledReason}
+          pending={revoke.isPending}
+          onConfirm={() => revoke.mutate({ id: token.id })}
+        />
+      );
+    }),
+  ];
+  return (
+    <Section title="Tokens">
+      <QueryContent query={{ error: tokens.error, data: tokens.data && items }} loading="Loading tokens">
+        {(data) => (
+          <DataTable
+            label="Enrollment tokens"
+            testId="tokens"
+            urlKey="tokens."
+            columnChooser
+            columns={columns}
+            data={data}
+            getRowId={(token) => token.id}
+            rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}
+            empty={
+              <EmptyState icon={<TicketIcon />} title="No tokens yet">
+                Create one above, then run the install command it shows on the node.
+              </EmptyState>
+            }
+            footer={
+              tokens.hasNextPage ? (
+                <Button
+                  type="button"
+                  variant="outline"
+                  className="justify-self-start"
+                  disabled={tokens.isFetchingNextPage}
+                  onClick={() => void tokens.fetchNextPage()}
+                >
+                  {tokens.isFetchingNextPage ? "Loading…" : "Load more"}
+                </Button>
+              ) : null
+            }
+          />
+        )}
+      </QueryContent>
+    </Section>
   );
 }

@@ -1,12 +1,21 @@
 "use client";
 
+import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { RocketIcon } from "lucide-react";
 import Link from "next/link";
 import { useCallback, useState } from "react";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { ErrorNotice } from "~/components/error-notice";
+import { Segmented } from "~/components/segmented";
+import { Button } from "~/components/ui/button";
+import { Card, CardHeader, CardTitle, Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+import { Skeleton } from "~/components/ui/skeleton";
+import { Tabs, TabsContent, TabsList, TabsTrigger } from "~/components/ui/tabs";
 import { LiveIndicator } from "~/trpc/live-indicator";
 import { useTRPC } from "~/trpc/react";
 import { useFleetLive } from "~/trpc/use-fleet-live";
-import styles from "./fleet.module.css";
 import { RecentEvents } from "./recent-events";
 import { StatusBar } from "./status-bar";
 import { StatusCounts } from "./status-counts";
@@ -18,6 +27,55 @@ import { BANDWIDTH_WINDOWS, type BandwidthWindow, TopBandwidth } from "./top-ban
  * a slow timer.
  */
 const SLOW_REFRESH_MS = 60_000;
+
+type SiteRow = RouterOutputs["site"]["list"][number];
+type VersionRow = RouterOutputs["node"]["breakdown"]["byAgentVersion"][number];
+
+const siteColumns: DataColumn<SiteRow>[] = [
+  {
+    id: "site",
+    accessorFn: (site) => site.name ?? "",
+    meta: { title: "Site", className: "md:w-1/2" },
+    cell: ({ row }) => (
+      <span className="grid w-full gap-1">
+        {row.original.name ? (
+          <Link
+            href={`/nodes?selector=${encodeURIComponent(`site=${row.original.name}`)}`}
+            className="text-primary hover:underline"
+          >
+            {row.original.name}
+          </Link>
+        ) : (
+          <span className="text-muted-foreground">no site</span>
+        )}
+        <StatusBar
+          byStatus={row.original.byStatus}
+          label={`Status shares in ${row.original.name ?? "no site"}`}
+        />
+      </span>
+    ),
+  },
+  { id: "total", accessorFn: (s) => s.total, meta: { title: "Nodes", className: "tabular-nums" } },
+  {
+    id: "online",
+    accessorFn: (s) => s.byStatus.online ?? 0,
+    meta: { title: "Online", className: "tabular-nums" },
+  },
+  {
+    id: "offline",
+    accessorFn: (s) => s.byStatus.offline ?? 0,
+    meta: { title: "Offline", className: "tabular-nums" },
+  },
+];
+
+const versionColumns: DataColumn<VersionRow>[] = [
+  {
+    id: "version",
+    accessorFn: (row) => row.agentVersion ?? "never connected",
+    meta: { title: "Agent version", className: "font-mono" },
+  },
+  { id: "total", accessorFn: (row) => row.total, meta: { title: "Nodes", className: "tabular-nums" } },
+];
 
 export function FleetView() {
   const trpc = useTRPC();
@@ -50,115 +108,99 @@ export function FleetView() {
 
   return (
     <>
-      {error ? (
-        <p role="alert" className={styles.error}>
-          {error.message}
-        </p>
-      ) : null}
-      <div className={styles.summary}>
-        {counts.data ? <StatusCounts counts={counts.data} /> : <p className={styles.muted}>Loading…</p>}
-        <LiveIndicator state={live} />
-      </div>
-      {counts.data ? (
-        <div className={styles.fleetBar}>
-          <StatusBar byStatus={counts.data.byStatus} label="Share of nodes per status" />
+      {error ? <ErrorNotice error={error} /> : null}
+      <Card aria-label="Fleet summary">
+        <div className="flex flex-wrap items-start justify-between gap-4">
+          {counts.data ? (
+            <StatusCounts counts={counts.data} />
+          ) : (
+            <Skeleton className="h-12 w-80" aria-label="Loading counts" />
+          )}
+          <LiveIndicator state={live} />
         </div>
-      ) : null}
-      <div className={styles.panels}>
-        <section className={styles.panel} aria-label="Recent events">
-          <h2>Recent events</h2>
+        {counts.data ? (
+          <StatusBar byStatus={counts.data.byStatus} label="Share of nodes per status" className="h-3" />
+        ) : null}
+      </Card>
+      {counts.data?.total === 0 ? <FirstRun /> : null}
+      <div className="grid gap-6 lg:grid-cols-2">
+        <Section title="Recent events">
           {events.data ? (
             <RecentEvents events={events.data.items} />
           ) : (
-            <p className={styles.muted}>Loading…</p>
+            <Skeleton className="h-48" aria-label="Loading events" />
           )}
-        </section>
-        <section className={styles.panel} aria-label="Top bandwidth consumers">
-          <div className={styles.panelHead}>
-            <h2>Top bandwidth</h2>
-            <fieldset className={styles.ranges} aria-label="Bandwidth window">
-              {BANDWIDTH_WINDOWS.map((window) => (
-                <button
-                  key={window}
-                  type="button"
-                  aria-pressed={bandwidthWindow === window}
-                  className={bandwidthWindow === window ? styles.activeRange : undefined}
-                  onClick={() => setBandwidthWindow(window)}
-                >
-                  {window}
-                </button>
-              ))}
-            </fieldset>
-          </div>
+        </Section>
+        <Card aria-label="Top bandwidth consumers">
+          <CardHeader>
+            <CardTitle>Top bandwidth</CardTitle>
+            <Segmented
+              label="Bandwidth window"
+              options={BANDWIDTH_WINDOWS.map((w) => ({ value: w, label: w }))}
+              value={bandwidthWindow}
+              onChange={setBandwidthWindow}
+            />
+          </CardHeader>
           {bandwidth.error ? (
-            <p role="alert" className={styles.error}>
-              {bandwidth.error.message}
-            </p>
+            <ErrorNotice error={bandwidth.error} />
           ) : bandwidth.data ? (
             <TopBandwidth data={bandwidth.data} />
           ) : (
-            <p className={styles.muted}>Loading…</p>
+            <Skeleton className="h-48" aria-label="Loading bandwidth" />
           )}
-        </section>
-        <section className={styles.panel} aria-label="Nodes by site">
-          <h2>By site</h2>
-          <div className={styles.scrollX}>
-            <table className={styles.table} data-testid="sites-table">
-              <thead>
-                <tr>
-                  <th>Site</th>
-                  <th>Nodes</th>
-                  <th>Online</th>
-                  <th>Offline</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(sites.data ?? []).map((site) => (
-                  <tr key={site.id ?? "none"}>
-                    <td>
-                      {site.name ? (
-                        <Link href={`/nodes?selector=${encodeURIComponent(`site=${site.name}`)}`}>
-                          {site.name}
-                        </Link>
-                      ) : (
-                        <span className={styles.muted}>no site</span>
-                      )}
-                      <StatusBar
-                        byStatus={site.byStatus}
-                        label={`Status shares in ${site.name ?? "no site"}`}
-                      />
-                    </td>
-                    <td>{site.total}</td>
-                    <td>{site.byStatus.online ?? 0}</td>
-                    <td>{site.byStatus.offline ?? 0}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </section>
-        <section className={styles.panel} aria-label="Nodes by agent version">
-          <h2>By agent version</h2>
-          <div className={styles.scrollX}>
-            <table className={styles.table} data-testid="versions-table">
-              <thead>
-                <tr>
-                  <th>Agent version</th>
-                  <th>Nodes</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(breakdown.data?.byAgentVersion ?? []).map((row) => (
-                  <tr key={row.agentVersion ?? "none"}>
-                    <td className="mono">{row.agentVersion ?? "never connected"}</td>
-                    <td>{row.total}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </section>
+        </Card>
+        <Card aria-label="Fleet breakdown" className="lg:col-span-2">
+          <Tabs defaultValue="sites">
+            <div className="flex flex-wrap items-center gap-2">
+              <CardTitle>Breakdown</CardTitle>
+              <TabsList>
+                <TabsTrigger value="sites">By site</TabsTrigger>
+                <TabsTrigger value="versions">By agent version</TabsTrigger>
+              </TabsList>
+            </div>
+            <TabsContent value="sites">
+              <DataTable
+                label="Nodes by site"
+                testId="sites-table"
+                columns={siteColumns}
+                data={sites.data ?? []}
+                getRowId={(site) => site.id ?? "none"}
+              />
+            </TabsContent>
+            <TabsContent value="versions">
+              <DataTable
+                label="Nodes by agent version"
+                testId="versions-table"
+                columns={versionColumns}
+                data={breakdown.data?.byAgentVersion ?? []}
+                getRowId={(row) => row.agentVersion ?? "none"}
+              />
+            </TabsContent>
+          </Tabs>
+        </Card>
       </div>
     </>
+  );
+}
+
+/** An organization without nodes: what to do first, in three steps. */
+function FirstRun() {
+  return (
+    <EmptyState
+      testId="first-run"
+      icon={<RocketIcon />}
+      title="Enroll your first node"
+      action={
+        <Button asChild>
+          <Link href="/enrollment#new-token">Create an enrollment token</Link>
+        </Button>
+      }
+    >
+      <ol className="list-decimal space-y-1 pl-5 text-left">
+        <li>Create an enrollment token (optionally for a site, with labels for its nodes).</li>
+        <li>Run the install command it shows on the node: the agent enrolls and connects.</li>
+        <li>Approve it if the token asks for approval; it then shows up here, live.</li>
+      </ol>
+    </EmptyState>
   );
 }

@@ -1,29 +1,51 @@
 import type { RouterOutputs } from "@edgefleet/api";
-import { StatusBadge } from "~/components/status-badge";
-import styles from "./fleet.module.css";
+import { cn } from "~/lib/utils";
 
 type NodeCounts = RouterOutputs["node"]["counts"];
 type NodeStatus = keyof NodeCounts["byStatus"];
 
 // Type-only import from the API: its runtime code (Prisma) must stay out of the browser bundle.
-const statusOrder = ["online", "offline", "pending", "revoked"] as const satisfies readonly NodeStatus[];
+const STATUSES = [
+  { status: "online", className: "text-online" },
+  { status: "offline", className: "text-offline" },
+  { status: "pending", className: "text-pending" },
+  { status: "revoked", className: "text-revoked" },
+] as const satisfies ReadonlyArray<{ status: NodeStatus; className: string }>;
+
+function Stat(props: { label: string; value: number; testId: string; className?: string; title?: string }) {
+  return (
+    <li className="grid min-w-24 gap-0.5" title={props.title}>
+      <strong
+        data-testid={props.testId}
+        className={cn("text-2xl font-semibold tabular-nums", props.className)}
+      >
+        {props.value}
+      </strong>
+      <span className="text-xs text-muted-foreground">{props.label}</span>
+    </li>
+  );
+}
 
 export function StatusCounts({ counts }: { counts: NodeCounts }) {
   return (
-    <ul className={styles.counts} aria-label="Nodes by status">
-      <li>
-        <strong data-testid="count-total">{counts.total}</strong> nodes
-      </li>
-      {statusOrder.map((status) => (
-        <li key={status}>
-          <StatusBadge status={status} />{" "}
-          <strong data-testid={`count-${status}`}>{counts.byStatus[status] ?? 0}</strong>
-        </li>
+    <ul className="flex flex-wrap gap-x-6 gap-y-3" aria-label="Nodes by status">
+      <Stat label="nodes" value={counts.total} testId="count-total" />
+      {STATUSES.map(({ status, className }) => (
+        <Stat
+          key={status}
+          label={status}
+          value={counts.byStatus[status] ?? 0}
+          testId={`count-${status}`}
+          className={className}
+        />
       ))}
-      <li title="Online nodes with a failed app">
-        <span className={styles.degraded}>degraded</span>{" "}
-        <strong data-testid="count-degraded">{counts.degraded}</strong>
-      </li>
+      <Stat
+        label="degraded"
+        value={counts.degraded}
+        testId="count-degraded"
+        className="text-degraded"
+        title="Online nodes with a failed app"
+      />
     </ul>
   );
 }

@@ -1,9 +1,11 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
+import { ArrowDownUpIcon } from "lucide-react";
 import { useRouter } from "next/navigation";
 import { Bar, BarChart, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import styles from "./fleet.module.css";
+import { chartTheme } from "~/components/chart-theme";
+import { EmptyState } from "~/components/ui/empty-state";
 
 type TopBandwidth = RouterOutputs["metrics"]["topBandwidth"];
 export type BandwidthWindow = TopBandwidth["window"];
@@ -25,7 +27,14 @@ export function formatBytes(bytes: number): string {
 export function TopBandwidth({ data }: { data: TopBandwidth }) {
   const router = useRouter();
   if (data.items.length === 0) {
-    return <p className={styles.muted}>No network counters reported in the last {data.window}.</p>;
+    return (
+      <EmptyState
+        icon={<ArrowDownUpIcon />}
+        title={`No network counters reported in the last ${data.window}.`}
+      >
+        Agents report bytes per interface with their metrics; a node shows up here after its first report.
+      </EmptyState>
+    );
   }
   const open = (bar: { payload?: { nodeId?: string } }) => {
     if (bar.payload?.nodeId) router.push(`/nodes/${bar.payload.nodeId}`);
@@ -40,14 +49,14 @@ export function TopBandwidth({ data }: { data: TopBandwidth }) {
     <div data-testid="top-bandwidth" style={{ width: "100%", height: 40 + rows.length * 28 }}>
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={rows} layout="vertical" margin={{ top: 0, right: 12, bottom: 0, left: 0 }}>
-          <XAxis type="number" tickFormatter={formatBytes} fontSize={11} />
-          <YAxis type="category" dataKey="name" width={120} fontSize={11} interval={0} />
-          <Tooltip formatter={(value) => formatBytes(Number(value))} />
-          <Legend wrapperStyle={{ fontSize: 11 }} />
+          <XAxis type="number" tickFormatter={formatBytes} {...chartTheme.axis} />
+          <YAxis type="category" dataKey="name" width={120} interval={0} {...chartTheme.axis} />
+          <Tooltip formatter={(value) => formatBytes(Number(value))} {...chartTheme.tooltip} />
+          <Legend wrapperStyle={chartTheme.legend} />
           <Bar
             dataKey="received"
             stackId="bytes"
-            fill="#0d74ce"
+            fill="var(--chart-1)"
             isAnimationActive={false}
             cursor="pointer"
             onClick={open}
@@ -55,7 +64,7 @@ export function TopBandwidth({ data }: { data: TopBandwidth }) {
           <Bar
             dataKey="transmitted"
             stackId="bytes"
-            fill="#12a594"
+            fill="var(--chart-2)"
             isAnimationActive={false}
             cursor="pointer"
             onClick={open}

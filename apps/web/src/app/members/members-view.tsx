@@ -2,13 +2,25 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { ROLES, roleAtLeast } from "@edgefleet/api/roles";
+import { inviteMemberInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
-import styles from "~/components/admin-table.module.css";
-import { ConfirmButton } from "~/components/confirm-button";
+import { useRef, useState } from "react";
+import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
-import { type Role, RoleSelect } from "~/components/role-select";
-import { SubmitRow } from "~/components/submit-row";
+import { actionsColumn, stateColumn } from "~/components/data-table/columns";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { ErrorNotice } from "~/components/error-notice";
+import { ApiForm } from "~/components/forms/api-form";
+import { SelectField, TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { type Role, RoleSelect, roleOptions } from "~/components/role-select";
+import { useFocusTarget } from "~/components/shell/focus-target";
+import { Alert } from "~/components/ui/alert";
+import { Button } from "~/components/ui/button";
+import { CardDescription, Section } from "~/components/ui/card";
+import { Skeleton } from "~/components/ui/skeleton";
+import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
 type Member = RouterOutputs["member"]["list"]["items"][number];
@@ -29,190 +41,145 @@ export function MembersView() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const members = useQuery(trpc.member.list.queryOptions());
-  const [problem, setProblem] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
   const refresh = () => queryClient.invalidateQueries(trpc.member.list.queryFilter());
-  const onError = (error: { message: string }) => {
-    setNotice(null);
-    setProblem(error.message);
-  };
   const updateRole = useMutation(
     trpc.member.updateRole.mutationOptions({
       onSuccess: (member) => {
-        setProblem(null);
-        setNotice(`${member.email} is now ${member.role}`);
+        toast.success(`${member.email} is now ${member.role}`);
         return refresh();
       },
-      onError,
+      onError: (error) => toast.error(error.message),
     }),
   );
   const remove = useMutation(
     trpc.member.remove.mutationOptions({
       onSuccess: (member) => {
-        setProblem(null);
-        setNotice(`${member.email} removed`);
+        toast.success(`${member.email} removed`);
         return refresh();
       },
-      onError,
+      onError: (error) => toast.error(error.message),
     }),
   );
 
-  if (members.isPending) return <p className={styles.note}>Loading members…</p>;
-  if (members.error) {
-    return (
-      <p role="alert" className={styles.error}>
-        {members.error.message}
-      </p>
-    );
-  }
+  if (members.isPending) return <Skeleton className="h-48" aria-label="Loading members" />;
+  if (members.error) return <ErrorNotice error={members.error} />;
   const me = members.data.caller;
   const inviteDisabled = roleAtLeast(me.role, "admin") ? null : `needs the admin role; you are ${me.role}`;
+  const columns: DataColumn<Member>[] = [
+    { id: "email", accessorKey: "email", meta: { title: "E-mail", className: "break-all" } },
+    { id: "name", accessorFn: (m) => m.name ?? "—", meta: { title: "Name" } },
+    {
+      id: "role",
+      accessorFn: (m) => ROLES.indexOf(m.role),
+      meta: { title: "Role" },
+      cell: ({ row }) => {
+        const reason = whyNotManage(me.role, row.original);
+        return (
+          <RoleSelect
+            label={`Role of ${row.original.email}`}
+            value={row.original.role}
+            title={reason ?? undefined}
+            disabled={Boolean(reason) || updateRole.isPending}
+            onChange={(role) => updateRole.mutate({ userId: row.original.userId, role })}
+            allowed={(role) => grantableRoles(me.role).includes(role)}
+          />
+        );
+      },
+    },
+    stateColumn(
+      (m) => (m.pending ? { label: "invited", variant: "pending" } : { label: "active", variant: "online" }),
+      undefined,
+      "Status",
+    ),
+    {
+      id: "joined",
+      accessorFn: (m) => m.joinedAt,
+      sortingFn: "datetime",
+      meta: { title: "Joined" },
+      cell: ({ row }) => row.original.joinedAt.toLocaleDateString(),
+    },
+    actionsColumn((member) => (
+      <ConfirmAction
+        label="Remove"
+        question={`Remove ${member.email}?`}
+        consequence="They lose access to this organization at their next request."
+        disabledReason={whyNotManage(me.role, member)}
+        pending={remove.isPending}
+        onConfirm={() => remove.mutate({ userId: member.userId })}
+      />
+    )),
+  ];
 
   return (
     <>
-      <p className={styles.note} data-testid="my-role">
-        Your role here: <strong>{me.role}</strong>. Owners and admins invite, change roles and remove; only an
-        owner grants or changes the owner role.
+      <p className="text-sm text-muted-foreground" data-testid="my-role">
+        Your role here: <strong className="text-foreground">{me.role}</strong>. Owners and admins invite,
+        change roles and remove; only an owner grants or changes the owner role.
       </p>
-      <InviteForm
-        grantable={grantableRoles(me.role)}
-        disabledReason={inviteDisabled}
-        onInvited={(message) => {
-          setProblem(null);
-          setNotice(message);
-          return refresh();
-        }}
-        onError={onError}
-      />
-      {problem ? (
-        <p role="alert" className={styles.error}>
-          {problem}
-        </p>
-      ) : null}
-      {notice ? <p role="status">{notice}</p> : null}
-      <table className={styles.table}>
-        <thead>
-          <tr>
-            <th>E-mail</th>
-            <th>Name</th>
-            <th>Role</th>
-            <th>Status</th>
-            <th>Joined</th>
-            <th>Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {members.data.items.map((member) => {
-            const reason = whyNotManage(me.role, member);
-            return (
-              <tr key={member.userId} data-testid="member-row" data-email={member.email}>
-                <td data-label="E-mail">{member.email}</td>
-                <td data-label="Name">{member.name ?? "—"}</td>
-                <td data-label="Role">
-                  <RoleSelect
-                    label={`Role of ${member.email}`}
-                    value={member.role}
-                    title={reason ?? undefined}
-                    disabled={Boolean(reason) || updateRole.isPending}
-                    onChange={(role) => updateRole.mutate({ userId: member.userId, role })}
-                    allowed={(role) => grantableRoles(me.role).includes(role)}
-                  />
-                </td>
-                <td data-label="Status">
-                  {member.pending ? (
-                    <span className={`${styles.badge} ${styles.pending}`} title="has not signed in yet">
-                      invited
-                    </span>
-                  ) : (
-                    <span className={styles.badge}>active</span>
-                  )}
-                </td>
-                <td data-label="Joined">{member.joinedAt.toLocaleDateString()}</td>
-                <td data-label="Actions">
-                  <ConfirmButton
-                    label="Remove"
-                    question={`Remove ${member.email}?`}
-                    disabledReason={reason}
-                    pending={remove.isPending}
-                    onConfirm={() => remove.mutate({ userId: member.userId })}
-                  />
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-      {reasonFooter(me.role)}
+      <InviteForm grantable={grantableRoles(me.role)} disabledReason={inviteDisabled} onInvited={refresh} />
+      <Section title="Members">
+        <DataTable
+          label="Members"
+          urlKey=""
+          columnChooser
+          columns={columns}
+          data={members.data.items}
+          getRowId={(m) => m.userId}
+          rowAttributes={(m) => ({ "data-testid": "member-row", "data-email": m.email })}
+        />
+        {roleAtLeast(me.role, "admin") ? null : (
+          <p className="text-sm text-muted-foreground" data-testid="disabled-reason">
+            Changing members needs the admin role; you are {me.role}.
+          </p>
+        )}
+      </Section>
     </>
   );
 }
 
-function reasonFooter(me: Role) {
-  if (roleAtLeast(me, "admin")) return null;
-  return (
-    <p className={styles.note} data-testid="disabled-reason">
-      Changing members needs the admin role; you are {me}.
-    </p>
-  );
-}
-
-function InviteForm(props: {
-  grantable: Role[];
-  disabledReason: string | null;
-  onInvited: (message: string) => unknown;
-  onError: (error: { message: string }) => void;
-}) {
+function InviteForm(props: { grantable: Role[]; disabledReason: string | null; onInvited: () => unknown }) {
   const trpc = useTRPC();
-  const [email, setEmail] = useState("");
-  const [role, setRole] = useState<Role>("viewer");
+  const ref = useRef<HTMLElement>(null);
+  useFocusTarget("invite", ref);
   const [handover, setHandover] = useState<RouterOutputs["member"]["invite"] | null>(null);
+  const form = useApiForm(inviteMemberInput, { email: "", role: "viewer" });
   const invite = useMutation(
     trpc.member.invite.mutationOptions({
       onSuccess: (member) => {
-        setEmail("");
+        form.reset({ email: "", role: form.getValues("role") });
         setHandover(member);
-        return props.onInvited(`${member.email} invited as ${member.role}`);
+        toast.success(`${member.email} invited as ${member.role}`);
+        return props.onInvited();
       },
-      onError: props.onError,
+      onError: (error) => showServerError(form, error, { CONFLICT: "email" }),
     }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    invite.mutate({ email, role });
-  };
   return (
-    <>
-      <form className={styles.form} aria-label="Invite a member" onSubmit={submit}>
-        <label className={styles.grow}>
-          <span>E-mail</span>
-          <input
-            type="email"
-            required
-            aria-label="E-mail to invite"
-            placeholder="name@example.com"
-            value={email}
-            maxLength={254}
-            onChange={(event) => setEmail(event.target.value)}
-          />
-        </label>
-        <label>
-          <span>Role</span>
-          <RoleSelect
-            label="Role to grant"
-            value={role}
-            onChange={setRole}
-            allowed={(r) => props.grantable.includes(r)}
-          />
-        </label>
-        <SubmitRow
+    <Section ref={ref} id="invite" title="Invite a member">
+      <ApiForm form={form} label="Invite a member" onSubmit={(values) => invite.mutate(values)}>
+        <TextField
+          name="email"
+          label="E-mail"
+          accessibleName="E-mail to invite"
+          type="email"
+          placeholder="name@example.com"
+          maxLength={254}
+        />
+        <SelectField
+          name="role"
+          label="Role"
+          accessibleName="Role to grant"
+          options={roleOptions((r) => props.grantable.includes(r))}
+        />
+        <FormFooter
           label="Invite"
           pendingLabel="Inviting…"
           pending={invite.isPending}
           disabledReason={props.disabledReason}
         />
-      </form>
+      </ApiForm>
       {handover ? <InviteHandover member={handover} onDismiss={() => setHandover(null)} /> : null}
-    </>
+    </Section>
   );
 }
 
@@ -222,32 +189,29 @@ function InviteHandover(props: { member: RouterOutputs["member"]["invite"]; onDi
   const { member } = props;
   const password = member.handover?.temporaryPassword ?? null;
   return (
-    <section className={styles.form} aria-label="Invitation">
-      <div>
+    <section aria-label="Invitation" className="grid gap-3 text-sm">
+      <Alert>
         <p>
           {member.email} is invited as {member.role}. There is no e-mail service: hand them the sign-in link{" "}
-          <a href={signInUrl}>{signInUrl}</a>
+          <a href={signInUrl} className="text-primary underline">
+            {signInUrl}
+          </a>
           {password ? " and the one-time password below" : ""}.
         </p>
-        {!member.handover ? (
-          <p className={styles.note}>
-            This server has no identity directory configured: add them to the organization in Keycloak too.
-          </p>
-        ) : member.handover.accountCreated ? (
-          <p className={styles.note}>
-            A Keycloak account was made for them: they sign in with their e-mail address and this password,
-            then choose their own.
-          </p>
-        ) : (
-          <p className={styles.note}>They already have an account and sign in as usual.</p>
-        )}
-      </div>
+        <CardDescription className="mt-1">
+          {!member.handover
+            ? "This server has no identity directory configured: add them to the organization in Keycloak too."
+            : member.handover.accountCreated
+              ? "A Keycloak account was made for them: they sign in with their e-mail address and this password, then choose their own."
+              : "They already have an account and sign in as usual."}
+        </CardDescription>
+      </Alert>
       {password ? (
         <CopyOnce label="One-time password" secret={password} onDismiss={props.onDismiss} />
       ) : (
-        <button type="button" onClick={props.onDismiss}>
+        <Button type="button" className="justify-self-start" onClick={props.onDismiss}>
           Done
-        </button>
+        </Button>
       )}
     </section>
   );

@@ -1,74 +1,100 @@
 "use client";
 
+import { bulkUpdateLabelsInput } from "@edgefleet/api/schemas";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
-import { parseLabelAssignments, parseLabelKeys } from "~/components/label-input";
+import { TagsIcon } from "lucide-react";
+import { useState } from "react";
+import { z } from "zod";
+import { ApiForm } from "~/components/forms/api-form";
+import { TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { labelAssignmentsText, labelKeysText } from "~/components/forms/text-fields";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { Button } from "~/components/ui/button";
+import { Popover, PopoverContent, PopoverTrigger } from "~/components/ui/popover";
+import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
-import styles from "./nodes.module.css";
+
+/** The two text fields, each judged by the API's field; the whole input is checked again on submit. */
+const labelsForm = z.object({
+  add: labelAssignmentsText(bulkUpdateLabelsInput.shape.add),
+  remove: labelKeysText(bulkUpdateLabelsInput.shape.remove),
+});
 
 /** Add/remove labels on the selected rows, or on every node the current selector matches. */
 export function BulkLabels(props: { selectedIds: string[]; selector: string; onDone: () => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [add, setAdd] = useState("");
-  const [remove, setRemove] = useState("");
-  const [problem, setProblem] = useState<string | null>(null);
-  const [result, setResult] = useState<string | null>(null);
+  const [open, setOpen] = useState(false);
+  const form = useApiForm(labelsForm, { add: "", remove: "" });
   const mutation = useMutation(
     trpc.node.bulkUpdateLabels.mutationOptions({
       onSuccess: async ({ updated }) => {
-        setResult(`${updated} node${updated === 1 ? "" : "s"} updated`);
-        setAdd("");
-        setRemove("");
+        toast.success(`${updated} node${updated === 1 ? "" : "s"} updated`);
+        form.reset();
+        setOpen(false);
         props.onDone();
         await queryClient.invalidateQueries(trpc.node.pathFilter());
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => showServerError(form, error),
     }),
   );
-
-  const submit = (target: { ids: string[] } | { selector: string }) => (event: FormEvent) => {
-    event.preventDefault();
-    setProblem(null);
-    setResult(null);
-    try {
-      mutation.mutate({ target, add: parseLabelAssignments(add), remove: parseLabelKeys(remove) });
-    } catch (error) {
-      setProblem(error instanceof Error ? error.message : String(error));
+  const send = (target: { ids: string[] } | { selector: string }, values: z.output<typeof labelsForm>) => {
+    // The API's whole-input rules (something to change, not both added and removed) before sending.
+    const input = bulkUpdateLabelsInput.safeParse({ target, ...values });
+    if (!input.success) {
+      form.setError("root.server", { message: input.error.issues.map((i) => i.message).join("; ") });
+      return;
     }
+    mutation.mutate(input.data);
   };
+  const count = props.selectedIds.length;
 
   return (
-    <form className={styles.bulk} aria-label="Edit labels" onSubmit={submit({ ids: props.selectedIds })}>
-      <input
-        aria-label="Labels to add"
-        placeholder="add: ring=1, owner=ops"
-        value={add}
-        onChange={(e) => setAdd(e.target.value)}
-      />
-      <input
-        aria-label="Label keys to remove"
-        placeholder="remove: gpu, tmp"
-        value={remove}
-        onChange={(e) => setRemove(e.target.value)}
-      />
-      <button type="submit" disabled={props.selectedIds.length === 0 || mutation.isPending}>
-        Apply to {props.selectedIds.length} selected
-      </button>
-      <button
-        type="button"
-        disabled={!props.selector || mutation.isPending}
-        onClick={submit({ selector: props.selector })}
-        title="Every node the selector matches, loaded or not"
-      >
-        Apply to all matching selector
-      </button>
-      {problem ? (
-        <span role="alert" className={styles.fieldError}>
-          {problem}
-        </span>
-      ) : null}
-      {result ? <span role="status">{result}</span> : null}
-    </form>
+    <Popover open={open} onOpenChange={setOpen}>
+      <PopoverTrigger asChild>
+        <Button type="button" variant="outline" size="sm">
+          <TagsIcon aria-hidden />
+          Edit labels{count > 0 ? ` (${count} selected)` : ""}
+        </Button>
+      </PopoverTrigger>
+      <PopoverContent align="end" className="w-96">
+        <ApiForm
+          form={form}
+          label="Edit labels"
+          className="sm:grid-cols-1"
+          onSubmit={(values) => send({ ids: props.selectedIds }, values)}
+        >
+          <TextField
+            name="add"
+            label="Add or change"
+            accessibleName="Labels to add"
+            placeholder="ring=1, owner=ops"
+          />
+          <TextField
+            name="remove"
+            label="Remove keys"
+            accessibleName="Label keys to remove"
+            placeholder="gpu, tmp"
+          />
+          <FormFooter
+            label={`Apply to ${count} selected`}
+            pendingLabel="Applying…"
+            pending={mutation.isPending}
+            disabledReason={count === 0 ? "select rows first, or apply to the selector" : null}
+          >
+            <Button
+              type="button"
+              variant="outline"
+              disabled={!props.selector || mutation.isPending}
+              title="Every node the selector matches, loaded or not"
+              onClick={form.handleSubmit((values) => send({ selector: props.selector }, values))}
+            >
+              Apply to all matching selector
+            </Button>
+          </FormFooter>
+        </ApiForm>
+      </PopoverContent>
+    </Popover>
   );
 }

@@ -1,23 +1,44 @@
 "use client";
 
+import { nodeSortFields, nodeStatuses } from "@edgefleet/api/schemas";
 import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
+import type { RowSelectionState, SortingState } from "@tanstack/react-table";
 import { useDeferredValue, useState } from "react";
+import {
+  formatHidden,
+  formatSort,
+  parseHidden,
+  parseSort,
+  useUrlState,
+} from "~/components/data-table/use-url-state";
+import { ErrorNotice } from "~/components/error-notice";
+import { Card } from "~/components/ui/card";
+import { Input } from "~/components/ui/input";
+import { Label } from "~/components/ui/label";
+import { NativeSelect } from "~/components/ui/native-select";
+import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 import { BulkLabels } from "./bulk-labels";
-import { NodeRows, type NodeSort } from "./node-rows";
-import styles from "./nodes.module.css";
+import { NodeTable } from "./node-table";
 
 const PAGE_SIZE = 100;
-const STATUSES = ["online", "offline", "pending", "revoked"] as const;
-type Status = (typeof STATUSES)[number];
+type Status = (typeof nodeStatuses)[number];
 
-export function NodesView({ initialSelector }: { initialSelector: string }) {
+/**
+ * Filters (selector, search, status), sorting and shown columns all live in the URL, so a view of
+ * the fleet can be shared or bookmarked; the fields keep their own text while being typed.
+ */
+export function NodesView() {
   const trpc = useTRPC();
-  const [selector, setSelector] = useState(initialSelector);
-  const [search, setSearch] = useState("");
-  const [status, setStatus] = useState<Status | "">("");
-  const [sort, setSort] = useState<NodeSort>({ field: "name", direction: "asc" });
-  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const url = useUrlState();
+  const [selector, setSelector] = useState(url.get("selector") ?? "");
+  const [search, setSearch] = useState(url.get("q") ?? "");
+  const statusParam = url.get("status");
+  const status = nodeStatuses.includes(statusParam as Status) ? (statusParam as Status) : "";
+  const sorting: SortingState = parseSort(url.get("sort"), nodeSortFields);
+  const activeSort = sorting[0] ?? { id: "name", desc: false };
+  const hidden = parseHidden(url.get("hide"));
+  const [selected, setSelected] = useState<RowSelectionState>({});
   const deferredSelector = useDeferredValue(selector.trim());
   const deferredSearch = useDeferredValue(search.trim());
 
@@ -25,7 +46,10 @@ export function NodesView({ initialSelector }: { initialSelector: string }) {
     trpc.node.list.infiniteQueryOptions(
       {
         limit: PAGE_SIZE,
-        sort,
+        sort: {
+          field: activeSort.id as (typeof nodeSortFields)[number],
+          direction: activeSort.desc ? "desc" : "asc",
+        },
         ...(deferredSelector ? { selector: deferredSelector } : {}),
         ...(deferredSearch ? { search: deferredSearch } : {}),
         ...(status ? { status } : {}),
@@ -36,77 +60,105 @@ export function NodesView({ initialSelector }: { initialSelector: string }) {
   );
   const items = nodes.data?.pages.flatMap((page) => page.items) ?? [];
   const selectorError = nodes.error && /selector/.test(nodes.error.message) ? nodes.error.message : null;
-  const otherError = nodes.error && !selectorError ? nodes.error.message : null;
+  const otherError = nodes.error && !selectorError ? nodes.error : null;
+  const selectedIds = Object.keys(selected).filter((id) => selected[id]);
 
   return (
     <>
-      <div className={styles.toolbar}>
-        <label className={styles.selector}>
-          <span>Selector</span>
-          <input
+      <Card
+        aria-label="Filters"
+        className="grid gap-4 sm:grid-cols-[minmax(0,2fr)_minmax(0,1fr)_minmax(0,10rem)]"
+      >
+        <div className="grid content-start gap-1.5">
+          <Label htmlFor="node-selector">Selector</Label>
+          <Input
+            id="node-selector"
             aria-label="Label selector"
+            className="font-mono"
             placeholder="site=plant-7,tier!=canary"
             value={selector}
             maxLength={1000}
             aria-invalid={selectorError ? true : undefined}
-            onChange={(event) => setSelector(event.target.value)}
+            aria-describedby={selectorError ? "selector-error" : undefined}
+            onChange={(event) => {
+              setSelector(event.target.value);
+              url.set({ selector: event.target.value.trim() });
+            }}
           />
           {selectorError ? (
-            <span role="alert" className={styles.fieldError} data-testid="selector-error">
+            <p
+              id="selector-error"
+              role="alert"
+              className="text-xs text-destructive"
+              data-testid="selector-error"
+            >
               {selectorError}
-            </span>
+            </p>
           ) : null}
-        </label>
-        <label>
-          <span>Search</span>
-          <input
+        </div>
+        <div className="grid content-start gap-1.5">
+          <Label htmlFor="node-search">Search</Label>
+          <Input
+            id="node-search"
             type="search"
             aria-label="Search nodes"
             placeholder="node or site name"
             value={search}
             maxLength={100}
-            onChange={(event) => setSearch(event.target.value)}
+            onChange={(event) => {
+              setSearch(event.target.value);
+              url.set({ q: event.target.value.trim() });
+            }}
           />
-        </label>
-        <label>
-          <span>Status</span>
-          <select
-            aria-label="Status"
+        </div>
+        <div className="grid content-start gap-1.5">
+          <Label htmlFor="node-status">Status</Label>
+          <NativeSelect
+            id="node-status"
             value={status}
-            onChange={(event) => setStatus(event.target.value as Status | "")}
+            onChange={(event) => url.set({ status: event.target.value })}
           >
             <option value="">any</option>
-            {STATUSES.map((s) => (
+            {nodeStatuses.map((s) => (
               <option key={s}>{s}</option>
             ))}
-          </select>
-        </label>
-      </div>
-      {otherError ? (
-        <p role="alert" className={styles.error}>
-          {otherError}
-        </p>
-      ) : null}
-      <BulkLabels
-        selectedIds={[...selected]}
-        selector={deferredSelector}
-        onDone={() => setSelected(new Set())}
-      />
-      {nodes.isPending ? (
-        <p className={styles.muted}>Loading nodes…</p>
-      ) : (
-        <NodeRows
-          nodes={items}
-          sort={sort}
-          onSort={setSort}
-          selected={selected}
-          onSelect={setSelected}
-          hasMore={nodes.hasNextPage}
-          loadMore={() => {
-            if (!nodes.isFetchingNextPage) void nodes.fetchNextPage();
-          }}
-        />
-      )}
+          </NativeSelect>
+        </div>
+      </Card>
+      {otherError ? <ErrorNotice error={otherError} /> : null}
+      <Card aria-label="Node list">
+        {nodes.isPending ? (
+          <Skeleton className="h-96" aria-label="Loading nodes" />
+        ) : (
+          <NodeTable
+            nodes={items}
+            filtered={Boolean(deferredSelector || deferredSearch || status)}
+            sorting={sorting}
+            onSortingChange={(updater) => {
+              const next = typeof updater === "function" ? updater(sorting) : updater;
+              url.set({ sort: formatSort(next) });
+            }}
+            columnVisibility={hidden}
+            onColumnVisibilityChange={(updater) => {
+              const next = typeof updater === "function" ? updater(hidden) : updater;
+              url.set({ hide: formatHidden(next) });
+            }}
+            selection={selected}
+            onSelectionChange={setSelected}
+            hasMore={nodes.hasNextPage}
+            loadMore={() => {
+              if (!nodes.isFetchingNextPage) void nodes.fetchNextPage();
+            }}
+            toolbar={
+              <BulkLabels
+                selectedIds={selectedIds}
+                selector={deferredSelector}
+                onDone={() => setSelected({})}
+              />
+            }
+          />
+        )}
+      </Card>
     </>
   );
 }

@@ -3,12 +3,11 @@ import { NodesView } from "./nodes-view";
 
 export const dynamic = "force-dynamic";
 
-export default async function NodesPage(props: { searchParams: Promise<{ selector?: string | string[] }> }) {
-  const { selector } = await props.searchParams;
-  const initialSelector = typeof selector === "string" ? selector : "";
+export default function NodesPage() {
   return (
     <OrganizationPage path="/nodes" title={(organization) => `Nodes · ${organization.name}`}>
-      {(organization) => <NodesView key={organization.slug} initialSelector={initialSelector} />}
+      {/* Filters, sorting and columns are read from the URL by the view itself. */}
+      {(organization) => <NodesView key={organization.slug} />}
     </OrganizationPage>
   );
 }

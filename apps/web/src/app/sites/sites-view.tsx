@@ -1,16 +1,26 @@
 "use client";
 
+import type { RouterOutputs } from "@edgefleet/api";
 import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
+import { createSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { MapPinIcon } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useState } from "react";
-import table from "~/components/admin-table.module.css";
-import { SubmitRow } from "~/components/submit-row";
+import { useRef } from "react";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { ApiForm } from "~/components/forms/api-form";
+import { TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { QueryContent } from "~/components/query-content";
+import { useFocusTarget } from "~/components/shell/focus-target";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
-import styles from "./sites.module.css";
 
 type Role = (typeof ROLES)[number];
+type SiteRow = RouterOutputs["site"]["list"][number];
 
 /** Node counts move as agents come and go: poll. */
 const REFRESH_MS = 5_000;
@@ -20,66 +30,83 @@ export function siteNodesHref(name: string): string {
   return `/nodes?selector=${encodeURIComponent(`site=${name}`)}`;
 }
 
+const count = (
+  status: "online" | "offline" | "pending" | "revoked",
+  className: string,
+): DataColumn<SiteRow> => ({
+  id: status,
+  accessorFn: (site) => site.byStatus[status] ?? 0,
+  meta: { title: status[0]?.toUpperCase() + status.slice(1), className: `tabular-nums ${className}` },
+});
+
+const columns: DataColumn<SiteRow>[] = [
+  {
+    id: "name",
+    accessorFn: (site) => site.name ?? "",
+    meta: { title: "Site" },
+    cell: ({ row }) =>
+      row.original.id && row.original.name ? (
+        <Link href={`/sites/${row.original.id}`} className="font-medium text-primary hover:underline">
+          {row.original.name}
+        </Link>
+      ) : (
+        <span className="text-muted-foreground">no site</span>
+      ),
+  },
+  {
+    id: "description",
+    accessorFn: (site) => site.description ?? "",
+    meta: { title: "Description" },
+    cell: ({ getValue }) => getValue() || <span className="text-muted-foreground">—</span>,
+  },
+  {
+    id: "total",
+    accessorFn: (site) => site.total,
+    meta: { title: "Nodes", className: "tabular-nums" },
+    cell: ({ row }) =>
+      row.original.name ? (
+        <Link href={siteNodesHref(row.original.name)} className="text-primary hover:underline">
+          {row.original.total}
+        </Link>
+      ) : (
+        row.original.total
+      ),
+  },
+  count("online", "text-online"),
+  count("offline", "text-offline"),
+  count("pending", "text-pending"),
+  count("revoked", ""),
+];
+
 export function SitesView(props: { role: Role }) {
   const trpc = useTRPC();
   const sites = useQuery(trpc.site.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
   const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
   return (
     <>
-      <p className={table.note}>
-        A site is a place with nodes (a plant, a depot, a vehicle). Its NATS leaf node lets the site&apos;s
-        agents keep working locally when the link to the cloud is down; generate its configuration on the
-        site&apos;s page.
-      </p>
       <CreateSiteForm disabledReason={denied} />
-      {sites.error ? (
-        <p role="alert" className={table.error}>
-          {sites.error.message}
-        </p>
-      ) : sites.isPending ? (
-        <p className={table.note}>Loading sites…</p>
-      ) : (
-        <table className={table.table} data-testid="sites">
-          <thead>
-            <tr>
-              <th>Site</th>
-              <th>Description</th>
-              <th>Nodes</th>
-              <th>Online</th>
-              <th>Offline</th>
-              <th>Pending</th>
-              <th>Revoked</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sites.data.map((site) => (
-              <tr key={site.id ?? "none"} data-testid="site-row" data-name={site.name ?? ""}>
-                <td data-label="Site">
-                  {site.id && site.name ? (
-                    <Link href={`/sites/${site.id}`}>{site.name}</Link>
-                  ) : (
-                    <span className={table.note}>no site</span>
-                  )}
-                </td>
-                <td data-label="Description">{site.description ?? "—"}</td>
-                <td data-label="Nodes">
-                  {site.name ? <Link href={siteNodesHref(site.name)}>{site.total}</Link> : site.total}
-                </td>
-                <td data-label="Online" className={styles.online}>
-                  {site.byStatus.online ?? 0}
-                </td>
-                <td data-label="Offline" className={styles.offline}>
-                  {site.byStatus.offline ?? 0}
-                </td>
-                <td data-label="Pending" className={styles.pending}>
-                  {site.byStatus.pending ?? 0}
-                </td>
-                <td data-label="Revoked">{site.byStatus.revoked ?? 0}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Section title="Sites">
+        <QueryContent query={sites} loading="Loading sites">
+          {(data) => (
+            <DataTable
+              label="Sites"
+              testId="sites"
+              urlKey=""
+              columnChooser
+              columns={columns}
+              data={data}
+              getRowId={(site) => site.id ?? "none"}
+              rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
+              empty={
+                <EmptyState icon={<MapPinIcon />} title="No sites yet">
+                  A site is a place with nodes. Create one above; its page then generates the leaf node that
+                  keeps the site working offline.
+                </EmptyState>
+              }
+            />
+          )}
+        </QueryContent>
+      </Section>
     </>
   );
 }
@@ -88,53 +115,56 @@ function CreateSiteForm(props: { disabledReason: string | null }) {
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const [name, setName] = useState("");
-  const [description, setDescription] = useState("");
-  const [problem, setProblem] = useState<string | null>(null);
+  const ref = useRef<HTMLElement>(null);
+  useFocusTarget("new-site", ref);
+  const form = useApiForm(createSiteInput, { name: "", description: "" });
   const create = useMutation(
     trpc.site.create.mutationOptions({
       onSuccess: async (site) => {
         await queryClient.invalidateQueries(trpc.site.list.queryFilter());
         router.push(`/sites/${site.id}`);
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
     }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    setProblem(null);
-    create.mutate({ name, ...(description.trim() ? { description } : {}) });
-  };
   return (
-    <form className={table.form} aria-label="Create a site" onSubmit={submit}>
-      <label>
-        <span>Name</span>
-        <input
-          aria-label="Site name"
-          required
-          maxLength={63}
-          placeholder="plant-7"
-          value={name}
-          onChange={(event) => setName(event.target.value)}
-        />
-      </label>
-      <label className={table.grow}>
-        <span>Description</span>
-        <input
-          aria-label="Site description"
-          maxLength={500}
+    <Section
+      ref={ref}
+      id="new-site"
+      title="New site"
+      description={
+        <>
+          A site is a place with nodes (a plant, a depot, a vehicle). Its NATS leaf node lets the site&apos;s
+          agents keep working locally when the link to the cloud is down; generate its configuration on the
+          site&apos;s page.
+        </>
+      }
+    >
+      <ApiForm
+        form={form}
+        label="Create a site"
+        onSubmit={(values) =>
+          create.mutate({
+            name: values.name,
+            ...(values.description ? { description: values.description } : {}),
+          })
+        }
+      >
+        <TextField name="name" label="Name" accessibleName="Site name" placeholder="plant-7" maxLength={63} />
+        <TextField
+          name="description"
+          label="Description"
+          accessibleName="Site description"
           placeholder="Plant 7, Rotterdam"
-          value={description}
-          onChange={(event) => setDescription(event.target.value)}
+          maxLength={500}
         />
-      </label>
-      <SubmitRow
-        label="Create site"
-        pendingLabel="Creating…"
-        pending={create.isPending}
-        disabledReason={props.disabledReason}
-        problem={problem}
-      />
-    </form>
+        <FormFooter
+          label="Create site"
+          pendingLabel="Creating…"
+          pending={create.isPending}
+          disabledReason={props.disabledReason}
+        />
+      </ApiForm>
+    </Section>
   );
 }

@@ -2,20 +2,22 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { ErrorNotice } from "~/components/error-notice";
+import { TimeRangePicker, useTimeRange } from "~/components/time-range";
+import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
-import styles from "./detail.module.css";
 import { TimeChart, type TimeSeries } from "./time-chart";
 
 type Charts = RouterOutputs["metrics"]["nodeSeries"]["charts"];
 type ChartSeries = NonNullable<Charts[keyof Charts]>;
 
+const MINUTE = 60_000;
 const RANGES = [
-  { label: "15m", minutes: 15 },
-  { label: "1h", minutes: 60 },
-  { label: "6h", minutes: 360 },
-  { label: "24h", minutes: 1440 },
-  { label: "7d", minutes: 7 * 1440 },
+  { label: "15m", span: 15 * MINUTE },
+  { label: "1h", span: 60 * MINUTE },
+  { label: "6h", span: 360 * MINUTE },
+  { label: "24h", span: 1440 * MINUTE },
+  { label: "7d", span: 7 * 1440 * MINUTE },
 ] as const;
 const REFRESH_MS = 30_000;
 
@@ -37,14 +39,8 @@ function named(
 
 export function NodeCharts({ nodeId }: { nodeId: string }) {
   const trpc = useTRPC();
-  const [minutes, setMinutes] = useState<number>(60);
-  // The range end moves on a timer, not on every render, so the query key stays stable between refreshes.
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), REFRESH_MS);
-    return () => clearInterval(timer);
-  }, []);
-  const range = { from: new Date(now - minutes * 60_000), to: new Date(now) };
+  const timeRange = useTimeRange(RANGES, "1h", REFRESH_MS);
+  const range = timeRange.range;
   const metrics = useQuery(
     trpc.metrics.nodeSeries.queryOptions(
       { nodeId, range },
@@ -57,31 +53,14 @@ export function NodeCharts({ nodeId }: { nodeId: string }) {
 
   return (
     <>
-      <fieldset className={styles.ranges} aria-label="Time range">
-        {RANGES.map((r) => (
-          <button
-            key={r.label}
-            type="button"
-            aria-pressed={minutes === r.minutes}
-            className={minutes === r.minutes ? styles.activeRange : undefined}
-            onClick={() => {
-              setMinutes(r.minutes);
-              setNow(Date.now());
-            }}
-          >
-            {r.label}
-          </button>
-        ))}
-      </fieldset>
-      {metrics.error ? (
-        <p role="alert" className={styles.error}>
-          {metrics.error.message}
-        </p>
-      ) : null}
+      <TimeRangePicker label="Time range" choices={RANGES} range={timeRange} />
+      {metrics.error ? <ErrorNotice error={metrics.error} /> : null}
       {!charts ? (
-        <p className={styles.muted}>Loading metrics…</p>
+        metrics.error ? null : (
+          <Skeleton className="h-48" aria-label="Loading metrics" />
+        )
       ) : (
-        <div className={styles.charts}>
+        <div className="grid gap-4 md:grid-cols-2 xl:grid-cols-3">
           <TimeChart title="CPU" unit="%" testId="chart-cpu" series={named(charts.cpu, () => "cpu", 100)} />
           <TimeChart
             title="Memory"

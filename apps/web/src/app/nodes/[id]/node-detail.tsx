@@ -2,85 +2,99 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback } from "react";
+import { BoxIcon } from "lucide-react";
+import { type ReactNode, useCallback } from "react";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { ErrorNotice } from "~/components/error-notice";
 import { NodeCredentialsControl } from "~/components/node-credentials-control";
+import { RelativeTime } from "~/components/relative-time";
 import { StatusBadge } from "~/components/status-badge";
-import { timeAgo } from "~/components/time-ago";
+import { Badge } from "~/components/ui/badge";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+import { Skeleton } from "~/components/ui/skeleton";
 import { LiveIndicator } from "~/trpc/live-indicator";
 import { useTRPC } from "~/trpc/react";
 import { useFleetLive } from "~/trpc/use-fleet-live";
-import styles from "./detail.module.css";
 import { LabelsEditor } from "./labels-editor";
 import { NodeCharts } from "./node-charts";
 import { StatusHistory } from "./status-history";
 
 type Node = RouterOutputs["node"]["byId"];
+type AppRow = Node["apps"][number];
 
-const when = (date: Date | null) => (date ? `${date.toLocaleString()} (${timeAgo(date)})` : "—");
+function When(props: { date: Date | null }) {
+  if (!props.date) return <>—</>;
+  return (
+    <>
+      {props.date.toLocaleString()} (<RelativeTime date={props.date} />)
+    </>
+  );
+}
 
 function Identity({ node }: { node: Node }) {
-  const rows: Array<[string, React.ReactNode]> = [
+  const rows: Array<[string, ReactNode]> = [
     ["Status", <StatusBadge key="s" status={node.status} />],
     [
       "Degraded",
       node.degradedReasons.length > 0 ? (
-        <span key="d" className={styles.degraded} data-testid="degraded-reasons">
+        <Badge key="d" variant="degraded" data-testid="degraded-reasons" className="whitespace-normal">
           {node.degradedReasons.join("; ")}
-        </span>
+        </Badge>
       ) : (
         "no"
       ),
     ],
     ["Site", node.site?.name ?? "—"],
     ["Agent version", node.agentVersion ?? "—"],
-    ["Enrolled", when(node.enrolledAt)],
-    ["Last seen", when(node.lastSeenAt)],
-    ["Revoked", when(node.revokedAt)],
+    ["Enrolled", <When key="e" date={node.enrolledAt} />],
+    ["Last seen", <When key="l" date={node.lastSeenAt} />],
+    ["Revoked", <When key="r" date={node.revokedAt} />],
     ["Desired / applied revision", `${node.desiredRevision} / ${node.appliedRevision}`],
     ["Id", <code key="id">{node.id}</code>],
     ["Public key", node.publicKey ? <code key="pk">{node.publicKey}</code> : "—"],
   ];
   return (
-    <dl className={styles.identity}>
+    <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-[max-content_minmax(0,1fr)]">
       {rows.map(([term, value]) => (
-        <div key={term}>
-          <dt>{term}</dt>
-          <dd>{value}</dd>
+        <div key={term} className="contents">
+          <dt className="text-muted-foreground">{term}</dt>
+          <dd className="min-w-0 break-all">{value}</dd>
         </div>
       ))}
     </dl>
   );
 }
 
-function Apps({ node }: { node: Node }) {
-  if (node.apps.length === 0) return <p className={styles.muted}>No apps on this node.</p>;
-  return (
-    <div className={styles.scrollX}>
-      <table className={styles.table} data-testid="apps-table">
-        <thead>
-          <tr>
-            <th>App</th>
-            <th>Desired</th>
-            <th>Running</th>
-            <th>State</th>
-            <th>Restarts</th>
-          </tr>
-        </thead>
-        <tbody>
-          {node.apps.map((app) => (
-            <tr key={app.id}>
-              <td>{app.app}</td>
-              <td className="mono">{app.desiredVersion}</td>
-              <td className="mono">{app.observedVersion ?? "—"}</td>
-              <td title={app.reason ?? undefined}>{app.state}</td>
-              <td>{app.restarts}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
+const appColumns: DataColumn<AppRow>[] = [
+  { id: "app", accessorKey: "app", meta: { title: "App", className: "font-medium" } },
+  { id: "desired", accessorKey: "desiredVersion", meta: { title: "Desired", className: "font-mono" } },
+  {
+    id: "running",
+    accessorFn: (app) => app.observedVersion ?? "—",
+    meta: { title: "Running", className: "font-mono" },
+  },
+  {
+    id: "state",
+    accessorKey: "state",
+    meta: { title: "State" },
+    cell: ({ row }) => (
+      <Badge
+        variant={
+          row.original.state === "running"
+            ? "online"
+            : row.original.state === "failed"
+              ? "offline"
+              : "pending"
+        }
+        title={row.original.reason ?? undefined}
+      >
+        {row.original.state}
+      </Badge>
+    ),
+  },
+  { id: "restarts", accessorKey: "restarts", meta: { title: "Restarts", className: "tabular-nums" } },
+];
 
 export function NodeDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -98,46 +112,47 @@ export function NodeDetail({ id }: { id: string }) {
       [queryClient, trpc, id],
     ),
   );
-  if (node.error) {
-    return (
-      <p role="alert" className={styles.error}>
-        {node.error.message}
-      </p>
-    );
-  }
-  if (!node.data) return <p className={styles.muted}>Loading…</p>;
+  if (node.error) return <ErrorNotice error={node.error} />;
+  if (!node.data) return <Skeleton className="h-64" aria-label="Loading the node" />;
   return (
-    <div className={styles.layout}>
-      <div className={styles.name}>
-        <h2 className="mono" data-testid="node-title">
+    <div className="grid gap-6 lg:grid-cols-3">
+      <div className="flex flex-wrap items-center gap-3 lg:col-span-3">
+        <h2 className="font-mono text-xl font-semibold break-all" data-testid="node-title">
           {node.data.name}
         </h2>
         <LiveIndicator state={live} />
       </div>
-      <section className={styles.panel}>
-        <h3>Identity</h3>
+      <Section className="lg:col-span-2" title="Identity">
         <Identity node={node.data} />
-      </section>
-      <section className={styles.panel}>
-        <h3>Labels</h3>
-        <LabelsEditor nodeId={node.data.id} labels={node.data.labels} />
-      </section>
-      <section className={styles.panel}>
-        <h3>Credentials</h3>
-        <NodeCredentialsControl nodeId={node.data.id} name={node.data.name} status={node.data.status} />
-      </section>
-      <section className={`${styles.panel} ${styles.full}`}>
-        <h3>Status history</h3>
+      </Section>
+      <div className="grid content-start gap-6">
+        <Section title="Labels">
+          <LabelsEditor nodeId={node.data.id} labels={node.data.labels} />
+        </Section>
+        <Section title="Credentials">
+          <NodeCredentialsControl nodeId={node.data.id} name={node.data.name} status={node.data.status} />
+        </Section>
+      </div>
+      <Section className="lg:col-span-3" title="Status history">
         <StatusHistory nodeId={node.data.id} />
-      </section>
-      <section className={`${styles.panel} ${styles.full}`}>
-        <h3>Apps</h3>
-        <Apps node={node.data} />
-      </section>
-      <section className={`${styles.panel} ${styles.full}`}>
-        <h3>Metrics</h3>
+      </Section>
+      <Section className="lg:col-span-3" title="Apps">
+        <DataTable
+          label="Apps on this node"
+          testId="apps-table"
+          columns={appColumns}
+          data={node.data.apps}
+          getRowId={(app) => app.id}
+          empty={
+            <EmptyState icon={<BoxIcon />} title="No apps on this node.">
+              Apps arrive with a rollout that selects this node by its labels.
+            </EmptyState>
+          }
+        />
+      </Section>
+      <Section className="lg:col-span-3" title="Metrics">
         <NodeCharts nodeId={node.data.id} />
-      </section>
+      </Section>
     </div>
   );
 }

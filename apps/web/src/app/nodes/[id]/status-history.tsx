@@ -2,19 +2,22 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { ErrorNotice } from "~/components/error-notice";
+import { relativeTime } from "~/components/relative-time";
 import { StatusBadge } from "~/components/status-badge";
 import { statusReasonText } from "~/components/status-reasons";
-import { timeAgo } from "~/components/time-ago";
+import { TimeRangePicker, useTimeRange } from "~/components/time-range";
+import { Button } from "~/components/ui/button";
+import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
-import styles from "./detail.module.css";
 
 type Segment = RouterOutputs["node"]["availability"]["segments"][number];
 
+const HOUR = 3_600_000;
 const RANGES = [
-  { label: "24h", hours: 24 },
-  { label: "7d", hours: 7 * 24 },
-  { label: "30d", hours: 30 * 24 },
+  { label: "24h", span: 24 * HOUR },
+  { label: "7d", span: 7 * 24 * HOUR },
+  { label: "30d", span: 30 * 24 * HOUR },
 ] as const;
 
 const COLOR: Record<string, string> = {
@@ -31,7 +34,7 @@ function AvailabilityStrip(props: { segments: Segment[]; from: number; to: numbe
   const span = props.to - props.from;
   return (
     <svg
-      className={styles.strip}
+      className="block h-6 w-full overflow-hidden rounded"
       viewBox="0 0 1000 24"
       preserveAspectRatio="none"
       role="img"
@@ -64,14 +67,9 @@ function AvailabilityStrip(props: { segments: Segment[]; from: number; to: numbe
 
 export function StatusHistory({ nodeId }: { nodeId: string }) {
   const trpc = useTRPC();
-  const [hours, setHours] = useState<number>(24);
   // The range end moves with the clock once a minute; live changes invalidate the query anyway.
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 60_000);
-    return () => clearInterval(timer);
-  }, []);
-  const range = { from: new Date(now - hours * 3_600_000), to: new Date(now) };
+  const timeRange = useTimeRange(RANGES, "24h", 60_000);
+  const range = timeRange.range;
   const availability = useQuery(
     trpc.node.availability.queryOptions({ nodeId, range }, { placeholderData: (previous) => previous }),
   );
@@ -86,33 +84,16 @@ export function StatusHistory({ nodeId }: { nodeId: string }) {
 
   return (
     <>
-      <div className={styles.stripHead}>
-        <fieldset className={styles.ranges} aria-label="Availability range">
-          {RANGES.map((r) => (
-            <button
-              key={r.label}
-              type="button"
-              aria-pressed={hours === r.hours}
-              className={hours === r.hours ? styles.activeRange : undefined}
-              onClick={() => {
-                setHours(r.hours);
-                setNow(Date.now());
-              }}
-            >
-              {r.label}
-            </button>
-          ))}
-        </fieldset>
-        <span data-testid="online-ratio">
+      <div className="flex flex-wrap items-center justify-between gap-2">
+        <TimeRangePicker label="Availability range" choices={RANGES} range={timeRange} />
+        <span data-testid="online-ratio" className="text-sm font-medium">
           {ratio === null || ratio === undefined
             ? "—"
             : `${(ratio * 100).toFixed(ratio > 0.999 ? 0 : 1)}% online`}
         </span>
       </div>
       {availability.error ? (
-        <p role="alert" className={styles.error}>
-          {availability.error.message}
-        </p>
+        <ErrorNotice error={availability.error} />
       ) : availability.data ? (
         <>
           <AvailabilityStrip
@@ -120,45 +101,50 @@ export function StatusHistory({ nodeId }: { nodeId: string }) {
             from={range.from.getTime()}
             to={range.to.getTime()}
           />
-          <div className={styles.stripAxis}>
+          <div className="flex justify-between text-xs text-muted-foreground">
             <span>{dateTime.format(range.from)}</span>
             <span>now</span>
           </div>
         </>
       ) : (
-        <p className={styles.muted}>Loading…</p>
+        <Skeleton className="h-6" aria-label="Loading availability" />
       )}
-      {history.error ? (
-        <p role="alert" className={styles.error}>
-          {history.error.message}
-        </p>
-      ) : null}
+      {history.error ? <ErrorNotice error={history.error} /> : null}
       {history.data && events.length === 0 ? (
-        <p className={styles.muted}>No status changes in the last 30 days.</p>
+        <p className="text-sm text-muted-foreground">No status changes in the last 30 days.</p>
       ) : null}
-      <ol className={styles.history} data-testid="status-history">
+      <ol className="grid gap-1 text-sm" data-testid="status-history">
         {events.map((event) => (
-          <li key={event.id} data-testid="status-event" data-to={event.to}>
+          <li
+            key={event.id}
+            data-testid="status-event"
+            data-to={event.to}
+            className="grid gap-x-3 gap-y-0.5 sm:grid-cols-[16rem_auto_1fr] sm:items-center"
+          >
             <time dateTime={event.at.toISOString()} title={event.at.toLocaleString()}>
-              {dateTime.format(event.at)} <span className={styles.muted}>({timeAgo(event.at)})</span>
+              {dateTime.format(event.at)}{" "}
+              <span className="text-muted-foreground">({relativeTime(event.at)})</span>
             </time>
-            <span>
+            <span className="flex items-center gap-1">
               {event.from ? <StatusBadge status={event.from} /> : null}
               {event.from ? " → " : null}
               <StatusBadge status={event.to} />
             </span>
-            <span className={styles.muted}>{statusReasonText(event.reason)}</span>
+            <span className="text-muted-foreground">{statusReasonText(event.reason)}</span>
           </li>
         ))}
       </ol>
       {history.hasNextPage ? (
-        <button
+        <Button
           type="button"
+          variant="outline"
+          size="sm"
+          className="justify-self-start"
           onClick={() => void history.fetchNextPage()}
           disabled={history.isFetchingNextPage}
         >
           {history.isFetchingNextPage ? "Loading…" : "Older changes"}
-        </button>
+        </Button>
       ) : null}
     </>
   );

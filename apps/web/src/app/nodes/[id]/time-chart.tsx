@@ -1,7 +1,7 @@
 "use client";
 
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import styles from "./detail.module.css";
+import { chartTheme } from "~/components/chart-theme";
 
 export interface TimeSeries {
   name: string;
@@ -9,7 +9,6 @@ export interface TimeSeries {
   points: Array<[number, number]>;
 }
 
-const COLORS = ["#0d74ce", "#2a7e3b", "#ab6400", "#ce2c31", "#8e4ec6", "#12a594", "#60646c"];
 const timeFormat = new Intl.DateTimeFormat("en", { hour: "2-digit", minute: "2-digit" });
 const numberFormat = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
 
@@ -29,37 +28,44 @@ function toRows(series: TimeSeries[]): Array<Record<string, number>> {
 export function TimeChart(props: { title: string; unit: string; testId: string; series: TimeSeries[] }) {
   const rows = toRows(props.series);
   return (
-    <figure className={styles.chart} data-testid={props.testId} data-points={rows.length}>
-      <figcaption>
-        {props.title} <span className={styles.muted}>({props.unit})</span>
+    <figure
+      className="m-0 grid min-w-0 gap-2 rounded-lg border p-3"
+      data-testid={props.testId}
+      data-points={rows.length}
+    >
+      <figcaption className="text-sm font-medium">
+        {props.title} <span className="font-normal text-muted-foreground">({props.unit})</span>
       </figcaption>
       {rows.length === 0 ? (
-        <p className={styles.noData}>No data in this range.</p>
+        <p className="grid h-[180px] place-items-center text-sm text-muted-foreground">
+          No data in this range.
+        </p>
       ) : (
         <ResponsiveContainer width="100%" height={180}>
           <LineChart data={rows} margin={{ top: 5, right: 10, bottom: 0, left: 0 }}>
-            <CartesianGrid stroke="#e0e1e6" strokeDasharray="3 3" />
+            <CartesianGrid {...chartTheme.grid} />
             <XAxis
               dataKey="t"
               type="number"
               scale="time"
               domain={["dataMin", "dataMax"]}
               tickFormatter={(t: number) => timeFormat.format(t)}
-              fontSize={11}
+              {...chartTheme.axis}
             />
-            <YAxis width={48} fontSize={11} tickFormatter={(v: number) => numberFormat.format(v)} />
+            <YAxis width={48} tickFormatter={(v: number) => numberFormat.format(v)} {...chartTheme.axis} />
             <Tooltip
               labelFormatter={(t) => new Date(Number(t)).toLocaleString()}
               formatter={(value) => `${numberFormat.format(Number(value))} ${props.unit}`}
+              {...chartTheme.tooltip}
             />
-            {props.series.length > 1 ? <Legend wrapperStyle={{ fontSize: 11 }} /> : null}
+            {props.series.length > 1 ? <Legend wrapperStyle={chartTheme.legend} /> : null}
             {props.series.map((s, i) => (
               <Line
                 key={s.name}
                 dataKey={s.name}
                 dot={false}
                 isAnimationActive={false}
-                stroke={COLORS[i % COLORS.length]}
+                stroke={chartTheme.series[i % chartTheme.series.length]}
                 strokeWidth={1.5}
               />
             ))}

@@ -1,12 +1,18 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
+import { LEAF_CREDENTIALS_PATH, leafBundleInput } from "@edgefleet/api/schemas";
 import { useMutation } from "@tanstack/react-query";
-import { type FormEvent, useEffect, useState } from "react";
-import table from "~/components/admin-table.module.css";
-import { SubmitRow } from "~/components/submit-row";
+import { DownloadIcon } from "lucide-react";
+import { useEffect, useState } from "react";
+import { ApiForm } from "~/components/forms/api-form";
+import { TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { Alert } from "~/components/ui/alert";
+import { Button } from "~/components/ui/button";
+import { CardDescription } from "~/components/ui/card";
 import { useTRPC } from "~/trpc/react";
-import styles from "../sites.module.css";
 
 type Bundle = RouterOutputs["site"]["leafBundle"];
 
@@ -35,81 +41,72 @@ function useDownloadUrls(bundle: Bundle | null): Record<string, string> {
  */
 export function LeafBundle(props: { siteId: string; disabledReason: string | null }) {
   const trpc = useTRPC();
-  const [listen, setListen] = useState("0.0.0.0:4222");
-  const [credentialsPath, setCredentialsPath] = useState("/etc/edgefleet/site.creds");
   const [bundle, setBundle] = useState<Bundle | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
+  const form = useApiForm(leafBundleInput, {
+    id: props.siteId,
+    listen: "0.0.0.0:4222",
+    credentialsPath: LEAF_CREDENTIALS_PATH,
+  });
   const generate = useMutation(
     trpc.site.leafBundle.mutationOptions({
-      onSuccess: (result) => {
-        setProblem(null);
-        setBundle(result);
-      },
-      onError: (error) => setProblem(error.message),
+      onSuccess: setBundle,
+      onError: (error) => showServerError(form, error),
     }),
   );
   const urls = useDownloadUrls(bundle);
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    generate.mutate({ id: props.siteId, listen, credentialsPath });
-  };
+  const credentialsPath = form.watch("credentialsPath") ?? LEAF_CREDENTIALS_PATH;
+  const listen = form.watch("listen") ?? "";
   const dir = credentialsPath.slice(0, credentialsPath.lastIndexOf("/")) || "/";
 
   return (
     <>
-      <p className={table.note}>
+      <CardDescription>
         The leaf node is a nats-server on a machine at the site: the site&apos;s agents connect to it, and it
         keeps one link to the cloud. Every generation mints new site credentials.
-      </p>
-      <form className={table.form} aria-label="Generate the leaf bundle" onSubmit={submit}>
-        <label>
-          <span>Agents connect to (host:port)</span>
-          <input
-            aria-label="Listen address"
-            value={listen}
-            onChange={(event) => setListen(event.target.value)}
-          />
-        </label>
-        <label className={table.grow}>
-          <span>site.creds on the leaf machine</span>
-          <input
-            aria-label="Credentials path"
-            value={credentialsPath}
-            onChange={(event) => setCredentialsPath(event.target.value)}
-          />
-        </label>
-        <SubmitRow
+      </CardDescription>
+      <ApiForm form={form} label="Generate the leaf bundle" onSubmit={(values) => generate.mutate(values)}>
+        <TextField name="listen" label="Agents connect to (host:port)" accessibleName="Listen address" />
+        <TextField
+          name="credentialsPath"
+          label="site.creds on the leaf machine"
+          accessibleName="Credentials path"
+        />
+        <FormFooter
           label="Generate leaf bundle"
           pendingLabel="Generating…"
           pending={generate.isPending}
           disabledReason={props.disabledReason}
-          problem={problem}
         />
-      </form>
+      </ApiForm>
       {bundle ? (
-        <div data-testid="leaf-bundle">
-          <div className={styles.downloads}>
+        <div data-testid="leaf-bundle" className="grid gap-3 text-sm">
+          <div className="flex flex-wrap gap-2">
             {bundle.files.map((file) => (
-              <a key={file.name} className={styles.download} href={urls[file.name]} download={file.name}>
-                Download {file.name}
-              </a>
+              <Button key={file.name} asChild variant="outline" size="sm">
+                <a href={urls[file.name]} download={file.name}>
+                  <DownloadIcon aria-hidden />
+                  Download {file.name}
+                </a>
+              </Button>
             ))}
           </div>
-          <p className={styles.warning}>
+          <Alert variant="warning">
             site.creds lets a machine act as this site: keep it on the leaf machine only, readable by the
             nats-server user alone.
-          </p>
-          <div className={styles.steps}>
+          </Alert>
+          <div className="grid gap-2">
             On the leaf machine (nats-server 2.10 or newer):
-            <pre>
+            <pre className="overflow-x-auto rounded-md border bg-muted p-3 text-xs">
               {[
                 `sudo mkdir -p ${dir}`,
                 `sudo cp leaf.conf site.creds ${dir}/ && sudo chmod 600 ${credentialsPath}`,
                 `sudo ${bundle.runCommand}`,
               ].join("\n")}
             </pre>
-            Then point the site&apos;s agents at{" "}
-            <code>nats://&lt;leaf machine&gt;:{listen.split(":").at(-1)}</code>.
+            <span>
+              Then point the site&apos;s agents at{" "}
+              <code>nats://&lt;leaf machine&gt;:{listen.split(":").at(-1)}</code>.
+            </span>
           </div>
         </div>
       ) : null}

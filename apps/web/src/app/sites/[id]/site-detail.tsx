@@ -1,21 +1,34 @@
 "use client";
 
 import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
+import { updateSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useState } from "react";
-import table from "~/components/admin-table.module.css";
-import { ConfirmButton } from "~/components/confirm-button";
-import { timeAgo } from "~/components/time-ago";
+import { ConfirmAction } from "~/components/confirm-action";
+import { ErrorNotice } from "~/components/error-notice";
+import { ApiForm } from "~/components/forms/api-form";
+import { TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { RelativeTime } from "~/components/relative-time";
+import { Button } from "~/components/ui/button";
+import { Card, CardHeader, Section } from "~/components/ui/card";
+import { Skeleton } from "~/components/ui/skeleton";
+import { toast } from "~/components/ui/sonner";
+import { cn } from "~/lib/utils";
 import { useTRPC } from "~/trpc/react";
-import styles from "../sites.module.css";
 import { siteNodesHref } from "../sites-view";
 import { LeafBundle } from "./leaf-bundle";
 
 type Role = (typeof ROLES)[number];
 
-const STATUSES = ["online", "offline", "pending", "revoked"] as const;
+const STATUSES = [
+  { status: "online", className: "text-online" },
+  { status: "offline", className: "text-offline" },
+  { status: "pending", className: "text-pending" },
+  { status: "revoked", className: "text-revoked" },
+] as const;
 
 export function SiteDetail(props: { id: string; role: Role }) {
   const trpc = useTRPC();
@@ -23,52 +36,51 @@ export function SiteDetail(props: { id: string; role: Role }) {
     trpc.site.byId.queryOptions({ id: props.id }, { refetchInterval: 5_000, retry: false }),
   );
   const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
-  if (site.error) {
-    return (
-      <p role="alert" className={table.error}>
-        {site.error.message}
-      </p>
-    );
-  }
-  if (!site.data) return <p className={table.note}>Loading…</p>;
+  if (site.error) return <ErrorNotice error={site.error} />;
+  if (!site.data) return <Skeleton className="h-48" aria-label="Loading the site" />;
   const data = site.data;
   return (
-    <>
-      <h2 className="mono" data-testid="site-title">
-        {data.name}
-      </h2>
-      <dl className={styles.identity}>
-        <dt>Description</dt>
-        <dd>{data.description ?? "—"}</dd>
-        <dt>Id</dt>
-        <dd>
-          <code>{data.id}</code>
-        </dd>
-        <dt>Created</dt>
-        <dd title={data.createdAt.toISOString()}>{timeAgo(data.createdAt)}</dd>
-      </dl>
-      <section className={styles.section} aria-labelledby="site-nodes">
-        <h2 id="site-nodes">Nodes</h2>
-        <div className={styles.counts} data-testid="site-counts">
-          {STATUSES.map((status) => (
-            <div key={status} className={`${styles.count} ${styles[status] ?? ""}`}>
-              <strong data-testid={`count-${status}`}>{data.byStatus[status] ?? 0}</strong>
-              <span>{status}</span>
+    <div className="grid gap-6 lg:grid-cols-2">
+      <Card aria-labelledby="site-title" className="lg:col-span-2">
+        <CardHeader>
+          <h2 id="site-title" className="mr-auto font-mono text-xl font-semibold" data-testid="site-title">
+            {data.name}
+          </h2>
+          <Button asChild size="sm">
+            <Link href={`/enrollment?site=${data.id}`}>Enroll nodes here</Link>
+          </Button>
+        </CardHeader>
+        <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-[max-content_1fr]">
+          <dt className="text-muted-foreground">Description</dt>
+          <dd>{data.description ?? "—"}</dd>
+          <dt className="text-muted-foreground">Id</dt>
+          <dd className="font-mono break-all">{data.id}</dd>
+          <dt className="text-muted-foreground">Created</dt>
+          <dd>
+            <RelativeTime date={data.createdAt} />
+          </dd>
+        </dl>
+        <div className="grid grid-cols-2 gap-2 sm:grid-cols-4" data-testid="site-counts">
+          {STATUSES.map(({ status, className }) => (
+            <div key={status} className="rounded-lg border p-3">
+              <strong
+                data-testid={`count-${status}`}
+                className={cn("block text-2xl tabular-nums", className)}
+              >
+                {data.byStatus[status] ?? 0}
+              </strong>
+              <span className="text-sm text-muted-foreground">{status}</span>
             </div>
           ))}
         </div>
-        <Link href={siteNodesHref(data.name)}>
+        <Link href={siteNodesHref(data.name)} className="text-sm text-primary hover:underline">
           Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
         </Link>
-        {" · "}
-        <Link href={`/enrollment?site=${data.id}`}>Enroll nodes here</Link>
-      </section>
-      <section className={styles.section} aria-labelledby="leaf">
-        <h2 id="leaf">Leaf node</h2>
+      </Card>
+      <Section title="Leaf node">
         <LeafBundle siteId={data.id} disabledReason={denied} />
-      </section>
-      <section className={styles.section} aria-labelledby="edit-site">
-        <h2 id="edit-site">Edit</h2>
+      </Section>
+      <Section title="Edit">
         <EditSite
           id={data.id}
           name={data.name}
@@ -76,8 +88,8 @@ export function SiteDetail(props: { id: string; role: Role }) {
           total={data.total}
           disabledReason={denied}
         />
-      </section>
-    </>
+      </Section>
+    </div>
   );
 }
 
@@ -91,75 +103,68 @@ function EditSite(props: {
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const [name, setName] = useState(props.name);
-  const [description, setDescription] = useState(props.description ?? "");
-  const [problem, setProblem] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const form = useApiForm(updateSiteInput, {
+    id: props.id,
+    name: props.name,
+    description: props.description ?? "",
+  });
   const update = useMutation(
     trpc.site.update.mutationOptions({
       onSuccess: (site) => {
-        setProblem(null);
-        setNotice(`Saved ${site.name}`);
+        toast.success(`Saved ${site.name}`);
+        form.reset({ id: site.id, name: site.name, description: site.description ?? "" });
         return queryClient.invalidateQueries();
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
     }),
   );
   const remove = useMutation(
     trpc.site.delete.mutationOptions({
-      onSuccess: async () => {
+      onSuccess: async (site) => {
+        toast.success(`Deleted ${site.name}`);
         await queryClient.invalidateQueries(trpc.site.list.queryFilter());
         router.push("/sites");
       },
-      onError: (error) => setProblem(error.message),
+      onError: (error) => form.setError("root.server", { type: "server", message: error.message }),
     }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    setNotice(null);
-    update.mutate({ id: props.id, name, description: description.trim() ? description : null });
-  };
   return (
-    <>
-      <form className={table.form} aria-label="Edit the site" onSubmit={submit}>
-        <label>
-          <span>Name</span>
-          <input aria-label="New site name" required value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <label className={table.grow}>
-          <span>Description</span>
-          <input
-            aria-label="New site description"
-            value={description}
-            onChange={(e) => setDescription(e.target.value)}
-          />
-        </label>
-        <button
-          type="submit"
-          disabled={update.isPending || Boolean(props.disabledReason)}
-          title={props.disabledReason ?? undefined}
-        >
-          Save
-        </button>
-        <ConfirmButton
+    <ApiForm
+      form={form}
+      label="Edit the site"
+      className="sm:grid-cols-1"
+      onSubmit={(values) =>
+        update.mutate({
+          id: props.id,
+          name: values.name,
+          description: values.description ? values.description : null,
+        })
+      }
+    >
+      <TextField name="name" label="Name" accessibleName="New site name" />
+      <TextField name="description" label="Description" accessibleName="New site description" />
+      <FormFooter
+        label="Save"
+        pendingLabel="Saving…"
+        pending={update.isPending}
+        disabledReason={props.disabledReason}
+      >
+        <ConfirmAction
           label="Delete site"
-          question={
+          variant="destructive"
+          size="default"
+          question={`Delete ${props.name}?`}
+          consequence={
             props.total > 0
-              ? `${props.name} still has ${props.total} nodes; the server will refuse. Try anyway?`
-              : `Delete ${props.name}?`
+              ? `${props.name} still has ${props.total} nodes; the server will refuse until they are moved or deleted.`
+              : "The site and its leaf-node credentials are deleted."
           }
           confirmLabel="Yes, delete"
           disabledReason={props.disabledReason}
           pending={remove.isPending}
           onConfirm={() => remove.mutate({ id: props.id })}
         />
-      </form>
-      {problem ? (
-        <p role="alert" className={table.error}>
-          {problem}
-        </p>
-      ) : null}
-      {notice ? <p role="status">{notice}</p> : null}
-    </>
+      </FormFooter>
+    </ApiForm>
   );
 }

@@ -1,0 +1,62 @@
+import { expect, type Locator, type Page } from "@playwright/test";
+
+/** A toast (sonner) whose text is exactly `text`. */
+export function toast(page: Page, text: string | RegExp): Locator {
+  const exact =
+    typeof text === "string" ? new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`) : text;
+  return page.locator("[data-sonner-toast]").filter({ hasText: exact });
+}
+
+/** Answers the open confirmation dialog (ConfirmAction) with its confirming button. */
+export async function confirm(page: Page, button: string): Promise<void> {
+  const dialog = page.getByRole("alertdialog");
+  await expect(dialog).toBeVisible();
+  await dialog.getByRole("button", { name: button }).click();
+  await expect(dialog).toHaveCount(0);
+}
+
+/** Calls a tRPC query as the signed-in user (same origin, session cookie). */
+export async function query<T>(page: Page, path: string, input: unknown): Promise<T> {
+  const response = await page.request.get(
+    `/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`,
+  );
+  expect(response.ok(), await response.text()).toBe(true);
+  return ((await response.json()) as { result: { data: { json: T } } }).result.data.json;
+}
+
+/**
+ * Every page of the console with what shows it has rendered; node and site pages are those of a
+ * seeded node and site of Acme (found through the palette's search procedure).
+ */
+export async function consolePages(
+  page: Page,
+): Promise<Array<{ name: string; path: string; ready: Locator }>> {
+  const { hits } = await query<{ hits: Array<{ kind: string; id: string; name: string }> }>(
+    page,
+    "search.byName",
+    { query: "plant-9" },
+  );
+  const node = hits.find((hit) => hit.kind === "node" && hit.name === "acme-plant-9-01");
+  const site = hits.find((hit) => hit.kind === "site" && hit.name === "plant-9");
+  if (!node || !site) throw new Error(`seeded node or site missing: ${JSON.stringify(hits)}`);
+  return [
+    { name: "fleet", path: "/fleet", ready: page.getByTestId("recent-events") },
+    { name: "nodes", path: "/nodes", ready: page.getByTestId("node-name").first() },
+    { name: "node detail", path: `/nodes/${node.id}`, ready: page.getByTestId("availability-strip") },
+    { name: "sites", path: "/sites", ready: page.getByTestId("site-row").first() },
+    { name: "site detail", path: `/sites/${site.id}`, ready: page.getByTestId("site-title") },
+    {
+      name: "enrollment",
+      path: "/enrollment",
+      ready: page.getByRole("heading", { name: "Tokens", exact: true }),
+    },
+    { name: "members", path: "/members", ready: page.getByTestId("member-row").first() },
+    { name: "API keys", path: "/api-keys", ready: page.getByRole("heading", { name: "Keys", exact: true }) },
+    {
+      name: "audit log",
+      path: "/audit",
+      // A fresh stack may have no audited change yet: the empty state is a rendered page too.
+      ready: page.getByTestId("audit-row").or(page.getByText("No entries match these filters.")).first(),
+    },
+  ];
+}

@@ -1,0 +1,76 @@
+"use client";
+
+import { useState } from "react";
+import {
+  AlertDialog,
+  AlertDialogAction,
+  AlertDialogCancel,
+  AlertDialogContent,
+  AlertDialogDescription,
+  AlertDialogFooter,
+  AlertDialogHeader,
+  AlertDialogTitle,
+  AlertDialogTrigger,
+} from "./ui/alert-dialog";
+import { Button, type ButtonProps } from "./ui/button";
+import { Hint } from "./ui/tooltip";
+
+/**
+ * The one confirmation for destructive actions: a button that opens an alert dialog saying what
+ * will happen, with Cancel focused first. `disabledReason` disables the button and says why (the
+ * server still decides).
+ */
+export function ConfirmAction(props: {
+  label: string;
+  /** Dialog title, e.g. "Remove carol@acme.example?" */
+  question: string;
+  /** What happens, in one or two sentences. */
+  consequence?: string;
+  confirmLabel?: string;
+  onConfirm: () => void;
+  pending?: boolean;
+  disabledReason?: string | null;
+  size?: ButtonProps["size"];
+  variant?: ButtonProps["variant"];
+}) {
+  const [open, setOpen] = useState(false);
+  const disabled = Boolean(props.disabledReason) || props.pending;
+  const trigger = (
+    <Button
+      type="button"
+      variant={props.variant ?? "outline"}
+      size={props.size ?? "sm"}
+      disabled={disabled}
+      aria-disabled={disabled}
+    >
+      {props.label}
+    </Button>
+  );
+  return (
+    <AlertDialog open={open} onOpenChange={setOpen}>
+      {props.disabledReason ? (
+        // A disabled button gets no hover or focus: the hint sits on a wrapper that does.
+        <Hint text={props.disabledReason}>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: focusable so keyboard users reach the reason */}
+          <span tabIndex={0} className="inline-flex rounded-md">
+            {trigger}
+          </span>
+        </Hint>
+      ) : (
+        <AlertDialogTrigger asChild>{trigger}</AlertDialogTrigger>
+      )}
+      <AlertDialogContent>
+        <AlertDialogHeader>
+          <AlertDialogTitle>{props.question}</AlertDialogTitle>
+          <AlertDialogDescription>{props.consequence ?? "This cannot be undone."}</AlertDialogDescription>
+        </AlertDialogHeader>
+        <AlertDialogFooter>
+          <AlertDialogCancel>Cancel</AlertDialogCancel>
+          <AlertDialogAction destructive onClick={props.onConfirm}>
+            {props.confirmLabel ?? `Yes, ${props.label.toLowerCase()}`}
+          </AlertDialogAction>
+        </AlertDialogFooter>
+      </AlertDialogContent>
+    </AlertDialog>
+  );
+}

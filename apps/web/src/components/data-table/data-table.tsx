@@ -1,0 +1,197 @@
+"use client";
+
+import {
+  type ColumnDef,
+  flexRender,
+  getCoreRowModel,
+  getSortedRowModel,
+  type HeaderContext,
+  type OnChangeFn,
+  type RowSelectionState,
+  type SortingState,
+  useReactTable,
+  type VisibilityState,
+} from "@tanstack/react-table";
+import type * as React from "react";
+import { useState } from "react";
+import { cn } from "~/lib/utils";
+import { Checkbox } from "../ui/checkbox";
+import { ColumnChooser } from "./column-chooser";
+import { SortableHeader } from "./column-header";
+import { onRowKeyDown } from "./use-row-keyboard";
+import { formatHidden, formatSort, parseHidden, parseSort, useUrlState } from "./use-url-state";
+
+/** A column's header unless it brings its own: its title, sorting it on click when it can sort. */
+export function titleHeader<Row>({ column }: HeaderContext<Row, unknown>) {
+  const meta = column.columnDef.meta as ColumnMeta | undefined;
+  return <SortableHeader column={column} title={meta?.title ?? column.id} />;
+}
+
+export interface ColumnMeta {
+  /** Header text, the column chooser's name, and the label of the value in phone cards. */
+  title: string;
+  className?: string;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: column value types differ per column, as in TanStack's own examples
+export type DataColumn<Row> = ColumnDef<Row, any> & { id: string; meta: ColumnMeta };
+
+/** Cards on phones (each value labelled), a table from md up. */
+const responsive = {
+  table: "w-full text-sm max-md:block",
+  thead: "max-md:absolute max-md:h-px max-md:w-px max-md:overflow-hidden max-md:[clip:rect(0,0,0,0)]",
+  tbody: "max-md:grid max-md:gap-2",
+  row: "border-b max-md:grid max-md:gap-1 max-md:rounded-lg max-md:border max-md:bg-card max-md:p-3",
+  cell: "px-2 py-2 align-middle max-md:flex max-md:min-w-0 max-md:items-baseline max-md:justify-between max-md:gap-4 max-md:p-0 max-md:before:shrink-0 max-md:before:text-muted-foreground max-md:before:content-[attr(data-label)] max-md:[&>*]:min-w-0 max-md:text-right max-md:break-words",
+};
+
+/**
+ * The console's one table: TanStack Table with sorting, column choice (both kept in the URL under
+ * `urlKey`), optional row selection for bulk actions, keyboard navigation between rows, an empty
+ * state, and cards instead of columns on phones. The virtualized node list uses the same parts.
+ */
+export function DataTable<Row>(props: {
+  label: string;
+  columns: DataColumn<Row>[];
+  data: Row[];
+  getRowId: (row: Row) => string;
+  rowAttributes?: (row: Row) => Record<string, string | undefined>;
+  testId?: string;
+  empty?: React.ReactNode;
+  /** Prefix of this table's URL parameters (`<key>sort`, `<key>hide`); without it state is local. */
+  urlKey?: string;
+  columnChooser?: boolean;
+  selection?: { state: RowSelectionState; onChange: OnChangeFn<RowSelectionState> };
+  toolbar?: React.ReactNode;
+  footer?: React.ReactNode;
+  className?: string;
+}) {
+  const url = useUrlState();
+  const ids = props.columns.map((c) => c.id);
+  const [localSorting, setLocalSorting] = useState<SortingState>([]);
+  const [localHidden, setLocalHidden] = useState<VisibilityState>({});
+  const key = props.urlKey;
+  const sorting = key !== undefined ? parseSort(url.get(`${key}sort`), ids) : localSorting;
+  const columnVisibility = key !== undefined ? parseHidden(url.get(`${key}hide`)) : localHidden;
+
+  const selectColumn: DataColumn<Row> = {
+    id: "select",
+    meta: { title: "Select" },
+    enableSorting: false,
+    enableHiding: false,
+    header: ({ table }) => (
+      <Checkbox
+        aria-label={`Select all ${props.label.toLowerCase()}`}
+        checked={
+          table.getIsAllRowsSelected() ? true : table.getIsSomeRowsSelected() ? "indeterminate" : false
+        }
+        onCheckedChange={(checked) => table.toggleAllRowsSelected(checked === true)}
+      />
+    ),
+    cell: ({ row }) => (
+      <Checkbox
+        aria-label={`Select ${props.getRowId(row.original)}`}
+        checked={row.getIsSelected()}
+        onCheckedChange={(checked) => row.toggleSelected(checked === true)}
+        tabIndex={-1}
+      />
+    ),
+  };
+
+  const table = useReactTable({
+    data: props.data,
+    columns: props.selection ? [selectColumn, ...props.columns] : props.columns,
+    getRowId: props.getRowId,
+    state: { sorting, columnVisibility, rowSelection: props.selection?.state ?? {} },
+    enableRowSelection: Boolean(props.selection),
+    onRowSelectionChange: props.selection?.onChange,
+    onSortingChange: (updater) => {
+      const next = typeof updater === "function" ? updater(sorting) : updater;
+      if (key !== undefined) url.set({ [`${key}sort`]: formatSort(next) });
+      else setLocalSorting(next);
+    },
+    onColumnVisibilityChange: (updater) => {
+      const next = typeof updater === "function" ? updater(columnVisibility) : updater;
+      if (key !== undefined) url.set({ [`${key}hide`]: formatHidden(next) });
+      else setLocalHidden(next);
+    },
+    defaultColumn: { header: titleHeader },
+    getCoreRowModel: getCoreRowModel(),
+    getSortedRowModel: getSortedRowModel(),
+  });
+
+  const rows = table.getRowModel().rows;
+  return (
+    <div className={cn("grid min-w-0 gap-2", props.className)}>
+      {props.toolbar || props.columnChooser ? (
+        <div className="flex flex-wrap items-center justify-end gap-2">
+          {props.toolbar}
+          {props.columnChooser ? <ColumnChooser table={table} /> : null}
+        </div>
+      ) : null}
+      {rows.length === 0 && props.empty ? (
+        props.empty
+      ) : (
+        <table aria-label={props.label} data-testid={props.testId} className={responsive.table}>
+          <thead className={responsive.thead}>
+            {table.getHeaderGroups().map((group) => (
+              <tr key={group.id} className="border-b">
+                {group.headers.map((header) => {
+                  const meta = header.column.columnDef.meta as ColumnMeta | undefined;
+                  return (
+                    <th
+                      key={header.id}
+                      aria-sort={
+                        header.column.getIsSorted() === "asc"
+                          ? "ascending"
+                          : header.column.getIsSorted() === "desc"
+                            ? "descending"
+                            : undefined
+                      }
+                      className={cn(
+                        "h-10 px-2 text-left align-middle font-medium whitespace-nowrap text-muted-foreground",
+                        meta?.className,
+                      )}
+                    >
+                      {flexRender(header.column.columnDef.header, header.getContext())}
+                    </th>
+                  );
+                })}
+              </tr>
+            ))}
+          </thead>
+          <tbody className={responsive.tbody} onKeyDown={(event) => onRowKeyDown(event)}>
+            {rows.map((row, index) => (
+              <tr
+                key={row.id}
+                data-row
+                data-index={index}
+                tabIndex={index === 0 ? 0 : -1}
+                data-state={row.getIsSelected() ? "selected" : undefined}
+                className={cn(
+                  responsive.row,
+                  "transition-colors outline-none hover:bg-muted/50 focus-visible:bg-accent focus-visible:ring-2 focus-visible:ring-ring/50 data-[state=selected]:bg-muted",
+                )}
+                {...props.rowAttributes?.(row.original)}
+              >
+                {row.getVisibleCells().map((cell) => {
+                  const meta = cell.column.columnDef.meta as ColumnMeta | undefined;
+                  return (
+                    <td
+                      key={cell.id}
+                      data-label={cell.column.id === "select" ? undefined : meta?.title}
+                      className={cn(responsive.cell, meta?.className)}
+                    >
+                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {props.footer}
+    </div>
+  );
+}

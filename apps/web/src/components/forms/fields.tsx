@@ -1,0 +1,109 @@
+"use client";
+
+import type * as React from "react";
+import { type FieldPath, type FieldValues, useFormContext } from "react-hook-form";
+import { cn } from "~/lib/utils";
+import { Checkbox } from "../ui/checkbox";
+import { FormControl, FormDescription, FormField, FormItem, FormLabel, FormMessage } from "../ui/form";
+import { Input } from "../ui/input";
+import { NativeSelect } from "../ui/native-select";
+
+interface FieldProps<Values extends FieldValues> {
+  name: FieldPath<Values>;
+  label: string;
+  /** When the visible label is short ("Name") but the page has several such fields. */
+  accessibleName?: string;
+  description?: React.ReactNode;
+  className?: string;
+}
+
+/** A labelled text input with its rule's message under it. */
+export function TextField<Values extends FieldValues>(
+  props: FieldProps<Values> & Omit<React.ComponentProps<"input">, "name">,
+) {
+  const { name, label, accessibleName, description, className, ...input } = props;
+  const { control } = useFormContext<Values>();
+  return (
+    <FormField
+      control={control}
+      name={name}
+      render={({ field }) => (
+        <FormItem className={className}>
+          <FormLabel>{label}</FormLabel>
+          <FormControl>
+            <Input aria-label={accessibleName} {...input} {...field} value={field.value ?? ""} />
+          </FormControl>
+          {description ? <FormDescription>{description}</FormDescription> : null}
+          <FormMessage />
+        </FormItem>
+      )}
+    />
+  );
+}
+
+/** A labelled native select; `parse` turns the option's string back into the field's value. */
+export function SelectField<Values extends FieldValues>(
+  props: FieldProps<Values> & {
+    options: Array<{ value: string; label: string; disabled?: boolean }>;
+    parse?: (value: string) => unknown;
+    disabled?: boolean;
+  },
+) {
+  const { control } = useFormContext<Values>();
+  return (
+    <FormField
+      control={control}
+      name={props.name}
+      render={({ field }) => (
+        <FormItem className={props.className}>
+          <FormLabel>{props.label}</FormLabel>
+          <FormControl>
+            <NativeSelect
+              aria-label={props.accessibleName}
+              name={field.name}
+              ref={field.ref}
+              onBlur={field.onBlur}
+              disabled={props.disabled}
+              value={field.value === undefined || field.value === null ? "" : String(field.value)}
+              onChange={(event) =>
+                field.onChange(props.parse ? props.parse(event.target.value) : event.target.value)
+              }
+            >
+              {props.options.map((option) => (
+                <option key={option.value} value={option.value} disabled={option.disabled}>
+                  {option.label}
+                </option>
+              ))}
+            </NativeSelect>
+          </FormControl>
+          {props.description ? <FormDescription>{props.description}</FormDescription> : null}
+          <FormMessage />
+        </FormItem>
+      )}
+    />
+  );
+}
+
+export function CheckboxField<Values extends FieldValues>(props: FieldProps<Values>) {
+  const { control } = useFormContext<Values>();
+  return (
+    <FormField
+      control={control}
+      name={props.name}
+      render={({ field }) => (
+        <FormItem className={cn("flex items-center gap-2 self-end pb-2", props.className)}>
+          <FormControl>
+            <Checkbox
+              checked={Boolean(field.value)}
+              onCheckedChange={(checked) => field.onChange(checked === true)}
+              onBlur={field.onBlur}
+              ref={field.ref}
+            />
+          </FormControl>
+          <FormLabel className="font-normal">{props.label}</FormLabel>
+          <FormMessage />
+        </FormItem>
+      )}
+    />
+  );
+}

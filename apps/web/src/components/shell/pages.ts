@@ -1,0 +1,52 @@
+import {
+  BookOpenIcon,
+  KeyRoundIcon,
+  LayoutDashboardIcon,
+  type LucideIcon,
+  MapPinIcon,
+  ScrollTextIcon,
+  ServerIcon,
+  TicketIcon,
+  UsersIcon,
+} from "lucide-react";
+
+export interface ConsolePage {
+  href: string;
+  label: string;
+  icon: LucideIcon;
+  /** Other words the command palette matches. */
+  keywords: string[];
+  /** In the phone's bottom bar (the rest are in the drawer). */
+  thumb?: boolean;
+}
+
+/**
+ * Every page of the console, in navigation order: the sidebar, the phone drawer and bottom bar
+ * and the command palette all read this list. New pages (apps, rollouts, alerts) are added here.
+ */
+export const CONSOLE_PAGES: ConsolePage[] = [
+  {
+    href: "/fleet",
+    label: "Fleet",
+    icon: LayoutDashboardIcon,
+    keywords: ["overview", "dashboard"],
+    thumb: true,
+  },
+  {
+    href: "/nodes",
+    label: "Nodes",
+    icon: ServerIcon,
+    keywords: ["devices", "labels", "selector"],
+    thumb: true,
+  },
+  { href: "/sites", label: "Sites", icon: MapPinIcon, keywords: ["places", "leaf"], thumb: true },
+  { href: "/enrollment", label: "Enrollment", icon: TicketIcon, keywords: ["tokens", "approve", "enroll"] },
+  { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },
+  { href: "/api-keys", label: "API keys", icon: KeyRoundIcon, keywords: ["tokens", "rest", "terraform"] },
+  { href: "/audit", label: "Audit log", icon: ScrollTextIcon, keywords: ["history", "who", "changes"] },
+  { href: "/api-docs", label: "API reference", icon: BookOpenIcon, keywords: ["openapi", "rest", "docs"] },
+];
+
+export function isCurrent(pathname: string, href: string): boolean {
+  return pathname === href || pathname.startsWith(`${href}/`);
+}

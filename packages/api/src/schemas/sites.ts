@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+export const LEAF_CREDENTIALS_PATH = "/etc/edgefleet/site.creds";
+
+/**
+ * Site names: what operators call the place (`plant-7`), also used as the `site` label value
+ * and in the leaf node's server name, so label-value characters only.
+ */
+export const siteName = z
+  .string()
+  .trim()
+  .regex(
+    /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
+    "site names: 1-63 letters, digits, . _ -, starting and ending with a letter or digit",
+  );
+const siteDescription = z.string().trim().max(500);
+
+export const siteIdInput = z.object({ id: z.uuid() });
+
+export const createSiteInput = z.object({
+  name: siteName,
+  description: siteDescription.optional(),
+});
+
+export const updateSiteInput = z.object({
+  id: z.uuid(),
+  name: siteName.optional(),
+  /** null clears it. */
+  description: siteDescription.nullable().optional(),
+});
+
+export const leafBundleInput = z.object({
+  id: z.uuid(),
+  /** Where the site's agents connect on the leaf machine. */
+  listen: z
+    .string()
+    .regex(/^[A-Za-z0-9.:[\]-]+:\d{1,5}$/, "listen must be host:port, e.g. 0.0.0.0:4222")
+    .default("0.0.0.0:4222"),
+  /** Where site.creds will live on the leaf machine; leaf.conf refers to it. */
+  credentialsPath: z
+    .string()
+    .regex(/^\/[^\s"\\]*$/, "credentialsPath must be an absolute path without spaces or quotes")
+    .max(500)
+    .default(LEAF_CREDENTIALS_PATH),
+});
