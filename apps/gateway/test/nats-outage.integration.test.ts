@@ -1,5 +1,5 @@
 import { connect } from "node:net";
-import { type RunningNats, startPlainHub } from "@edgefleet/nats-tenancy/testing";
+import { type RunningNats, startPlainHub, waitFor } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess, metricValue } from "./support/gateway-process.js";
 import { requireTestEnv } from "./support/required-env.js";
@@ -49,12 +49,18 @@ describe("gateway through a NATS outage and shutdown", () => {
     await nats.start();
     const up = await gateway.waitForReadyz(200, 20_000);
     expect(up.body.dependencies.nats?.state).toBe("up");
-    expect(gateway.logLines().some((line) => line.msg === "reconnected to NATS")).toBe(true);
+    // The reconnect status event and the health probe race: wait for the log line.
+    await waitFor("reconnected log line", async () =>
+      gateway.logLines().some((line) => line.msg === "reconnected to NATS") ? true : undefined,
+    );
 
     const signalledAt = Date.now();
     gateway.child.kill("SIGTERM");
     const { code } = await gateway.exited();
-    expect(code).toBe(0);
+    const errors = gateway
+      .logLines()
+      .filter((line) => Number(line.level) >= 50 || line.component === "shutdown");
+    expect(code, JSON.stringify(errors)).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(shutdownTimeoutMs);
     expect(gateway.logLines().some((line) => line.msg === "shutdown complete")).toBe(true);
   });

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { freePort, waitFor } from "@edgefleet/nats-tenancy/testing";
 
 const gatewayDir = fileURLToPath(new URL("../..", import.meta.url));
-// tsx's CLI itself (not the node_modules/.bin shell shim, which would not pass signals on).
-const tsxCli = createRequire(import.meta.url).resolve("tsx/cli");
+// tsx as a loader in the gateway's own node process (see spawn below); `--import tsx` as its docs say.
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 export interface ReadyzBody {
   status: string;
@@ -42,7 +42,10 @@ export class GatewayProcess {
   }
 
   private static spawn(port: number, env: Record<string, string>): GatewayProcess {
-    const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
+    // `node --import tsx`: one process, so a signal reaches the gateway itself. Through tsx's CLI
+    // the signal goes to a wrapper that relays it, and on a loaded machine the wrapper gave up
+    // waiting for the child's answer and exited 143 itself.
+    const child = spawn(process.execPath, ["--import", tsxLoader, "src/main.ts"], {
       cwd: gatewayDir,
       env: {
         PATH: process.env.PATH ?? "",
