@@ -14,7 +14,7 @@ test("an API key made in the console is shown once, works over REST, and answers
 
   const secret = (await page.getByTestId("secret").textContent())?.trim() ?? "";
   expect(secret).toMatch(/^efk_[A-Za-z0-9_-]{43}$/);
-  await expect(page.getByRole("region", { name: "API key" })).toContainText("shown only once");
+  await expect(page.getByRole("region", { name: "API key", exact: true })).toContainText("shown only once");
 
   // The key works against the REST API with plain fetch, outside the browser session.
   const baseURL = process.env.WEB_URL ?? "";

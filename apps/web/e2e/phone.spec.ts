@@ -38,9 +38,9 @@ test("every page fits a phone screen (390 px) and every page is reachable by thu
   await bar.getByRole("button", { name: "More" }).click();
   const drawer = page.getByRole("dialog");
   for (const name of ["Fleet", "Nodes", "Sites", "Enrollment", "Members", "API keys", "Audit log"]) {
-    await expect(drawer.getByRole("link", { name })).toBeInViewport();
+    await expect(drawer.getByRole("link", { name, exact: true })).toBeInViewport();
   }
-  await drawer.getByRole("link", { name: "Audit log" }).click();
+  await drawer.getByRole("link", { name: "Audit log", exact: true }).click();
   await expect(page).toHaveURL(/\/audit$/);
   await expect(drawer).toHaveCount(0);
   await bar.getByRole("button", { name: "Search" }).click();

@@ -41,8 +41,8 @@ export function CopyOnce(props: { label: string; secret: string; onDismiss: () =
     <Alert variant="warning" aria-label={props.label} role="region" className="grid gap-3">
       <p className="flex items-center gap-2 font-medium">
         <KeyRoundIcon aria-hidden className="size-4" />
-        Copy this {props.label.toLowerCase()} now. It is shown only once and cannot be shown again; only a
-        hash of it is stored.
+        Copy this {props.label.replace(/^(?!API)\w/, (c) => c.toLowerCase())} now. It is shown only once and
+        cannot be shown again; only a hash of it is stored.
       </p>
       <code data-testid="secret" className="block rounded-md border bg-card px-3 py-2 text-sm break-all">
         {props.secret}

@@ -6,7 +6,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { DownloadIcon, ScrollTextIcon } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { z } from "zod";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { ApiForm } from "~/components/forms/api-form";
@@ -98,7 +98,8 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
     const query = toQueryString(next);
     router.replace(query ? `/audit?${query}` : "/audit", { scroll: false });
   };
-  const items = entries.data?.pages.flatMap((page) => page.items) ?? [];
+  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
+  const items = useMemo(() => entries.data?.pages.flatMap((page) => page.items) ?? [], [entries.data]);
   const query = toQueryString(filters);
   const columns: DataColumn<Entry>[] = [
     {

@@ -6,7 +6,7 @@ import { createTokenInput } from "@edgefleet/api/schemas";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { CheckIcon, HourglassIcon, TicketIcon } from "lucide-react";
 import Link from "next/link";
-import { useRef, useState } from "react";
+import { useMemo, useRef, useState } from "react";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, labelsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
@@ -271,7 +271,8 @@ function TokenList(props: { disabledReason: string | null }) {
       { getNextPageParam: (page) => page.nextCursor, refetchInterval: REFRESH_MS, retry: false },
     ),
   );
-  const items = tokens.data?.pages.flatMap((page) => page.items) ?? [];
+  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
+  const items = useMemo(() => tokens.data?.pages.flatMap((page) => page.items) ?? [], [tokens.data]);
   const revoke = useMutation(
     trpc.enrollment.revokeToken.mutationOptions({
       onSuccess: () => {

@@ -136,6 +136,8 @@ export function NodeTable(props: {
     onColumnVisibilityChange: props.onColumnVisibilityChange,
     onRowSelectionChange: props.onSelectionChange,
     defaultColumn: { header: titleHeader },
+    // No pagination to reset; the automatic resets re-render on every new page of rows.
+    autoResetAll: false,
     getCoreRowModel: getCoreRowModel(),
   });
   const scrollRef = useRef<HTMLDivElement>(null);

@@ -3,7 +3,7 @@
 import { nodeSortFields, nodeStatuses } from "@edgefleet/api/schemas";
 import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
 import type { RowSelectionState, SortingState } from "@tanstack/react-table";
-import { useDeferredValue, useState } from "react";
+import { useDeferredValue, useMemo, useState } from "react";
 import {
   formatHidden,
   formatSort,
@@ -58,7 +58,8 @@ export function NodesView() {
       { getNextPageParam: (page) => page.nextCursor, placeholderData: keepPreviousData, retry: false },
     ),
   );
-  const items = nodes.data?.pages.flatMap((page) => page.items) ?? [];
+  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
+  const items = useMemo(() => nodes.data?.pages.flatMap((page) => page.items) ?? [], [nodes.data]);
   const selectorError = nodes.error && /selector/.test(nodes.error.message) ? nodes.error.message : null;
   const otherError = nodes.error && !selectorError ? nodes.error : null;
   const selectedIds = Object.keys(selected).filter((id) => selected[id]);

@@ -116,6 +116,9 @@ export function DataTable<Row>(props: {
       else setLocalHidden(next);
     },
     defaultColumn: { header: titleHeader },
+    // Nothing to reset (no pagination or expansion), and the automatic resets re-render on every
+    // change of `data`: with data built during render that became an endless render loop.
+    autoResetAll: false,
     getCoreRowModel: getCoreRowModel(),
     getSortedRowModel: getSortedRowModel(),
   });

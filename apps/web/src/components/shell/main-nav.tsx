@@ -16,6 +16,7 @@ export function MainNav(props: { onNavigate?: () => void; className?: string }) 
           <Link
             key={page.href}
             href={page.href}
+            prefetch={page.noPrefetch ? false : undefined}
             onClick={props.onNavigate}
             aria-current={current ? "page" : undefined}
             className={cn(

@@ -18,6 +18,12 @@ export interface ConsolePage {
   keywords: string[];
   /** In the phone's bottom bar (the rest are in the drawer). */
   thumb?: boolean;
+  /**
+   * Not prefetched: the API reference is a separate heavy page (Scalar and its 260 KB stylesheet);
+   * prefetching it from every page preloads that stylesheet into the console, where the browser
+   * then stopped taking input after the next data refresh.
+   */
+  noPrefetch?: boolean;
 }
 
 /**
@@ -44,7 +50,13 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },
   { href: "/api-keys", label: "API keys", icon: KeyRoundIcon, keywords: ["tokens", "rest", "terraform"] },
   { href: "/audit", label: "Audit log", icon: ScrollTextIcon, keywords: ["history", "who", "changes"] },
-  { href: "/api-docs", label: "API reference", icon: BookOpenIcon, keywords: ["openapi", "rest", "docs"] },
+  {
+    href: "/api-docs",
+    label: "API reference",
+    icon: BookOpenIcon,
+    keywords: ["openapi", "rest", "docs"],
+    noPrefetch: true,
+  },
 ];
 
 export function isCurrent(pathname: string, href: string): boolean {
