@@ -15,3 +15,4 @@ export * from "./strategy";
 export * from "./time";
 export * from "./time-zones";
 export * from "./view";
+export * from "./persisted";
