@@ -15,6 +15,8 @@ export {
   type NodeDesiredResult,
   nodeIdsOfNotification,
   setDesiredAppsForNodes,
+  setDesiredAppsForNodesInTransaction,
+  type Tx,
 } from "./desired-state-batch";
 export {
   createEnrollmentToken,
@@ -39,6 +41,7 @@ export {
   type OrganizationMembership,
   syncUserFromIdentity,
 } from "./identity";
+export { INSTANCES_CHANGED_CHANNEL, ROLLOUT_CHANGED_CHANNEL } from "./rollout-channels";
 export { ACCOUNT_CHANGED_CHANNEL, approveNode, revokeNode } from "./node-lifecycle";
 export {
   FLEET_CHANGED_CHANNEL,
