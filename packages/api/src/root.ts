@@ -8,6 +8,7 @@ import { memberRouter } from "./routers/member";
 import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
+import { rolloutRouter } from "./routers/rollout";
 import { siteRouter } from "./routers/site";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
@@ -23,6 +24,7 @@ export const appRouter = createTRPCRouter({
   enrollment: enrollmentRouter,
   app: appsRouter,
   appVersion: appVersionRouter,
+  rollout: rolloutRouter,
 });
 
 export type AppRouter = typeof appRouter;
