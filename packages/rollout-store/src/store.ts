@@ -186,6 +186,7 @@ async function upsertNodes(tx: Tx, row: RolloutRow, nodes: RolloutNodeRecord[]):
       rollback_order = EXCLUDED.rollback_order`);
 }
 
+/** Appends timeline events (raw SQL: the enum's database names, e.g. `api_key`). */
 export async function insertEvents(tx: Tx, row: Pick<RolloutRow, "id" | "organizationId">, events: RolloutEventInput[]) {
   if (events.length === 0) return;
   await tx.$executeRaw(Prisma.sql`
@@ -194,7 +195,7 @@ export async function insertEvents(tx: Tx, row: Pick<RolloutRow, "id" | "organiz
     FROM unnest(
       ${events.map((e) => e.kind)}::text[],
       ${events.map((e) => e.message)}::text[],
-      ${events.map((e) => e.actorType)}::text[],
+      ${events.map((e) => (e.actorType === "apiKey" ? "api_key" : e.actorType))}::text[],
       ${events.map((e) => e.actorId)}::text[],
       ${events.map((e) => (e.data === undefined ? null : JSON.stringify(e.data)))}::jsonb[]
     ) WITH ORDINALITY AS e(kind, message, actor_type, actor_id, data, n)
