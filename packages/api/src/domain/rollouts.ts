@@ -17,20 +17,17 @@ import {
   rolloutStrategySchema,
   rolloutView,
   strategySiteIds,
-  newRolloutState,
-  splitRolloutState,
   type BatchView,
 } from "@edgefleet/rollout";
 import {
   actOnRollout,
+  insertRollout,
   type FleetNode,
   loadRolloutFleet,
   loadRolloutState,
-  notifyRolloutChanged,
   type PersonAction,
   type RolloutTarget,
   targetNodes,
-  insertEvents,
   RolloutStateError,
 } from "@edgefleet/rollout-store";
 import { SELECTOR_MAX_LENGTH, SelectorSyntaxError, parseSelector } from "@edgefleet/selectors";
@@ -360,25 +357,17 @@ export async function createRollout(
       });
     }
   }
-  const state = newRolloutState(input.appVersionId, input.strategy);
-  const created = await tenant.rollout.create({
-    data: {
-      organizationId,
-      appId: resolved.version.appId,
-      appVersionId: input.appVersionId,
-      selector: input.target.selector,
-      siteIds: input.target.siteIds,
-      strategy: input.strategy as Prisma.InputJsonValue,
-      state: splitRolloutState(state).document as unknown as Prisma.InputJsonValue,
-      createdBy: actor.id,
-    },
-    select: { id: true },
+  const id = await insertRollout(db as unknown as Tx, {
+    organizationId,
+    appId: resolved.version.appId,
+    appVersionId: input.appVersionId,
+    selector: input.target.selector,
+    siteIds: input.target.siteIds,
+    strategy: input.strategy,
+    versionLabel: resolved.version.version,
+    actor: { type: actor.type, id: actor.id },
   });
-  await insertEvents(db as unknown as Tx, { id: created.id, organizationId }, [
-    { kind: "created", message: `created for version ${resolved.version.version}`, actorType: actor.type, actorId: actor.id },
-  ]);
-  await notifyRolloutChanged(db, created.id);
-  return getRolloutSummary(tenant, created.id);
+  return getRolloutSummary(tenant, id);
 }
 
 // ---------------------------------------------------------------------------------------------
