@@ -138,6 +138,11 @@ export class RolloutController implements EdgeService {
 
   private async tick(): Promise<void> {
     if (!this.client) await this.listen().catch(() => undefined);
+    // Taken now: a notification arriving while we step is for the next tick, not lost.
+    const dirtyRollouts = new Set(this.dirtyRollouts);
+    const dirtyOrganizations = new Set(this.dirtyOrganizations);
+    this.dirtyRollouts.clear();
+    this.dirtyOrganizations.clear();
     const claimed = await this.claimLeases();
     const now = Date.now();
     for (const rollout of claimed) {
@@ -145,15 +150,12 @@ export class RolloutController implements EdgeService {
       this.owned.set(rollout.id, rollout);
       const due =
         isNew ||
-        this.dirtyRollouts.has(rollout.id) ||
-        this.dirtyOrganizations.has(rollout.organizationId) ||
+        dirtyRollouts.has(rollout.id) ||
+        dirtyOrganizations.has(rollout.organizationId) ||
         (rollout.wakeAt !== null && rollout.wakeAt.getTime() <= now);
-      this.dirtyRollouts.delete(rollout.id);
       if (due && !this.stopped) await this.drive(rollout.id);
     }
     for (const id of [...this.owned.keys()]) if (!claimed.some((r) => r.id === id)) this.owned.delete(id);
-    this.dirtyOrganizations.clear();
-    this.dirtyRollouts.clear();
   }
 
   /**

@@ -56,7 +56,7 @@ export async function writeStatusReport(db: Db, node: EdgeNode, report: StatusRe
           LEFT JOIN app_version v ON v.app_id = a.id AND v.version = r.version
           LEFT JOIN app_version t ON t.app_id = a.id AND t.version = r.target
         WHERE i.node_id = ${node.id}::uuid AND i.app_id = a.id AND i.status_seq < ${report.seq}::bigint
-        RETURNING (i.state_changed_at = now()) AS moved
+        RETURNING (i.state_changed_at = now()::timestamptz(3)) AS moved
       )
       SELECT count(*) FILTER (WHERE moved) AS count FROM updated`);
     // Rollout controllers wake on their organization's instance changes (not on progress bytes).
