@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { artifactBucket, formatWireId, type RunSpec } from "@edgefleet/agent-sdk/protocol";
+import { artifactBucket, efArtifactUrl, formatWireId, type RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { createEnrollmentToken, type Db } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
@@ -153,6 +153,9 @@ async function uploadedVersion(version: string, options: { declaredSha?: string 
       version,
       artifactSource: "upload",
       artifactState: "ready",
+      // A declared hash the content does not have: the node fetches the object by its real name
+      // (the URL) and must refuse it on verification.
+      artifactUrl: options.declaredSha ? efArtifactUrl(sha) : null,
       artifactSha256: options.declaredSha ?? sha,
       artifactSize: BigInt(bytes.byteLength),
       runSpec,
@@ -275,6 +278,8 @@ describe("rollouts to real agents", () => {
     const failedNode = await db.rolloutNode.findFirstOrThrow({ where: { rolloutId: rollout, dispatchedAt: { not: null } } });
     expect(await db.rolloutNode.count({ where: { rolloutId: rollout, dispatchedAt: { not: null } } })).toBe(1);
     expect(failedNode.rollbackToVersionId).not.toBeNull();
+    const logs = [...agents.values()].map((a) => a.log).join("\n");
+    expect(logs).toContain(`artifact SHA-256 mismatch: expected ${wrong}`);
     await untilVersions({ n1: "2.0.0", n2: "2.0.0", n3: "2.0.0", n4: "2.0.0" });
   }, 120_000);
 
