@@ -16,9 +16,9 @@ import { NatsHub } from "./health/nats.js";
 import { createPostgresProbe } from "./health/postgres.js";
 import { ProbeLoop } from "./health/probe-loop.js";
 import { createHttpServer } from "./http/server.js";
-import { RolloutController } from "./rollouts/rollout-controller.js";
 import { createLogger } from "./logger.js";
 import { createGatewayMetrics } from "./metrics.js";
+import { RolloutController } from "./rollouts/rollout-controller.js";
 import { installShutdown } from "./shutdown.js";
 import { createLeafBundle } from "./sites/leaf-bundle.js";
 

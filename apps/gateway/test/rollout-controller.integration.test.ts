@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Db, INSTANCES_CHANGED_CHANNEL, Prisma } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
+import { type RunningNats, startPlainHub, waitFor } from "@edgefleet/nats-tenancy/testing";
 import { rolloutStrategySchema } from "@edgefleet/rollout";
 import { actOnRollout, insertRollout } from "@edgefleet/rollout-store";
-import { type RunningNats, startPlainHub, waitFor } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
 import { requireTestEnv } from "./support/required-env.js";
@@ -90,7 +90,9 @@ afterAll(async () => {
 /** Agents on the database: alive (heartbeats), and running a new desired version ~0.6 s after it changed. */
 async function playAgents(): Promise<void> {
   while (playing) {
-    await db.$executeRaw(Prisma.sql`UPDATE node SET last_seen_at = now() WHERE organization_id = ${organizationId}::uuid`);
+    await db.$executeRaw(
+      Prisma.sql`UPDATE node SET last_seen_at = now() WHERE organization_id = ${organizationId}::uuid`,
+    );
     const reported = await db.$executeRaw(Prisma.sql`
       UPDATE app_instance SET observed_version_id = desired_version_id, state = 'running', state_changed_at = now()
       WHERE organization_id = ${organizationId}::uuid
@@ -127,7 +129,13 @@ describe("rollout controller with two replicas", () => {
         versionLabel: "1.0.0",
         actor: { type: "system", id: "test" },
       });
-      const started = await actOnRollout(tx, organizationId, id, { type: "start" }, { type: "system", id: "test" });
+      const started = await actOnRollout(
+        tx,
+        organizationId,
+        id,
+        { type: "start" },
+        { type: "system", id: "test" },
+      );
       expect(started.ok).toBe(true);
       return id;
     });
@@ -145,7 +153,9 @@ describe("rollout controller with two replicas", () => {
     ).catch(async (error) => {
       const row = await db.rollout.findUniqueOrThrow({ where: { id: rolloutId } });
       const logs = [...gateways.values()].map((g) => g.output.join("").slice(-3000));
-      throw new Error(`${error.message}\n${JSON.stringify({ status: row.status, owner: row.leaseOwner, waits: row.waits, wake: row.wakeAt })}\n${logs.join("\n----\n")}`);
+      throw new Error(
+        `${error.message}\n${JSON.stringify({ status: row.status, owner: row.leaseOwner, waits: row.waits, wake: row.wakeAt })}\n${logs.join("\n----\n")}`,
+      );
     });
     const victim = gateways.get(owner);
     expect(victim).toBeDefined();
@@ -170,7 +180,9 @@ describe("rollout controller with two replicas", () => {
     expect(nodes.map((n) => n.desiredRevision)).toEqual(Array(NODES).fill(1));
     expect(await db.rolloutNode.count({ where: { rolloutId, dispatchedAt: { not: null } } })).toBe(NODES);
     expect(
-      await db.appInstance.count({ where: { organizationId, observedVersionId: versionId, state: "running" } }),
+      await db.appInstance.count({
+        where: { organizationId, observedVersionId: versionId, state: "running" },
+      }),
     ).toBe(NODES);
     const dispatchEvents = await db.rolloutEvent.findMany({ where: { rolloutId, kind: "dispatched" } });
     const total = dispatchEvents.reduce((sum, e) => sum + ((e.data as { count: number }).count ?? 0), 0);

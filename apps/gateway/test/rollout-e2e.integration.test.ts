@@ -75,7 +75,9 @@ async function enrollAgent(name: string): Promise<string> {
 }
 
 function startAgent(name: string, config: string): void {
-  const child = spawn(process.execPath, [agentBin, "run", "--config", config], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [agentBin, "run", "--config", config], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const entry = { child, log: "", config };
   child.stdout?.on("data", (chunk) => (entry.log += chunk));
   child.stderr?.on("data", (chunk) => (entry.log += chunk));
@@ -135,7 +137,10 @@ afterAll(async () => {
 async function uploadedVersion(version: string, options: { declaredSha?: string } = {}) {
   const src = join(workDir, `src-${version}`);
   mkdirSync(src, { recursive: true });
-  writeFileSync(join(src, "run.js"), `require("fs").writeFileSync("ready", ""); setInterval(() => {}, 1000);`);
+  writeFileSync(
+    join(src, "run.js"),
+    `require("fs").writeFileSync("ready", ""); setInterval(() => {}, 1000);`,
+  );
   const archive = join(workDir, `greeter-${version}.tar.gz`);
   await createTar({ gzip: true, file: archive, cwd: src }, ["run.js"]);
   const bytes = readFileSync(archive);
@@ -194,7 +199,14 @@ const untilStatus = (rolloutId: string, status: string, timeoutMs = 60_000) =>
   ).catch(async (error) => {
     const row = await db.rollout.findUniqueOrThrow({ where: { id: rolloutId } });
     throw new Error(
-      `${error.message}: ${row.status} ${row.statusReason} ${JSON.stringify(row.waits)}\n${gateway.output.join("").split("\n").filter((l) => /"level":"(warn|error)"/.test(l)).slice(-10).join("\n")}\n${JSON.stringify(await db.appInstance.findMany({ where: { organizationId } }), (_k, v) => (typeof v === "bigint" ? String(v) : v))}\n${[...agents.values()].map((a) => a.log.slice(-800)).join("\n--\n")}`,
+      `${error.message}: ${row.status} ${row.statusReason} ${JSON.stringify(row.waits)}\n${gateway.output
+        .join("")
+        .split("\n")
+        .filter((l) => /"level":"(warn|error)"/.test(l))
+        .slice(-10)
+        .join(
+          "\n",
+        )}\n${JSON.stringify(await db.appInstance.findMany({ where: { organizationId } }), (_k, v) => (typeof v === "bigint" ? String(v) : v))}\n${[...agents.values()].map((a) => a.log.slice(-800)).join("\n--\n")}`,
     );
   });
 
@@ -202,12 +214,18 @@ const untilStatus = (rolloutId: string, status: string, timeoutMs = 60_000) =>
 async function versionsByNode(): Promise<Record<string, string | null>> {
   const nodes = await db.node.findMany({
     where: { organizationId },
-    select: { name: true, appInstances: { select: { state: true, observedVersion: { select: { version: true } } } } },
+    select: {
+      name: true,
+      appInstances: { select: { state: true, observedVersion: { select: { version: true } } } },
+    },
   });
   return Object.fromEntries(
     nodes.map((n) => {
       const instance = n.appInstances[0];
-      return [n.name, instance && instance.state === "running" ? (instance.observedVersion?.version ?? null) : null];
+      return [
+        n.name,
+        instance && instance.state === "running" ? (instance.observedVersion?.version ?? null) : null,
+      ];
     }),
   );
 }
@@ -242,10 +260,15 @@ describe("rollouts to real agents", () => {
   it("skips an offline node and updates it when it returns; a node enrolled later joins too", async () => {
     await stopAgent("n3");
     await waitFor("n3 offline", async () =>
-      (await db.node.findFirst({ where: { organizationId, name: "n3", status: "offline" } })) ? true : undefined,
+      (await db.node.findFirst({ where: { organizationId, name: "n3", status: "offline" } }))
+        ? true
+        : undefined,
     );
     const v2 = await uploadedVersion("2.0.0");
-    second = await createRollout(v2.id, "2.0.0", { batches: [{ percent: 50 }], defaults: { offline: "skip" } });
+    second = await createRollout(v2.id, "2.0.0", {
+      batches: [{ percent: 50 }],
+      defaults: { offline: "skip" },
+    });
     await act(second, { type: "start" });
     await untilStatus(second, "completed");
     await untilVersions({ n1: "2.0.0", n2: "2.0.0", n3: "1.0.0" }); // n3: offline, as it was
@@ -273,10 +296,16 @@ describe("rollouts to real agents", () => {
     });
     await act(rollout, { type: "start" });
     await untilStatus(rollout, "rolled_back");
-    const finished = await db.rolloutEvent.findFirstOrThrow({ where: { rolloutId: rollout, kind: "batch_finished" } });
+    const finished = await db.rolloutEvent.findFirstOrThrow({
+      where: { rolloutId: rollout, kind: "batch_finished" },
+    });
     expect(finished.message).toMatch(/batch 1 failed/);
-    const failedNode = await db.rolloutNode.findFirstOrThrow({ where: { rolloutId: rollout, dispatchedAt: { not: null } } });
-    expect(await db.rolloutNode.count({ where: { rolloutId: rollout, dispatchedAt: { not: null } } })).toBe(1);
+    const failedNode = await db.rolloutNode.findFirstOrThrow({
+      where: { rolloutId: rollout, dispatchedAt: { not: null } },
+    });
+    expect(await db.rolloutNode.count({ where: { rolloutId: rollout, dispatchedAt: { not: null } } })).toBe(
+      1,
+    );
     expect(failedNode.rollbackToVersionId).not.toBeNull();
     const logs = [...agents.values()].map((a) => a.log).join("\n");
     expect(logs).toContain(`artifact SHA-256 mismatch: expected ${wrong}`);

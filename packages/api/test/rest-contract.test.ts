@@ -72,8 +72,10 @@ beforeAll(async () => {
         strategy: { batches: [{ count: 1, pauseAfter: "approval" }] },
       })
     ).id;
-  for (const name of ["start", "pause", "resume", "approve", "abort", "rollback"]) ids[`rollout-${name}`] = await rolloutOf(name);
-  for (const name of ["pause", "resume", "approve", "rollback"]) await owner.rollout.start({ id: ids[`rollout-${name}`] as string });
+  for (const name of ["start", "pause", "resume", "approve", "abort", "rollback"])
+    ids[`rollout-${name}`] = await rolloutOf(name);
+  for (const name of ["pause", "resume", "approve", "rollback"])
+    await owner.rollout.start({ id: ids[`rollout-${name}`] as string });
   await owner.rollout.pause({ id: ids["rollout-resume"] as string });
   await owner.rollout.abort({ id: ids["rollout-rollback"] as string });
   await settle(db, ids["rollout-approve"] as string);
@@ -176,7 +178,10 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
   "GET /rollouts": () => ({ path: "/rollouts", query: { limit: "2" } }),
   "GET /rollouts/{id}": () => ({ path: `/rollouts/${ids["rollout-approve"]}` }),
   "POST /rollouts/{id}/start": () => ({ path: `/rollouts/${ids["rollout-start"]}/start`, body: {} }),
-  "POST /rollouts/{id}/pause": () => ({ path: `/rollouts/${ids["rollout-pause"]}/pause`, body: { note: "REST" } }),
+  "POST /rollouts/{id}/pause": () => ({
+    path: `/rollouts/${ids["rollout-pause"]}/pause`,
+    body: { note: "REST" },
+  }),
   "POST /rollouts/{id}/resume": () => ({ path: `/rollouts/${ids["rollout-resume"]}/resume`, body: {} }),
   "POST /rollouts/{id}/approve": () => ({ path: `/rollouts/${ids["rollout-approve"]}/approve`, body: {} }),
   "POST /rollouts/{id}/abort": () => ({ path: `/rollouts/${ids["rollout-abort"]}/abort`, body: {} }),

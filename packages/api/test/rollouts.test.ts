@@ -33,7 +33,9 @@ beforeAll(async () => {
   acmeId = (await db.organization.findUniqueOrThrow({ where: { slug: ORG } })).id;
   globexId = (await db.organization.findUniqueOrThrow({ where: { slug: OTHER_ORG } })).id;
   app = await readyApp(db, acmeId, "ro-app", ["1.0.0", "2.0.0"]);
-  siteA = (await db.site.create({ data: { organizationId: acmeId, name: "ro-site-a", timeZone: "Europe/Berlin" } })).id;
+  siteA = (
+    await db.site.create({ data: { organizationId: acmeId, name: "ro-site-a", timeZone: "Europe/Berlin" } })
+  ).id;
   siteB = (await db.site.create({ data: { organizationId: acmeId, name: "ro-site-b" } })).id;
   await labelledNodes(db, acmeId, "ro-a", 6, { fleet: "ro" }, { siteId: siteA });
   await labelledNodes(db, acmeId, "ro-b", 4, { fleet: "ro" }, { siteId: siteB });
@@ -72,7 +74,10 @@ describe("rollout preview", () => {
     expect(preview.batches.map((b) => b.nodes)).toEqual([3, 6, 3]);
     const first = preview.batches[0];
     expect(first?.sites.map((s) => s.siteName).sort()).toEqual(["ro-site-a", "ro-site-b"]);
-    expect(preview.sites.find((s) => s.siteId === siteA)).toMatchObject({ timeZone: "Europe/Berlin", targetNodes: 6 });
+    expect(preview.sites.find((s) => s.siteId === siteA)).toMatchObject({
+      timeZone: "Europe/Berlin",
+      targetNodes: 6,
+    });
     // Limited to a site: only its nodes.
     const one = await callerFor(db, viewer, ORG).rollout.preview(input({ target: { siteIds: [siteA] } }));
     expect(one.totals.target).toBe(6);
@@ -87,7 +92,12 @@ describe("bad input (each names its field and changes nothing)", () => {
       input({ appVersionId: "0190a3c4-0000-7000-8000-000000000000" }),
       input({ appVersionId: foreign.versions["1.0.0"] }),
       input({ target: { selector: "fleet=ro", siteIds: [globexSite] } }),
-      input({ strategy: { batches: [{ count: 1 }], disruptionBudget: { maxUpdatingPerSite: { count: 2 }, sites: { [globexSite]: { count: 1 } } } } }),
+      input({
+        strategy: {
+          batches: [{ count: 1 }],
+          disruptionBudget: { maxUpdatingPerSite: { count: 2 }, sites: { [globexSite]: { count: 1 } } },
+        },
+      }),
     ]) {
       await expect(ops().rollout.create(bad)).rejects.toMatchObject({ code: "NOT_FOUND" });
       await expect(ops().rollout.preview(bad)).rejects.toMatchObject({ code: "NOT_FOUND" });
@@ -98,13 +108,19 @@ describe("bad input (each names its field and changes nothing)", () => {
     const pending = await db.appVersion.create({
       data: { organizationId: acmeId, appId: app.appId, version: "3.0.0-pending", artifactSource: "upload" },
     });
-    expect(await issuePaths(ops().rollout.create(input({ appVersionId: pending.id })))).toEqual(["appVersionId"]);
-    expect(await issuePaths(ops().rollout.create(input({ target: { selector: "fleet=nowhere" } })))).toEqual(["target"]);
+    expect(await issuePaths(ops().rollout.create(input({ appVersionId: pending.id })))).toEqual([
+      "appVersionId",
+    ]);
+    expect(await issuePaths(ops().rollout.create(input({ target: { selector: "fleet=nowhere" } })))).toEqual([
+      "target",
+    ]);
     expect(await issuePaths(ops().rollout.create(input({ target: { selector: "fleet in (" } })))).toEqual([
       "target.selector",
     ]);
     expect(
-      await issuePaths(ops().rollout.create(input({ strategy: { batches: [{ percent: 60 }, { percent: 50 }] } }))),
+      await issuePaths(
+        ops().rollout.create(input({ strategy: { batches: [{ percent: 60 }, { percent: 50 }] } })),
+      ),
     ).toEqual(["strategy.batches.1.percent"]);
     expect(
       await issuePaths(
@@ -122,14 +138,18 @@ describe("bad input (each names its field and changes nothing)", () => {
   });
 
   it("a site with an invalid time zone: 400 naming it", async () => {
-    const site = await db.site.create({ data: { organizationId: acmeId, name: "ro-mars", timeZone: "Mars/Olympus" } });
+    const site = await db.site.create({
+      data: { organizationId: acmeId, name: "ro-mars", timeZone: "Mars/Olympus" },
+    });
     await labelledNodes(db, acmeId, "ro-mars", 1, { fleet: "mars" }, { siteId: site.id });
     const paths = await issuePaths(ops().rollout.preview(input({ target: { selector: "fleet=mars" } })));
     expect(paths[0]).toMatch(/^target\.nodes\.0\.siteTimeZone$/);
   });
 
   it("a viewer cannot create or act", async () => {
-    await expect(callerFor(db, viewer, ORG).rollout.create(input())).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(callerFor(db, viewer, ORG).rollout.create(input())).rejects.toMatchObject({
+      code: "FORBIDDEN",
+    });
   });
 });
 
@@ -139,7 +159,12 @@ describe("create, conflicts, actions, audit", () => {
   it("creates a pending rollout, lists it per app, and refuses an overlapping one naming it", async () => {
     const created = await ops().rollout.create(input());
     rolloutId = created.id;
-    expect(created).toMatchObject({ status: "pending", appName: "ro-app", version: "2.0.0", target: { selector: "fleet=ro" } });
+    expect(created).toMatchObject({
+      status: "pending",
+      appName: "ro-app",
+      version: "2.0.0",
+      target: { selector: "fleet=ro" },
+    });
     const listed = await callerFor(db, viewer, ORG).rollout.list({ appId: app.appId });
     expect(listed.items.map((r) => r.id)).toEqual([created.id]);
     await expect(ops().rollout.create(input({ target: { siteIds: [siteA] } }))).rejects.toMatchObject({
@@ -162,7 +187,9 @@ describe("create, conflicts, actions, audit", () => {
       code: "FORBIDDEN",
     });
     const bob = await sessionOf(db, "bob@globex.example");
-    await expect(callerFor(db, bob, ORG).rollout.start({ id: rolloutId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(callerFor(db, bob, ORG).rollout.start({ id: rolloutId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     await expect(callerFor(db, bob, OTHER_ORG).rollout.start({ id: rolloutId })).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
@@ -202,10 +229,14 @@ describe("create, conflicts, actions, audit", () => {
     // The two offline nodes were skipped, not failed, and not dispatched.
     const skipped = detail.batches.reduce((sum, b) => sum + (b.byOutcome.skipped_offline ?? 0), 0);
     expect(skipped).toBe(2);
-    expect(await db.appInstance.count({ where: { appId: app.appId, observedVersionId: app.versions["2.0.0"] } })).toBe(10);
+    expect(
+      await db.appInstance.count({ where: { appId: app.appId, observedVersionId: app.versions["2.0.0"] } }),
+    ).toBe(10);
 
     // Each node got exactly one desired revision from the rollout.
-    const revisions = await db.node.findMany({ where: { labels: { equals: { fleet: "ro" } }, status: "online" } });
+    const revisions = await db.node.findMany({
+      where: { labels: { equals: { fleet: "ro" } }, status: "online" },
+    });
     expect(revisions.every((n) => n.desiredRevision === 1)).toBe(true);
 
     await ops().rollout.rollback({ id: rolloutId, note: "drill" });
@@ -217,9 +248,19 @@ describe("create, conflicts, actions, audit", () => {
     detail = await ops().rollout.byId({ id: rolloutId });
     expect(detail.status).toBe("rolled_back");
     expect(detail.events.map((e) => e.kind)).toEqual(
-      expect.arrayContaining(["created", "start", "approve", "rollback", "batch_started", "batch_finished", "dispatched"]),
+      expect.arrayContaining([
+        "created",
+        "start",
+        "approve",
+        "rollback",
+        "batch_started",
+        "batch_finished",
+        "dispatched",
+      ]),
     );
-    const audit = await db.auditLog.findFirstOrThrow({ where: { action: "rollout.rollback", targetId: rolloutId } });
+    const audit = await db.auditLog.findFirstOrThrow({
+      where: { action: "rollout.rollback", targetId: rolloutId },
+    });
     expect(audit.after).toMatchObject({ status: "rolling_back", note: "drill" });
     await expect(ops().rollout.pause({ id: rolloutId })).rejects.toMatchObject({
       code: "CONFLICT",

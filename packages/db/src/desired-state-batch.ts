@@ -111,7 +111,10 @@ export async function setDesiredAppsForNodes(
     throw new DesiredStateError(`node id must be a UUID, got ${JSON.stringify(badNode)}`);
   }
   if (targets.length === 0) return [];
-  return db.$transaction((tx) => setDesiredInTransaction(tx, organizationId, targets, ids), BATCH_TRANSACTION_OPTIONS);
+  return db.$transaction(
+    (tx) => setDesiredInTransaction(tx, organizationId, targets, ids),
+    BATCH_TRANSACTION_OPTIONS,
+  );
 }
 
 /**

@@ -41,7 +41,6 @@ export {
   type OrganizationMembership,
   syncUserFromIdentity,
 } from "./identity";
-export { INSTANCES_CHANGED_CHANNEL, ROLLOUT_CHANGED_CHANNEL } from "./rollout-channels";
 export { ACCOUNT_CHANGED_CHANNEL, approveNode, revokeNode } from "./node-lifecycle";
 export {
   FLEET_CHANGED_CHANNEL,
@@ -53,6 +52,7 @@ export {
   type StatusTransitionResult,
   updateNodesWithStatusEvents,
 } from "./node-status-events";
+export { INSTANCES_CHANGED_CHANNEL, ROLLOUT_CHANGED_CHANNEL } from "./rollout-channels";
 export { DEMO_ORGANIZATIONS, type SeedSummary, seedDemoData } from "./seed";
 export {
   recordSiteCredential,

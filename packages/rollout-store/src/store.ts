@@ -187,7 +187,11 @@ async function upsertNodes(tx: Tx, row: RolloutRow, nodes: RolloutNodeRecord[]):
 }
 
 /** Appends timeline events (raw SQL: the enum's database names, e.g. `api_key`). */
-export async function insertEvents(tx: Tx, row: Pick<RolloutRow, "id" | "organizationId">, events: RolloutEventInput[]) {
+export async function insertEvents(
+  tx: Tx,
+  row: Pick<RolloutRow, "id" | "organizationId">,
+  events: RolloutEventInput[],
+) {
   if (events.length === 0) return;
   await tx.$executeRaw(Prisma.sql`
     INSERT INTO rollout_event (organization_id, rollout_id, kind, message, actor_type, actor_id, data)
@@ -210,7 +214,12 @@ export function decisionEvents(decisions: readonly Decision[]): RolloutEventInpu
     const phase = (p: string) => (p === "rollback" ? "rollback batch" : "batch");
     switch (d.kind) {
       case "start_batch":
-        events.push({ ...system, kind: "batch_started", message: `${phase(d.phase)} ${d.batch + 1} started`, data: d });
+        events.push({
+          ...system,
+          kind: "batch_started",
+          message: `${phase(d.phase)} ${d.batch + 1} started`,
+          data: d,
+        });
         break;
       case "finish_batch":
         events.push({
@@ -233,15 +242,30 @@ export function decisionEvents(decisions: readonly Decision[]): RolloutEventInpu
           ...system,
           kind: "dispatched",
           message: `${d.nodes.length} node${d.nodes.length === 1 ? "" : "s"} dispatched (${what})`,
-          data: { purpose: d.purpose, batch: d.batch, count: d.nodes.length, nodeIds: d.nodes.slice(0, 50).map((n) => n.nodeId) },
+          data: {
+            purpose: d.purpose,
+            batch: d.batch,
+            count: d.nodes.length,
+            nodeIds: d.nodes.slice(0, 50).map((n) => n.nodeId),
+          },
         });
         break;
       }
       case "set_status":
-        events.push({ ...system, kind: "status", message: `${d.status}: ${d.reason}`, data: { status: d.status } });
+        events.push({
+          ...system,
+          kind: "status",
+          message: `${d.status}: ${d.reason}`,
+          data: { status: d.status },
+        });
         break;
       case "start_rollback":
-        events.push({ ...system, kind: "rollback_started", message: d.reason, data: { batches: d.plan.batches.length } });
+        events.push({
+          ...system,
+          kind: "rollback_started",
+          message: d.reason,
+          data: { batches: d.plan.batches.length },
+        });
         break;
       case "wait":
         break;

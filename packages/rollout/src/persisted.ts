@@ -139,7 +139,11 @@ export function joinRolloutState(
     const back: RollbackDispatch[] = nodes
       .filter((n) => n.rollbackAt !== null)
       .sort((a, b) => (a.rollbackOrder ?? 0) - (b.rollbackOrder ?? 0))
-      .map((n) => ({ nodeId: n.nodeId, toVersionId: n.rollback?.toVersionId ?? null, dispatchedAt: n.rollbackAt ?? 0 }));
+      .map((n) => ({
+        nodeId: n.nodeId,
+        toVersionId: n.rollback?.toVersionId ?? null,
+        dispatchedAt: n.rollbackAt ?? 0,
+      }));
     rollback = { ...rollback, plan: planned, dispatches: back };
   }
   return { ...state, plan, dispatches, rollback };

@@ -72,10 +72,15 @@ describe("stored rollout state (document + node rows)", () => {
     };
     const { nodes } = splitRolloutState(base);
     expect(nodes.find((n) => n.nodeId === "c")?.planBatch).toBe(ALREADY_CURRENT_BATCH);
-    expect(joinRolloutState(splitRolloutState(base).document, nodes).plan?.batches[0]?.nodeIds).toEqual(["b", "a"]);
+    expect(joinRolloutState(splitRolloutState(base).document, nodes).plan?.batches[0]?.nodeIds).toEqual([
+      "b",
+      "a",
+    ]);
     const after: RolloutState = {
       ...base,
-      dispatches: [{ nodeId: "a", batch: 0, catchUp: false, fromVersionId: "v1", toVersionId: "v2", dispatchedAt: 5 }],
+      dispatches: [
+        { nodeId: "a", batch: 0, catchUp: false, fromVersionId: "v1", toVersionId: "v2", dispatchedAt: 5 },
+      ],
     };
     expect(changedNodeRecords(base, after).map((n) => n.nodeId)).toEqual(["a"]);
     expect(changedNodeRecords(after, after)).toEqual([]);

@@ -26,8 +26,8 @@ import {
 } from "@edgefleet/db";
 import { stepRollout } from "@edgefleet/rollout-store";
 import pg from "pg";
-import type { Logger } from "../logger.js";
 import type { EdgeService } from "../edge/service.js";
+import type { Logger } from "../logger.js";
 
 export interface RolloutControllerConfig {
   databaseUrl: string;
@@ -86,7 +86,9 @@ export class RolloutController implements EdgeService {
     await this.running;
     // Hand our rollouts over at once instead of after the lease runs out.
     await this.db
-      .$executeRaw(Prisma.sql`UPDATE rollout SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ${this.replicaId}`)
+      .$executeRaw(
+        Prisma.sql`UPDATE rollout SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ${this.replicaId}`,
+      )
       .catch(() => undefined);
     const client = this.client;
     this.client = null;
@@ -99,7 +101,10 @@ export class RolloutController implements EdgeService {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ ...connectionConfigFromUrl(this.config.databaseUrl), connectionTimeoutMillis: 5_000 });
+    const client = new pg.Client({
+      ...connectionConfigFromUrl(this.config.databaseUrl),
+      connectionTimeoutMillis: 5_000,
+    });
     client.on("error", (error) => {
       this.logger.warn({ err: error }, "rollout controller lost its LISTEN connection");
       if (this.client === client) this.client = null;
@@ -126,7 +131,9 @@ export class RolloutController implements EdgeService {
       return;
     }
     this.running = this.tick()
-      .catch((error: unknown) => this.logger.error({ err: error }, "rollout controller tick failed; will retry"))
+      .catch((error: unknown) =>
+        this.logger.error({ err: error }, "rollout controller tick failed; will retry"),
+      )
       .finally(() => {
         this.running = null;
         if (this.again && !this.stopped) {

@@ -158,7 +158,12 @@ describe("EF_UP status ingest", () => {
       const row = await instance(node);
       return row.observedVersionId === web.v2 ? row : undefined;
     });
-    expect(switched).toMatchObject({ state: "running", targetVersionId: null, pulledBytes: null, totalBytes: null });
+    expect(switched).toMatchObject({
+      state: "running",
+      targetVersionId: null,
+      pulledBytes: null,
+      totalBytes: null,
+    });
     await listener.close();
   });
 

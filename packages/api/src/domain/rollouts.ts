@@ -7,6 +7,7 @@
 import { type Db, Prisma, type Tx } from "@edgefleet/db";
 import {
   actionAvailability,
+  type BatchView,
   type ObservedNode,
   planRollout,
   ROLLOUT_ACTION_TYPES,
@@ -17,20 +18,19 @@ import {
   rolloutStrategySchema,
   rolloutView,
   strategySiteIds,
-  type BatchView,
 } from "@edgefleet/rollout";
 import {
   actOnRollout,
-  insertRollout,
   type FleetNode,
+  insertRollout,
   loadRolloutFleet,
   loadRolloutState,
   type PersonAction,
+  RolloutStateError,
   type RolloutTarget,
   targetNodes,
-  RolloutStateError,
 } from "@edgefleet/rollout-store";
-import { SELECTOR_MAX_LENGTH, SelectorSyntaxError, parseSelector } from "@edgefleet/selectors";
+import { parseSelector, SELECTOR_MAX_LENGTH, SelectorSyntaxError } from "@edgefleet/selectors";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import type { TenantDb } from "./nodes";
@@ -54,7 +54,10 @@ const selectorField = z
     try {
       parseSelector(text);
     } catch (error) {
-      ctx.addIssue({ code: "custom", message: error instanceof SelectorSyntaxError ? error.message : "invalid selector" });
+      ctx.addIssue({
+        code: "custom",
+        message: error instanceof SelectorSyntaxError ? error.message : "invalid selector",
+      });
     }
   });
 
@@ -74,7 +77,19 @@ export const rolloutIdInput = z.object({ id: z.uuid() });
 export const rolloutNoteInput = z.object({ id: z.uuid(), note: z.string().trim().max(500).optional() });
 export const listRolloutsInput = z.object({
   appId: z.uuid().optional(),
-  status: z.enum(["pending", "running", "paused", "awaiting_approval", "failed", "completed", "cancelled", "rolling_back", "rolled_back"]).optional(),
+  status: z
+    .enum([
+      "pending",
+      "running",
+      "paused",
+      "awaiting_approval",
+      "failed",
+      "completed",
+      "cancelled",
+      "rolling_back",
+      "rolled_back",
+    ])
+    .optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   /** The last id of the previous page (ids are time-ordered). */
   cursor: z.uuid().optional(),
@@ -198,7 +213,13 @@ export const rolloutDetailOutput = rolloutSummary.extend({
   /** Each action: possible now for this caller, or why not (status or role). */
   actions: z.record(z.string(), actionState),
   failures: z.array(
-    z.object({ nodeId: z.string(), nodeName: z.string(), phase: z.string(), batch: z.number().int().nullable(), reason: z.string().nullable() }),
+    z.object({
+      nodeId: z.string(),
+      nodeName: z.string(),
+      phase: z.string(),
+      batch: z.number().int().nullable(),
+      reason: z.string().nullable(),
+    }),
   ),
   events: z.array(
     z.object({
@@ -232,20 +253,30 @@ async function resolveInput(
     where: { id: input.appVersionId },
     select: { id: true, appId: true, version: true, artifactState: true, app: { select: { name: true } } },
   });
-  if (!version) throw new TRPCError({ code: "NOT_FOUND", message: `app version ${input.appVersionId} not found` });
+  if (!version)
+    throw new TRPCError({ code: "NOT_FOUND", message: `app version ${input.appVersionId} not found` });
   const siteRefs = [
-    ...input.target.siteIds.map((siteId, i) => ({ siteId, path: ["target", "siteIds", i] as (string | number)[] })),
+    ...input.target.siteIds.map((siteId, i) => ({
+      siteId,
+      path: ["target", "siteIds", i] as (string | number)[],
+    })),
     ...strategySiteIds(input.strategy).map((s) => ({ siteId: s.siteId, path: ["strategy", ...s.path] })),
   ];
   if (siteRefs.length > 0) {
     const known = new Set(
-      (await tenant.site.findMany({ where: { id: { in: siteRefs.map((s) => s.siteId).filter(isUuid) } }, select: { id: true } })).map(
-        (s) => s.id,
-      ),
+      (
+        await tenant.site.findMany({
+          where: { id: { in: siteRefs.map((s) => s.siteId).filter(isUuid) } },
+          select: { id: true },
+        })
+      ).map((s) => s.id),
     );
     const unknown = siteRefs.find((s) => !known.has(s.siteId));
     if (unknown) {
-      throw new TRPCError({ code: "NOT_FOUND", message: `${unknown.path.join(".")}: site ${unknown.siteId} not found` });
+      throw new TRPCError({
+        code: "NOT_FOUND",
+        message: `${unknown.path.join(".")}: site ${unknown.siteId} not found`,
+      });
     }
   }
   const target: RolloutTarget = {
@@ -270,7 +301,12 @@ const isUuid = (id: string) => UUID.test(id);
 
 function plan(input: z.output<typeof rolloutPlanInput>, fleet: FleetNode[], now: number): RolloutPlan {
   try {
-    return planRollout({ nodes: targetNodes(fleet), strategy: input.strategy, targetVersionId: input.appVersionId, now });
+    return planRollout({
+      nodes: targetNodes(fleet),
+      strategy: input.strategy,
+      targetVersionId: input.appVersionId,
+      now,
+    });
   } catch (error) {
     if (error instanceof RolloutInputError) fieldError(["target", ...error.path], error.reason);
     throw error;
@@ -294,7 +330,12 @@ function previewOf(plan: RolloutPlan, names: Map<string, string>): RolloutPrevie
       pauseAfter: b.policy.pauseAfter,
       successThreshold: b.policy.successThreshold,
       offline: b.policy.offline,
-      sites: b.sites.map((s) => ({ siteId: s.siteId, siteName: name(s.siteId), nodes: s.nodes, offline: s.offline })),
+      sites: b.sites.map((s) => ({
+        siteId: s.siteId,
+        siteName: name(s.siteId),
+        nodes: s.nodes,
+        offline: s.offline,
+      })),
     })),
     sites: plan.sites.map((s) => ({
       siteId: s.siteId,
@@ -341,14 +382,20 @@ export async function createRollout(
     );
   }
   plan(input, resolved.fleet, Date.now()); // the same checks the start will meet
-  await db.$executeRaw(Prisma.sql`SELECT pg_advisory_xact_lock(hashtext(${`rollout-app:${resolved.version.appId}`}))`);
+  await db.$executeRaw(
+    Prisma.sql`SELECT pg_advisory_xact_lock(hashtext(${`rollout-app:${resolved.version.appId}`}))`,
+  );
   const active = await tenant.rollout.findMany({
     where: { appId: resolved.version.appId, status: { in: [...ACTIVE_ROLLOUT_STATUSES] } },
     select: { id: true, selector: true, siteIds: true, status: true },
   });
   const ours = new Set(resolved.fleet.filter((n) => n.inTarget).map((n) => n.id));
   for (const other of active) {
-    const theirs = await loadRolloutFleet(db, { ...resolved.target, selector: other.selector, siteIds: other.siteIds }, other.id);
+    const theirs = await loadRolloutFleet(
+      db,
+      { ...resolved.target, selector: other.selector, siteIds: other.siteIds },
+      other.id,
+    );
     const shared = theirs.filter((n) => n.inTarget && ours.has(n.id)).length;
     if (shared > 0) {
       throw new TRPCError({
@@ -445,10 +492,24 @@ function batchOutputOf(view: BatchView, byId: Map<string, FleetNode>): z.infer<t
 const ROLE_FOR_ACTIONS = "operator" as const;
 
 /** The live page's data: per batch counts by state, pulling bytes, failures, waits, actions, events. */
-export async function getRolloutDetail(db: Db, tenant: TenantDb, actor: Actor, id: string): Promise<RolloutDetail> {
+export async function getRolloutDetail(
+  db: Db,
+  tenant: TenantDb,
+  actor: Actor,
+  id: string,
+): Promise<RolloutDetail> {
   const row = await tenant.rollout.findFirst({
     where: { id },
-    select: { ...summarySelect, organizationId: true, strategy: true, state: true, waits: true, stateVersion: true, leaseOwner: true, leaseUntil: true },
+    select: {
+      ...summarySelect,
+      organizationId: true,
+      strategy: true,
+      state: true,
+      waits: true,
+      stateVersion: true,
+      leaseOwner: true,
+      leaseUntil: true,
+    },
   });
   if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `rollout ${id} not found` });
   const summary = summaryOf(row);
@@ -481,7 +542,10 @@ export async function getRolloutDetail(db: Db, tenant: TenantDb, actor: Actor, i
   const availability = state ? actionAvailability(state) : null;
   const actions: Record<string, { allowed: boolean; reason: string | null }> = {};
   for (const action of ROLLOUT_ACTION_TYPES as readonly RolloutActionType[]) {
-    const byStatus = availability?.[action] ?? { allowed: false, reason: "this rollout has no controller state (seeded)" };
+    const byStatus = availability?.[action] ?? {
+      allowed: false,
+      reason: "this rollout has no controller state (seeded)",
+    };
     actions[action] = !mayAct
       ? { allowed: false, reason: `needs the ${ROLE_FOR_ACTIONS} role; you are ${actor.role}` }
       : byStatus.allowed
@@ -532,7 +596,17 @@ export async function getRolloutDetail(db: Db, tenant: TenantDb, actor: Actor, i
             finishedAt: null,
             reason: null,
             verdictTally: null,
-            liveTally: { nodes: view.lateJoiners.length, succeeded: 0, failed: 0, timedOut: 0, failedOffline: 0, skippedOffline: 0, alreadyCurrent: 0, left: 0, inProgress: 0 },
+            liveTally: {
+              nodes: view.lateJoiners.length,
+              succeeded: 0,
+              failed: 0,
+              timedOut: 0,
+              failedOffline: 0,
+              skippedOffline: 0,
+              alreadyCurrent: 0,
+              left: 0,
+              inProgress: 0,
+            },
             nodes: view.lateJoiners,
           },
           byId,
@@ -559,13 +633,18 @@ export async function actOn(
 ): Promise<{ before: string; after: string }> {
   let outcome: Awaited<ReturnType<typeof actOnRollout>>;
   try {
-    outcome = await actOnRollout(db as unknown as Tx, organizationId, id, action, { type: actor.type, id: actor.id });
+    outcome = await actOnRollout(db as unknown as Tx, organizationId, id, action, {
+      type: actor.type,
+      id: actor.id,
+    });
   } catch (error) {
-    if (error instanceof RolloutStateError) throw new TRPCError({ code: "CONFLICT", message: `cannot ${action.type}: ${error.message}` });
+    if (error instanceof RolloutStateError)
+      throw new TRPCError({ code: "CONFLICT", message: `cannot ${action.type}: ${error.message}` });
     throw error;
   }
   if (!outcome.ok) {
-    if (outcome.reason === "not_found") throw new TRPCError({ code: "NOT_FOUND", message: `rollout ${id} not found` });
+    if (outcome.reason === "not_found")
+      throw new TRPCError({ code: "NOT_FOUND", message: `rollout ${id} not found` });
     throw new TRPCError({ code: "CONFLICT", message: outcome.refusal.message });
   }
   return { before: outcome.before.status, after: outcome.after.status };

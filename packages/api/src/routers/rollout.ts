@@ -1,3 +1,4 @@
+import type { PersonAction } from "@edgefleet/rollout-store";
 import { z } from "zod";
 import {
   actOn,
@@ -14,7 +15,6 @@ import {
   rolloutPreviewOutput,
   rolloutSummary,
 } from "../domain/rollouts";
-import type { PersonAction } from "@edgefleet/rollout-store";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
 const tags = ["Rollouts"];
@@ -33,7 +33,11 @@ function action(type: PersonAction["type"], summary: string) {
     .mutation(async ({ ctx, input }) => {
       const personAction = { type, ...(input.note ? { note: input.note } : {}) } as PersonAction;
       const { before, after } = await actOn(ctx.db, ctx.organization.id, ctx.actor, input.id, personAction);
-      ctx.audit.record({ targetId: input.id, before: { status: before }, after: { status: after, note: input.note ?? null } });
+      ctx.audit.record({
+        targetId: input.id,
+        before: { status: before },
+        after: { status: after, note: input.note ?? null },
+      });
       return { id: input.id, before, status: after };
     });
 }
@@ -42,7 +46,12 @@ export const rolloutRouter = createTRPCRouter({
   /** Dry run: the batches (per-site counts) the rollout would have if started now. */
   preview: organizationProcedure
     .meta({
-      openapi: { method: "POST", path: "/rollouts/preview", tags, summary: "Preview a rollout's batches (dry run)" },
+      openapi: {
+        method: "POST",
+        path: "/rollouts/preview",
+        tags,
+        summary: "Preview a rollout's batches (dry run)",
+      },
     })
     .input(rolloutPlanInput)
     .output(rolloutPreviewOutput)
@@ -52,13 +61,22 @@ export const rolloutRouter = createTRPCRouter({
     .meta({
       role: "operator",
       audit: { action: "rollout.create", target: "rollout" },
-      openapi: { method: "POST", path: "/rollouts", tags, summary: "Create a rollout (pending until started)" },
+      openapi: {
+        method: "POST",
+        path: "/rollouts",
+        tags,
+        summary: "Create a rollout (pending until started)",
+      },
     })
     .input(rolloutPlanInput)
     .output(rolloutSummary)
     .mutation(async ({ ctx, input }) => {
       const created = await createRollout(ctx.db, ctx.tenantDb, ctx.organization.id, ctx.actor, input);
-      ctx.audit.record({ targetId: created.id, before: null, after: { ...created, strategy: input.strategy } });
+      ctx.audit.record({
+        targetId: created.id,
+        before: null,
+        after: { ...created, strategy: input.strategy },
+      });
       return created;
     }),
 
@@ -71,7 +89,9 @@ export const rolloutRouter = createTRPCRouter({
 
   /** The live page: batches with counts by state, pulling bytes, failures, waits, actions, events. */
   byId: organizationProcedure
-    .meta({ openapi: { method: "GET", path: "/rollouts/{id}", tags, summary: "A rollout with its live progress" } })
+    .meta({
+      openapi: { method: "GET", path: "/rollouts/{id}", tags, summary: "A rollout with its live progress" },
+    })
     .input(rolloutIdInput)
     .output(rolloutDetailOutput)
     .query(({ ctx, input }) => getRolloutDetail(ctx.db, ctx.tenantDb, ctx.actor, input.id)),

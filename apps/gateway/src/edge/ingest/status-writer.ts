@@ -61,7 +61,9 @@ export async function writeStatusReport(db: Db, node: EdgeNode, report: StatusRe
       SELECT count(*) FILTER (WHERE moved) AS count FROM updated`);
     // Rollout controllers wake on their organization's instance changes (not on progress bytes).
     if ((changed[0]?.count ?? 0n) > 0n) {
-      await tx.$executeRaw(Prisma.sql`SELECT pg_notify(${INSTANCES_CHANGED_CHANNEL}, ${node.organizationId})`);
+      await tx.$executeRaw(
+        Prisma.sql`SELECT pg_notify(${INSTANCES_CHANGED_CHANNEL}, ${node.organizationId})`,
+      );
     }
     return "stored";
   });
