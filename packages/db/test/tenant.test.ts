@@ -81,6 +81,7 @@ describe("tenantDb reads", () => {
         "RolloutEvent",
         "RolloutNode",
         "Site",
+        "SiteLeafCredential",
       ].sort(),
     );
   });
