@@ -38,7 +38,10 @@ describe("migrations", () => {
       "node_status_event",
       "organization",
       "rollout",
+      "rollout_event",
+      "rollout_node",
       "site",
+      "site_leaf_credential",
       "user",
     ]);
   });
