@@ -23,7 +23,13 @@ beforeAll(async () => {
   appId = (await db.app.create({ data: { organizationId, name: "store-app" } })).id;
   versionId = (
     await db.appVersion.create({
-      data: { organizationId, appId, version: "1.0.0", artifactState: "ready", artifactSha256: "e".repeat(64) },
+      data: {
+        organizationId,
+        appId,
+        version: "1.0.0",
+        artifactState: "ready",
+        artifactSha256: "e".repeat(64),
+      },
     })
   ).id;
   await db.node.createMany({
@@ -72,7 +78,9 @@ describe("rollout store", () => {
     expect(state.status).toBe("running");
     expect(state.plan?.batches.map((b) => b.nodeIds.length)).toEqual([2, 3]);
     expect(await db.rolloutNode.count({ where: { rolloutId: id } })).toBe(5);
-    const document = (await db.rollout.findUniqueOrThrow({ where: { id } })).state as { plan: { batches: { nodeIds: string[] }[] } };
+    const document = (await db.rollout.findUniqueOrThrow({ where: { id } })).state as {
+      plan: { batches: { nodeIds: string[] }[] };
+    };
     expect(document.plan.batches.every((b) => b.nodeIds.length === 0)).toBe(true);
     await db.$transaction((tx) => actOnRollout(tx, organizationId, id, { type: "abort" }, person));
   });
@@ -81,7 +89,10 @@ describe("rollout store", () => {
     const id = await newStartedRollout();
     await db.$executeRaw(Prisma.sql`
       UPDATE rollout SET lease_owner = 'replica-a', lease_until = now() + interval '1 minute' WHERE id = ${id}::uuid`);
-    expect(await stepRollout(db, id, { owner: "replica-b" })).toEqual({ rolloutId: id, skipped: "not_owner" });
+    expect(await stepRollout(db, id, { owner: "replica-b" })).toEqual({
+      rolloutId: id,
+      skipped: "not_owner",
+    });
     expect(await db.rolloutNode.count({ where: { rolloutId: id, dispatchedAt: { not: null } } })).toBe(0);
 
     const first = await stepRollout(db, id, { owner: "replica-a" });
@@ -99,12 +110,20 @@ describe("rollout store", () => {
   it("refuses an action the status forbids and changes nothing", async () => {
     const id = await newStartedRollout();
     const before = await db.rollout.findUniqueOrThrow({ where: { id } });
-    const refused = await db.$transaction((tx) => actOnRollout(tx, organizationId, id, { type: "approve" }, person));
-    expect(refused).toMatchObject({ ok: false, reason: "refused", refusal: { action: "approve", status: "running" } });
+    const refused = await db.$transaction((tx) =>
+      actOnRollout(tx, organizationId, id, { type: "approve" }, person),
+    );
+    expect(refused).toMatchObject({
+      ok: false,
+      reason: "refused",
+      refusal: { action: "approve", status: "running" },
+    });
     const after = await db.rollout.findUniqueOrThrow({ where: { id } });
     expect(after.stateVersion).toBe(before.stateVersion);
     expect(
-      await db.$transaction((tx) => actOnRollout(tx, organizationId, "0190a3c4-0000-7000-8000-000000000000", { type: "pause" }, person)),
+      await db.$transaction((tx) =>
+        actOnRollout(tx, organizationId, "0190a3c4-0000-7000-8000-000000000000", { type: "pause" }, person),
+      ),
     ).toEqual({ ok: false, reason: "not_found" });
   });
 });
