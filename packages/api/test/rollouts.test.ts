@@ -268,3 +268,16 @@ describe("create, conflicts, actions, audit", () => {
     });
   });
 });
+
+describe("site time zones (rollout maintenance windows are in them)", () => {
+  it("sets, returns and clears a site's IANA zone; refuses an unknown zone or a fixed offset naming the field", async () => {
+    const owner = callerFor(db, await sessionOf(db, "alice@acme.example"), ORG);
+    const site = await owner.site.create({ name: "ro-zone", timeZone: "America/New_York" });
+    expect(site.timeZone).toBe("America/New_York");
+    expect(await issuePaths(owner.site.create({ name: "ro-zone-2", timeZone: "Mars/Olympus" }))).toEqual([
+      "timeZone",
+    ]);
+    expect(await issuePaths(owner.site.update({ id: site.id, timeZone: "+01:00" }))).toEqual(["timeZone"]);
+    expect((await owner.site.update({ id: site.id, timeZone: null })).timeZone).toBeNull();
+  });
+});

@@ -4,6 +4,7 @@
  */
 import { posix } from "node:path";
 import { Prisma } from "@edgefleet/db";
+import { timeZoneSchema } from "@edgefleet/rollout";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { type GatewayConnection, requestLeafBundle } from "../gateway-client";
@@ -59,9 +60,13 @@ const siteDescription = z.string().trim().max(500);
 
 export const siteIdInput = z.object({ id: z.uuid() });
 
+/** IANA zone (rollout maintenance windows are in it); fixed offsets are refused (they drift with DST). */
+const siteTimeZone = timeZoneSchema;
+
 export const createSiteInput = z.object({
   name: siteName,
   description: siteDescription.optional(),
+  timeZone: siteTimeZone.optional(),
 });
 
 export const updateSiteInput = z.object({
@@ -69,12 +74,16 @@ export const updateSiteInput = z.object({
   name: siteName.optional(),
   /** null clears it. */
   description: siteDescription.nullable().optional(),
+  /** null clears it (UTC). */
+  timeZone: siteTimeZone.nullable().optional(),
 });
 
 export const siteDetail = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
+  /** IANA zone; null: UTC. */
+  timeZone: z.string().nullable(),
   total: z.number().int(),
   byStatus: z.record(nodeStatusSchema, z.number().int()),
   createdAt: z.date(),
@@ -82,7 +91,14 @@ export const siteDetail = z.object({
 });
 export type SiteDetail = z.infer<typeof siteDetail>;
 
-const siteSelect = { id: true, name: true, description: true, createdAt: true, updatedAt: true } as const;
+const siteSelect = {
+  id: true,
+  name: true,
+  description: true,
+  timeZone: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;
 
 function notFound(id: string): never {
   throw new TRPCError({ code: "NOT_FOUND", message: `site ${id} not found` });
@@ -117,7 +133,12 @@ export async function createSite(
 ) {
   try {
     const site = await db.site.create({
-      data: { organizationId, name: input.name, description: input.description || null },
+      data: {
+        organizationId,
+        name: input.name,
+        description: input.description || null,
+        timeZone: input.timeZone ?? null,
+      },
       select: { id: true },
     });
     return getSite(db, site.id);
@@ -134,6 +155,7 @@ export async function updateSite(db: TenantDb, input: z.output<typeof updateSite
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.description !== undefined ? { description: input.description || null } : {}),
+        ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}),
       },
     });
   } catch (error) {
