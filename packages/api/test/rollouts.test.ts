@@ -226,6 +226,9 @@ describe("create, conflicts, actions, audit", () => {
     await settle(db, rolloutId);
     detail = await ops().rollout.byId({ id: rolloutId });
     expect(detail.status).toBe("completed");
+    const last = detail.timeline.at(-1);
+    expect(last).toMatchObject({ dispatched: 10, running: 10, rolledBack: 0 });
+    expect(detail.timeline[0]?.dispatched).toBeGreaterThan(0);
     // The two offline nodes were skipped, not failed, and not dispatched.
     const skipped = detail.batches.reduce((sum, b) => sum + (b.byOutcome.skipped_offline ?? 0), 0);
     expect(skipped).toBe(2);

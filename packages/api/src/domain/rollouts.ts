@@ -212,6 +212,19 @@ export const rolloutDetailOutput = rolloutSummary.extend({
   waits: z.unknown(),
   /** Each action: possible now for this caller, or why not (status or role). */
   actions: z.record(z.string(), actionState),
+  /**
+   * The chart over time: cumulative nodes dispatched and running the version (from each node's
+   * dispatch and the time its agent reported it running), and rolled back, at up to 60 instants
+   * from the start to now.
+   */
+  timeline: z.array(
+    z.object({
+      at: z.number(),
+      dispatched: z.number().int(),
+      running: z.number().int(),
+      rolledBack: z.number().int(),
+    }),
+  ),
   failures: z.array(
     z.object({
       nodeId: z.string(),
@@ -614,10 +627,50 @@ export async function getRolloutDetail(
       : null,
     rollback: view?.rollback?.map((b) => batchOutputOf(b, byId)) ?? null,
     waits: row.waits,
+    timeline: state ? timelineOf(state, byId, now) : [],
     actions,
     failures,
     events: events.map((e) => ({ ...e, id: e.id.toString() })),
   };
+}
+
+const TIMELINE_POINTS = 60;
+
+function timelineOf(
+  state: RolloutState,
+  byId: Map<string, FleetNode>,
+  now: number,
+): RolloutDetail["timeline"] {
+  const dispatched = state.dispatches.map((d) => d.dispatchedAt).sort((a, b) => a - b);
+  if (dispatched.length === 0) return [];
+  const running: number[] = [];
+  for (const d of state.dispatches) {
+    const node = byId.get(d.nodeId);
+    if (node?.currentVersionId === d.toVersionId && node.instance?.state === "running") {
+      running.push(Math.max(node.instance.since, d.dispatchedAt));
+    }
+  }
+  running.sort((a, b) => a - b);
+  const rolledBack = (state.rollback?.dispatches ?? []).map((d) => d.dispatchedAt).sort((a, b) => a - b);
+  const start = dispatched[0] as number;
+  const step = Math.max(1_000, Math.ceil((now - start) / (TIMELINE_POINTS - 1)));
+  const upTo = (sorted: number[], at: number) => {
+    let count = 0;
+    while (count < sorted.length && (sorted[count] as number) <= at) count++;
+    return count;
+  };
+  const points: RolloutDetail["timeline"] = [];
+  for (let at = start; ; at += step) {
+    const t = Math.min(at, now);
+    points.push({
+      at: t,
+      dispatched: upTo(dispatched, t),
+      running: upTo(running, t),
+      rolledBack: upTo(rolledBack, t),
+    });
+    if (t >= now) break;
+  }
+  return points;
 }
 
 // ---------------------------------------------------------------------------------------------
