@@ -154,6 +154,7 @@ describe("authorization matrix (generated from appRouter)", () => {
       "rollout.create",
       "rollout.list",
       "rollout.byId",
+      "rollout.nodes",
       "rollout.start",
       "rollout.pause",
       "rollout.resume",

@@ -177,6 +177,10 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
   "POST /rollouts": () => ({ path: "/rollouts", body: rolloutBody("create") }),
   "GET /rollouts": () => ({ path: "/rollouts", query: { limit: "2" } }),
   "GET /rollouts/{id}": () => ({ path: `/rollouts/${ids["rollout-approve"]}` }),
+  "GET /rollouts/{id}/nodes": () => ({
+    path: `/rollouts/${ids["rollout-approve"]}/nodes`,
+    query: { batch: "0", limit: "10" },
+  }),
   "POST /rollouts/{id}/start": () => ({ path: `/rollouts/${ids["rollout-start"]}/start`, body: {} }),
   "POST /rollouts/{id}/pause": () => ({
     path: `/rollouts/${ids["rollout-pause"]}/pause`,

@@ -232,6 +232,15 @@ describe("create, conflicts, actions, audit", () => {
     // The two offline nodes were skipped, not failed, and not dispatched.
     const skipped = detail.batches.reduce((sum, b) => sum + (b.byOutcome.skipped_offline ?? 0), 0);
     expect(skipped).toBe(2);
+    const offline = await callerFor(db, viewer, ORG).rollout.nodes({
+      id: rolloutId,
+      outcome: "skipped_offline",
+    });
+    expect(offline.total).toBe(2);
+    expect(offline.items.map((n) => n.nodeName).sort()).toEqual(["ro-off-000", "ro-off-001"]);
+    expect(offline.items.every((n) => !n.online)).toBe(true);
+    const first = await callerFor(db, viewer, ORG).rollout.nodes({ id: rolloutId, batch: 0 });
+    expect(first.items.map((n) => n.outcome)).toEqual(["succeeded", "succeeded", "succeeded"]);
     expect(
       await db.appInstance.count({ where: { appId: app.appId, observedVersionId: app.versions["2.0.0"] } }),
     ).toBe(10);

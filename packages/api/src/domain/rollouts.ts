@@ -673,6 +673,100 @@ function timelineOf(
   return points;
 }
 
+export const rolloutNodesInput = z.object({
+  id: z.uuid(),
+  phase: z.enum(["forward", "rollback", "late"]).default("forward"),
+  /** Batch index (forward or rollback); absent: every batch of the phase. */
+  batch: z.coerce.number().int().min(0).max(1000).optional(),
+  outcome: z.string().max(40).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+export const rolloutNodesOutput = z.object({
+  total: z.number().int(),
+  items: z.array(
+    z.object({
+      nodeId: z.string(),
+      nodeName: z.string().nullable(),
+      siteId: z.string().nullable(),
+      phase: z.string(),
+      batch: z.number().int().nullable(),
+      outcome: z.string(),
+      instanceState: z.string().nullable(),
+      reason: z.string().nullable(),
+      online: z.boolean(),
+      caughtUp: z.boolean(),
+      pulledBytes: z.number().nullable(),
+      totalBytes: z.number().nullable(),
+    }),
+  ),
+});
+
+/** The nodes of a rollout (one batch, one outcome) as the page lists them, with each one's reason. */
+export async function listRolloutNodes(
+  db: Db,
+  tenant: TenantDb,
+  input: z.output<typeof rolloutNodesInput>,
+): Promise<z.infer<typeof rolloutNodesOutput>> {
+  const row = await tenant.rollout.findFirst({
+    where: { id: input.id },
+    select: {
+      id: true,
+      organizationId: true,
+      appId: true,
+      appVersionId: true,
+      selector: true,
+      siteIds: true,
+      status: true,
+      state: true,
+      stateVersion: true,
+      leaseOwner: true,
+      leaseUntil: true,
+    },
+  });
+  if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `rollout ${input.id} not found` });
+  let state: RolloutState;
+  try {
+    state = await loadRolloutState(db, row);
+  } catch {
+    return { total: 0, items: [] };
+  }
+  const fleet = await loadRolloutFleet(db, row, row.id);
+  const byId = new Map(fleet.map((n) => [n.id, n]));
+  const view = rolloutView(state, fleet as ObservedNode[], Date.now());
+  const batches: BatchView[] =
+    input.phase === "forward"
+      ? view.batches
+      : input.phase === "rollback"
+        ? (view.rollback ?? [])
+        : [{ ...(view.batches[0] as BatchView), index: -1, nodes: view.lateJoiners }];
+  const rows = batches
+    .filter((b) => input.phase === "late" || input.batch === undefined || b.index === input.batch)
+    .flatMap((b) => b.nodes.map((n) => ({ batch: input.phase === "late" ? null : b.index, n })))
+    .filter(({ n }) => input.outcome === undefined || n.outcome === input.outcome);
+  return {
+    total: rows.length,
+    items: rows.slice(input.offset, input.offset + input.limit).map(({ batch, n }) => {
+      const node = byId.get(n.nodeId);
+      return {
+        nodeId: n.nodeId,
+        nodeName: node?.name ?? null,
+        siteId: node?.siteId ?? null,
+        phase: input.phase,
+        batch,
+        outcome: n.outcome,
+        instanceState: n.instanceState,
+        reason: node?.instance?.reason ?? null,
+        online: n.online,
+        caughtUp: n.caughtUp,
+        pulledBytes: node?.pulledBytes ?? null,
+        totalBytes: node?.totalBytes ?? null,
+      };
+    }),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Actions
 

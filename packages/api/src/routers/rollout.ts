@@ -4,12 +4,15 @@ import {
   actOn,
   createRollout,
   getRolloutDetail,
+  listRolloutNodes,
   listRollouts,
   listRolloutsInput,
   listRolloutsOutput,
   previewRollout,
   rolloutDetailOutput,
   rolloutIdInput,
+  rolloutNodesInput,
+  rolloutNodesOutput,
   rolloutNoteInput,
   rolloutPlanInput,
   rolloutPreviewOutput,
@@ -95,6 +98,20 @@ export const rolloutRouter = createTRPCRouter({
     .input(rolloutIdInput)
     .output(rolloutDetailOutput)
     .query(({ ctx, input }) => getRolloutDetail(ctx.db, ctx.tenantDb, ctx.actor, input.id)),
+
+  /** The nodes of a batch (or of the late joiners, or the rollback) with where each stands and why. */
+  nodes: organizationProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/rollouts/{id}/nodes",
+        tags,
+        summary: "A rollout's nodes, by batch and outcome",
+      },
+    })
+    .input(rolloutNodesInput)
+    .output(rolloutNodesOutput)
+    .query(({ ctx, input }) => listRolloutNodes(ctx.db, ctx.tenantDb, input)),
 
   start: action("start", "Start a pending rollout (freezes its plan)"),
   pause: action("pause", "Pause a running rollout"),
