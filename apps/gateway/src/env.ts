@@ -102,6 +102,12 @@ const gatewayEnvSchema = {
     .transform((value) => value === "true" || value === "1"),
   // How often the importer looks for URL versions waiting for their artifact.
   GATEWAY_ARTIFACT_IMPORT_POLL_MS: integerInRange("GATEWAY_ARTIFACT_IMPORT_POLL_MS", 100, 600_000, 1_000),
+  // Rollout controller: how often it renews its leases and steps due rollouts, and how long a
+  // lease holds (the handover time when a replica dies).
+  GATEWAY_ROLLOUT_TICK_MS: integerInRange("GATEWAY_ROLLOUT_TICK_MS", 50, 60_000, 1_000),
+  GATEWAY_ROLLOUT_LEASE_MS: integerInRange("GATEWAY_ROLLOUT_LEASE_MS", 500, 600_000, 5_000),
+  // This replica's name in rollout leases (default: host, pid and a random suffix).
+  GATEWAY_REPLICA_ID: z.string().min(1).max(200).optional(),
   // Safety net behind LISTEN/NOTIFY: re-publish deltas online nodes have not acknowledged.
   GATEWAY_DESIRED_RESCAN_MS: integerInRange("GATEWAY_DESIRED_RESCAN_MS", 100, 3_600_000, 30_000),
   // Artifacts served to nodes are copied from the object store to this disk cache (default: the

@@ -18,6 +18,7 @@ import { ProbeLoop } from "./health/probe-loop.js";
 import { createHttpServer } from "./http/server.js";
 import { createLogger } from "./logger.js";
 import { createGatewayMetrics } from "./metrics.js";
+import { RolloutController } from "./rollouts/rollout-controller.js";
 import { installShutdown } from "./shutdown.js";
 import { createLeafBundle } from "./sites/leaf-bundle.js";
 
@@ -154,6 +155,19 @@ edgeServices.push(
     artifacts,
     { pollMs: env.GATEWAY_ARTIFACT_IMPORT_POLL_MS },
     logger.child({ component: "artifact-importer" }),
+  ),
+);
+// Rollouts: driven here, next to the desired publisher that turns their commits into deltas.
+edgeServices.push(
+  new RolloutController(
+    db,
+    {
+      databaseUrl: env.DATABASE_URL,
+      tickMs: env.GATEWAY_ROLLOUT_TICK_MS,
+      leaseMs: env.GATEWAY_ROLLOUT_LEASE_MS,
+      ...(env.GATEWAY_REPLICA_ID ? { replicaId: env.GATEWAY_REPLICA_ID } : {}),
+    },
+    logger.child({ component: "rollout-controller" }),
   ),
 );
 const startedServices: EdgeService[] = [];

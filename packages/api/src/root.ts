@@ -9,6 +9,7 @@ import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
 import { searchRouter } from "./routers/search";
+import { rolloutRouter } from "./routers/rollout";
 import { siteRouter } from "./routers/site";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
@@ -25,6 +26,7 @@ export const appRouter = createTRPCRouter({
   app: appsRouter,
   appVersion: appVersionRouter,
   search: searchRouter,
+  rollout: rolloutRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -149,6 +149,18 @@ describe("authorization matrix (generated from appRouter)", () => {
       "appVersion.create",
       "appVersion.delete",
       "appVersion.uploadTarget",
+      // Rollouts (issue 10): viewers read and preview, operators create and act.
+      "rollout.preview",
+      "rollout.create",
+      "rollout.list",
+      "rollout.byId",
+      "rollout.nodes",
+      "rollout.start",
+      "rollout.pause",
+      "rollout.resume",
+      "rollout.approve",
+      "rollout.abort",
+      "rollout.rollback",
     ]) {
       expect(paths).toContain(path);
     }

@@ -12,6 +12,7 @@ import { createOpenApiDocument, handleRestRequest, REST_BASE_PATH } from "../src
 import { apiKeysByRole, ORG } from "./actors";
 import { callerFor, sessionOf } from "./callers";
 import { type GatewayStandIn, startGatewayStandIn } from "./gateway-stand-in";
+import { agentsRun, labelledNodes, readyApp, settle } from "./rollout-fixtures";
 import { createTestDatabase, type TestDatabase } from "./test-database";
 
 const ORIGIN = "http://edgefleet.test";
@@ -57,6 +58,29 @@ beforeAll(async () => {
   ids.version = (await version("1.0.0")).id;
   ids.versionToDelete = (await version("0.9.0")).id;
   ids.uploadVersion = (await version("1.1.0")).id;
+  // Rollouts: one app with a ready version, and nodes labelled per rollout (targets never overlap).
+  const rolloutApp = await readyApp(db, acme.id, "rest-rollout-app", ["1.0.0"]);
+  ids.rolloutVersion = rolloutApp.versions["1.0.0"] as string;
+  for (const name of ["create", "start", "pause", "resume", "approve", "abort", "rollback"]) {
+    await labelledNodes(db, acme.id, `rest-ro-${name}`, 2, { "rest-rollout": name });
+  }
+  const rolloutOf = async (name: string) =>
+    (
+      await owner.rollout.create({
+        appVersionId: ids.rolloutVersion as string,
+        target: { selector: `rest-rollout=${name}` },
+        strategy: { batches: [{ count: 1, pauseAfter: "approval" }] },
+      })
+    ).id;
+  for (const name of ["start", "pause", "resume", "approve", "abort", "rollback"])
+    ids[`rollout-${name}`] = await rolloutOf(name);
+  for (const name of ["pause", "resume", "approve", "rollback"])
+    await owner.rollout.start({ id: ids[`rollout-${name}`] as string });
+  await owner.rollout.pause({ id: ids["rollout-resume"] as string });
+  await owner.rollout.abort({ id: ids["rollout-rollback"] as string });
+  await settle(db, ids["rollout-approve"] as string);
+  await agentsRun(db, rolloutApp.appId, ids.rolloutVersion);
+  await settle(db, ids["rollout-approve"] as string);
   gateway = await startGatewayStandIn();
 });
 
@@ -149,7 +173,32 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
   }),
   "GET /apps/{appId}/versions/{id}": () => ({ path: `/apps/${ids.app}/versions/${ids.version}` }),
   "DELETE /apps/{appId}/versions/{id}": () => ({ path: `/apps/${ids.app}/versions/${ids.versionToDelete}` }),
+  "POST /rollouts/preview": () => ({ path: "/rollouts/preview", body: rolloutBody("create") }),
+  "POST /rollouts": () => ({ path: "/rollouts", body: rolloutBody("create") }),
+  "GET /rollouts": () => ({ path: "/rollouts", query: { limit: "2" } }),
+  "GET /rollouts/{id}": () => ({ path: `/rollouts/${ids["rollout-approve"]}` }),
+  "GET /rollouts/{id}/nodes": () => ({
+    path: `/rollouts/${ids["rollout-approve"]}/nodes`,
+    query: { batch: "0", limit: "10" },
+  }),
+  "POST /rollouts/{id}/start": () => ({ path: `/rollouts/${ids["rollout-start"]}/start`, body: {} }),
+  "POST /rollouts/{id}/pause": () => ({
+    path: `/rollouts/${ids["rollout-pause"]}/pause`,
+    body: { note: "REST" },
+  }),
+  "POST /rollouts/{id}/resume": () => ({ path: `/rollouts/${ids["rollout-resume"]}/resume`, body: {} }),
+  "POST /rollouts/{id}/approve": () => ({ path: `/rollouts/${ids["rollout-approve"]}/approve`, body: {} }),
+  "POST /rollouts/{id}/abort": () => ({ path: `/rollouts/${ids["rollout-abort"]}/abort`, body: {} }),
+  "POST /rollouts/{id}/rollback": () => ({ path: `/rollouts/${ids["rollout-rollback"]}/rollback`, body: {} }),
 };
+
+function rolloutBody(name: string) {
+  return {
+    appVersionId: ids.rolloutVersion,
+    target: { selector: `rest-rollout=${name}` },
+    strategy: { batches: [{ percent: 50 }] },
+  };
+}
 
 const SPECIAL = new Set(["GET /audit/export", "PUT /apps/{appId}/versions/{versionId}/artifact"]);
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;

@@ -111,7 +111,40 @@ export async function setDesiredAppsForNodes(
     throw new DesiredStateError(`node id must be a UUID, got ${JSON.stringify(badNode)}`);
   }
   if (targets.length === 0) return [];
-  return db.$transaction(async (tx) => {
+  return db.$transaction(
+    (tx) => setDesiredInTransaction(tx, organizationId, targets, ids),
+    BATCH_TRANSACTION_OPTIONS,
+  );
+}
+
+/**
+ * setDesiredAppsForNodes inside the caller's transaction: the rollout controller commits a
+ * batch's desired versions in the same transaction as the rollout's own state, so a crash
+ * leaves either both or neither.
+ */
+export async function setDesiredAppsForNodesInTransaction(
+  tx: Tx,
+  organizationId: string,
+  nodeIds: readonly string[],
+  change: DesiredAppsChange,
+): Promise<NodeDesiredResult[]> {
+  const ids = validateChangeIds(organizationId, change);
+  const targets = unique(nodeIds);
+  const badNode = targets.find((id) => !UUID.test(id));
+  if (badNode !== undefined) {
+    throw new DesiredStateError(`node id must be a UUID, got ${JSON.stringify(badNode)}`);
+  }
+  if (targets.length === 0) return [];
+  return setDesiredInTransaction(tx, organizationId, targets, ids);
+}
+
+async function setDesiredInTransaction(
+  tx: Tx,
+  organizationId: string,
+  targets: string[],
+  ids: ReturnType<typeof validateChangeIds>,
+): Promise<NodeDesiredResult[]> {
+  {
     // Lock in id order (no deadlock between batches); the same row lock setDesiredApps takes.
     const locked = await tx.$queryRaw<Array<{ id: string; desired_revision: number }>>`
       SELECT id::text, desired_revision FROM node
@@ -148,10 +181,11 @@ export async function setDesiredAppsForNodes(
       revision: revisions.get(nodeId) ?? 0,
       changed: changed.has(nodeId),
     }));
-  }, BATCH_TRANSACTION_OPTIONS);
+  }
 }
 
-type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+/** An interactive transaction's client. */
+export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
 /** The writes of setDesiredApps, one statement per kind for all nodes. */
 async function writeChanges(tx: Tx, organizationId: string, changes: NodeChange[]): Promise<void> {

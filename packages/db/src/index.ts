@@ -15,6 +15,8 @@ export {
   type NodeDesiredResult,
   nodeIdsOfNotification,
   setDesiredAppsForNodes,
+  setDesiredAppsForNodesInTransaction,
+  type Tx,
 } from "./desired-state-batch";
 export {
   createEnrollmentToken,
@@ -50,6 +52,7 @@ export {
   type StatusTransitionResult,
   updateNodesWithStatusEvents,
 } from "./node-status-events";
+export { INSTANCES_CHANGED_CHANNEL, ROLLOUT_CHANGED_CHANNEL } from "./rollout-channels";
 export { DEMO_ORGANIZATIONS, type SeedSummary, seedDemoData } from "./seed";
 export {
   recordSiteCredential,

@@ -225,9 +225,11 @@ async function seedInventory(db: Db, organizationId: string, demo: DemoOrganizat
       await tdb.rollout.create({
         data: {
           organizationId,
+          appId: target.appId,
           appVersionId: target.versionId,
           selector: demo.rollout.selector,
           status: "completed",
+          statusReason: "seeded as completed (no per-node history)",
           strategy: { batches: [{ count: 1 }, { percent: 100 }], successThreshold: 1 },
           createdBy: "seed",
           startedAt: new Date(now.getTime() - 86_400_000),

@@ -38,6 +38,8 @@ describe("migrations", () => {
       "node_status_event",
       "organization",
       "rollout",
+      "rollout_event",
+      "rollout_node",
       "site",
       "site_leaf_credential",
       "user",

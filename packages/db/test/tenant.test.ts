@@ -32,7 +32,7 @@ async function createTenant(db: Db, slug: string) {
     data: { organizationId, nodeId: node.id, appId: app.id, desiredVersionId: version.id },
   });
   const rollout = await db.rollout.create({
-    data: { organizationId, appVersionId: version.id, selector: "tier=canary" },
+    data: { organizationId, appId: app.id, appVersionId: version.id, selector: "tier=canary" },
   });
   const token = await db.enrollmentToken.create({
     data: { organizationId, tokenHash: `hash-${slug}`, expiresAt: new Date(Date.now() + 3_600_000) },
@@ -78,6 +78,8 @@ describe("tenantDb reads", () => {
         "Node",
         "NodeStatusEvent",
         "Rollout",
+        "RolloutEvent",
+        "RolloutNode",
         "Site",
         "SiteLeafCredential",
       ].sort(),

@@ -8,6 +8,7 @@ export * from "./decide";
 export * from "./maintenance-windows";
 export * from "./nodes";
 export * from "./outcomes";
+export * from "./persisted";
 export * from "./plan";
 export * from "./rollback";
 export * from "./state";

@@ -6,10 +6,11 @@ import {
   platformUpSubject,
   type StatusReport,
 } from "@edgefleet/agent-sdk/protocol";
-import { setDesiredApps } from "@edgefleet/db";
+import { INSTANCES_CHANGED_CHANNEL, setDesiredApps } from "@edgefleet/db";
 import { waitFor } from "@edgefleet/nats-tenancy/testing";
 import { encode } from "@msgpack/msgpack";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
 import { requireTestEnv } from "../support/required-env.js";
@@ -69,6 +70,18 @@ const instance = (node: TestNode) =>
     where: { nodeId_appId: { nodeId: node.id, appId: web.appId } },
   });
 
+/** Notifications of one Postgres channel, as the rollout controller hears them. */
+async function listen(channel: string) {
+  const client = new pg.Client({ connectionString: harness.databaseUrl });
+  await client.connect();
+  const payloads: string[] = [];
+  client.on("notification", (message) => {
+    if (message.channel === channel && message.payload) payloads.push(message.payload);
+  });
+  await client.query(`LISTEN ${channel}`);
+  return { payloads, close: () => client.end() };
+}
+
 describe("EF_UP status ingest", () => {
   it("stores a StatusReport; redelivery and older reports never duplicate or regress it", async () => {
     const node = await nodeWithWeb("st-1");
@@ -101,6 +114,57 @@ describe("EF_UP status ingest", () => {
       restarts: 6,
     });
     expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).statusSeq).toBe(6n);
+  });
+
+  it("stores a version switch (tgt, pb, pt) and when the state changed, and wakes rollout controllers only on changes", async () => {
+    const node = await nodeWithWeb("st-switch");
+    const subject = platformUpSubject(node.org, node.wid, "st");
+    const listener = await listen(INSTANCES_CHANGED_CHANNEL);
+    await js.publish(subject, status(1, "running"));
+    await waitFor("running", async () => ((await instance(node)).state === "running" ? true : undefined));
+    const running = await instance(node);
+    await waitFor("a wake-up", () => (listener.payloads.includes(org.id) ? true : undefined));
+
+    // Pulling 2.0 while 1.0 runs: the switch's state, bytes, target.
+    listener.payloads.length = 0;
+    await js.publish(subject, status(2, "pulling", { tgt: "2.0", pb: 4096, pt: 10_000 }));
+    const pulling = await waitFor("pulling", async () => {
+      const row = await instance(node);
+      return row.state === "pulling" ? row : undefined;
+    });
+    expect(pulling).toMatchObject({
+      observedVersionId: web.v1,
+      targetVersionId: web.v2,
+      pulledBytes: 4096n,
+      totalBytes: 10_000n,
+    });
+    expect(pulling.stateChangedAt.getTime()).toBeGreaterThan(running.stateChangedAt.getTime());
+    await waitFor("a wake-up for the switch", () => (listener.payloads.includes(org.id) ? true : undefined));
+
+    // More bytes only: progress is stored, the state did not change (no wake-up, same time).
+    listener.payloads.length = 0;
+    await js.publish(subject, status(3, "pulling", { tgt: "2.0", pb: 8192, pt: 10_000 }));
+    const progressed = await waitFor("progress", async () => {
+      const row = await instance(node);
+      return row.pulledBytes === 8192n ? row : undefined;
+    });
+    expect(progressed.stateChangedAt).toEqual(pulling.stateChangedAt);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(listener.payloads).toEqual([]);
+
+    // The switch done: 2.0 runs, no target any more.
+    await js.publish(subject, status(4, "running", { ver: "2.0" }));
+    const switched = await waitFor("2.0 running", async () => {
+      const row = await instance(node);
+      return row.observedVersionId === web.v2 ? row : undefined;
+    });
+    expect(switched).toMatchObject({
+      state: "running",
+      targetVersionId: null,
+      pulledBytes: null,
+      totalBytes: null,
+    });
+    await listener.close();
   });
 
   it("terminates malformed, oversized, unknown-version and foreign-subject reports without touching rows", async () => {

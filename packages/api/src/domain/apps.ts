@@ -10,8 +10,10 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import type { TenantDb } from "./nodes";
 
+import { ACTIVE_ROLLOUT_STATUSES } from "./rollouts";
+
 /** Rollout states in which a rollout still acts on its version (its app cannot go away). */
-export const ACTIVE_ROLLOUT_STATUSES = ["pending", "running", "paused"] as const;
+export { ACTIVE_ROLLOUT_STATUSES };
 
 /** App names: what agents call the app (a folder on the node), so path-safe label characters only. */
 export const appName = z

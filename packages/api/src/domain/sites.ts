@@ -58,6 +58,8 @@ export const siteDetail = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
+  /** IANA zone; null: UTC. */
+  timeZone: z.string().nullable(),
   total: z.number().int(),
   byStatus: z.record(nodeStatusSchema, z.number().int()),
   createdAt: z.date(),
@@ -65,7 +67,14 @@ export const siteDetail = z.object({
 });
 export type SiteDetail = z.infer<typeof siteDetail>;
 
-const siteSelect = { id: true, name: true, description: true, createdAt: true, updatedAt: true } as const;
+const siteSelect = {
+  id: true,
+  name: true,
+  description: true,
+  timeZone: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;
 
 function notFound(id: string): never {
   throw new TRPCError({ code: "NOT_FOUND", message: `site ${id} not found` });
@@ -100,7 +109,12 @@ export async function createSite(
 ) {
   try {
     const site = await db.site.create({
-      data: { organizationId, name: input.name, description: input.description || null },
+      data: {
+        organizationId,
+        name: input.name,
+        description: input.description || null,
+        timeZone: input.timeZone ?? null,
+      },
       select: { id: true },
     });
     return getSite(db, site.id);
@@ -117,6 +131,7 @@ export async function updateSite(db: TenantDb, input: z.output<typeof updateSite
       data: {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.description !== undefined ? { description: input.description || null } : {}),
+        ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}),
       },
     });
   } catch (error) {

@@ -1,3 +1,4 @@
+import { timeZoneSchema } from "@edgefleet/rollout";
 import { z } from "zod";
 
 export const LEAF_CREDENTIALS_PATH = "/etc/edgefleet/site.creds";
@@ -17,9 +18,13 @@ const siteDescription = z.string().trim().max(500);
 
 export const siteIdInput = z.object({ id: z.uuid() });
 
+/** IANA zone (rollout maintenance windows are in it); fixed offsets are refused (they drift with DST). */
+const siteTimeZone = timeZoneSchema;
+
 export const createSiteInput = z.object({
   name: siteName,
   description: siteDescription.optional(),
+  timeZone: siteTimeZone.optional(),
 });
 
 export const updateSiteInput = z.object({
@@ -27,6 +32,8 @@ export const updateSiteInput = z.object({
   name: siteName.optional(),
   /** null clears it. */
   description: siteDescription.nullable().optional(),
+  /** null clears it (UTC). */
+  timeZone: siteTimeZone.nullable().optional(),
 });
 
 export const leafBundleInput = z.object({

@@ -1,5 +1,5 @@
 import type { StatusReport } from "@edgefleet/agent-sdk/protocol";
-import { type Db, Prisma } from "@edgefleet/db";
+import { type Db, INSTANCES_CHANGED_CHANNEL, Prisma } from "@edgefleet/db";
 import type { EdgeNode } from "../node-directory.js";
 
 export type WriteOutcome = "stored" | "duplicate" | "out_of_order";
@@ -23,24 +23,48 @@ export async function writeStatusReport(db: Db, node: EdgeNode, report: StatusRe
       return current && current.seq === BigInt(report.seq) ? "duplicate" : "out_of_order";
     }
     if (report.inst.length === 0) return "stored";
-    await tx.$executeRaw(Prisma.sql`
-      UPDATE app_instance i SET
-        state = r.state::app_instance_state,
-        reason = r.reason,
-        restarts = r.restarts,
-        observed_version_id = v.id,
-        status_seq = ${report.seq}::bigint,
-        updated_at = now()
-      FROM unnest(
-          ${report.inst.map((instance) => instance.app)}::text[],
-          ${report.inst.map((instance) => instance.st)}::text[],
-          ${report.inst.map((instance) => instance.why ?? null)}::text[],
-          ${report.inst.map((instance) => instance.rs)}::int[],
-          ${report.inst.map((instance) => instance.ver ?? null)}::text[]
-        ) AS r(app, state, reason, restarts, version)
-        JOIN app a ON a.organization_id = ${node.organizationId}::uuid AND a.name = r.app
-        LEFT JOIN app_version v ON v.app_id = a.id AND v.version = r.version
-      WHERE i.node_id = ${node.id}::uuid AND i.app_id = a.id AND i.status_seq < ${report.seq}::bigint`);
+    // state_changed_at moves only when the state, the running or the target version changes:
+    // a rollout counts a failure only when it came after the node's dispatch.
+    const changed = await tx.$queryRaw<Array<{ count: bigint }>>(Prisma.sql`
+      WITH updated AS (
+        UPDATE app_instance i SET
+          state = r.state::app_instance_state,
+          reason = r.reason,
+          restarts = r.restarts,
+          observed_version_id = v.id,
+          target_version_id = t.id,
+          pulled_bytes = r.pulled,
+          total_bytes = r.total,
+          state_changed_at = CASE
+            WHEN i.state IS DISTINCT FROM r.state::app_instance_state
+              OR i.observed_version_id IS DISTINCT FROM v.id
+              OR i.target_version_id IS DISTINCT FROM t.id
+            THEN now() ELSE i.state_changed_at END,
+          status_seq = ${report.seq}::bigint,
+          updated_at = now()
+        FROM unnest(
+            ${report.inst.map((instance) => instance.app)}::text[],
+            ${report.inst.map((instance) => instance.st)}::text[],
+            ${report.inst.map((instance) => instance.why ?? null)}::text[],
+            ${report.inst.map((instance) => instance.rs)}::int[],
+            ${report.inst.map((instance) => instance.ver ?? null)}::text[],
+            ${report.inst.map((instance) => instance.tgt ?? null)}::text[],
+            ${report.inst.map((instance) => instance.pb ?? null)}::bigint[],
+            ${report.inst.map((instance) => instance.pt ?? null)}::bigint[]
+          ) AS r(app, state, reason, restarts, version, target, pulled, total)
+          JOIN app a ON a.organization_id = ${node.organizationId}::uuid AND a.name = r.app
+          LEFT JOIN app_version v ON v.app_id = a.id AND v.version = r.version
+          LEFT JOIN app_version t ON t.app_id = a.id AND t.version = r.target
+        WHERE i.node_id = ${node.id}::uuid AND i.app_id = a.id AND i.status_seq < ${report.seq}::bigint
+        RETURNING (i.state_changed_at = now()::timestamptz(3)) AS moved
+      )
+      SELECT count(*) FILTER (WHERE moved) AS count FROM updated`);
+    // Rollout controllers wake on their organization's instance changes (not on progress bytes).
+    if ((changed[0]?.count ?? 0n) > 0n) {
+      await tx.$executeRaw(
+        Prisma.sql`SELECT pg_notify(${INSTANCES_CHANGED_CHANNEL}, ${node.organizationId})`,
+      );
+    }
     return "stored";
   });
 }

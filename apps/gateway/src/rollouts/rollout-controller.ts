@@ -1,0 +1,211 @@
+/**
+ * The rollout controller: drives every active rollout from Postgres with the pure core
+ * (@edgefleet/rollout) through @edgefleet/rollout-store's step, one transaction per step.
+ *
+ * Ownership: each rollout is leased to one replica (`rollout.lease_owner` / `lease_until`),
+ * renewed every tick; a replica that dies (kill -9) stops renewing, and another claims the
+ * rollout once the lease ran out (a few seconds). Every step re-checks the lease under the
+ * rollout's row lock, so a replica that lost its lease while busy writes nothing after the new
+ * owner. Within a step everything (state, node rows, desired versions) commits together, and the
+ * core never dispatches a node twice, so a crash anywhere leaves no node updated twice and none
+ * forgotten: the next owner decides again from the same facts.
+ *
+ * Wake-ups: Postgres NOTIFY (a person acted on a rollout, an agent's instance changed state, a
+ * node went on or offline) and the core's `nextWakeUp` (a timeout, a pause, a window), both
+ * checked by a tick every `tickMs`.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import {
+  connectionConfigFromUrl,
+  type Db,
+  FLEET_CHANGED_CHANNEL,
+  INSTANCES_CHANGED_CHANNEL,
+  Prisma,
+  ROLLOUT_CHANGED_CHANNEL,
+} from "@edgefleet/db";
+import { stepRollout } from "@edgefleet/rollout-store";
+import pg from "pg";
+import type { EdgeService } from "../edge/service.js";
+import type { Logger } from "../logger.js";
+
+export interface RolloutControllerConfig {
+  databaseUrl: string;
+  /** How often leases are renewed and due rollouts stepped. */
+  tickMs: number;
+  /** How long a lease holds without renewal: the handover time after a replica dies. */
+  leaseMs: number;
+  /** This replica's id in `lease_owner` (default: host, pid and a random suffix). */
+  replicaId?: string;
+}
+
+/** Steps of one rollout in a row while it keeps moving (the core: decide again after writing). */
+const MAX_STEPS_IN_A_ROW = 20;
+/** Completed or rolled-back rollouts keep catching up returning nodes for this long. */
+const WATCH_FINISHED_DAYS = 7;
+
+interface Owned {
+  id: string;
+  organizationId: string;
+  wakeAt: Date | null;
+}
+
+export class RolloutController implements EdgeService {
+  readonly name = "rollout-controller";
+  readonly replicaId: string;
+  private client: pg.Client | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = true;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private readonly owned = new Map<string, Owned>();
+  private readonly dirtyRollouts = new Set<string>();
+  private readonly dirtyOrganizations = new Set<string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: RolloutControllerConfig,
+    private readonly logger: Logger,
+  ) {
+    this.replicaId = config.replicaId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.listen().catch((error: unknown) => {
+      this.logger.warn({ err: error }, "rollout controller cannot LISTEN yet; ticks only until it can");
+    });
+    this.timer = setInterval(() => this.kick(), this.config.tickMs);
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+    // Hand our rollouts over at once instead of after the lease runs out.
+    await this.db
+      .$executeRaw(
+        Prisma.sql`UPDATE rollout SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ${this.replicaId}`,
+      )
+      .catch(() => undefined);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Rollouts this replica holds the lease of (tests, logs). */
+  get ownedRollouts(): string[] {
+    return [...this.owned.keys()];
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({
+      ...connectionConfigFromUrl(this.config.databaseUrl),
+      connectionTimeoutMillis: 5_000,
+    });
+    client.on("error", (error) => {
+      this.logger.warn({ err: error }, "rollout controller lost its LISTEN connection");
+      if (this.client === client) this.client = null;
+      void client.end().catch(() => undefined);
+    });
+    client.on("notification", (message) => {
+      if (!message.payload) return;
+      if (message.channel === ROLLOUT_CHANGED_CHANNEL) this.dirtyRollouts.add(message.payload);
+      else this.dirtyOrganizations.add(message.payload);
+      this.kick();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${ROLLOUT_CHANGED_CHANNEL}`);
+    await client.query(`LISTEN ${INSTANCES_CHANGED_CHANNEL}`);
+    await client.query(`LISTEN ${FLEET_CHANGED_CHANNEL}`);
+    this.client = client;
+  }
+
+  /** Runs a tick now, or right after the one in progress. */
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.tick()
+      .catch((error: unknown) =>
+        this.logger.error({ err: error }, "rollout controller tick failed; will retry"),
+      )
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.client) await this.listen().catch(() => undefined);
+    // Taken now: a notification arriving while we step is for the next tick, not lost.
+    const dirtyRollouts = new Set(this.dirtyRollouts);
+    const dirtyOrganizations = new Set(this.dirtyOrganizations);
+    this.dirtyRollouts.clear();
+    this.dirtyOrganizations.clear();
+    const claimed = await this.claimLeases();
+    const now = Date.now();
+    for (const rollout of claimed) {
+      const isNew = !this.owned.has(rollout.id);
+      this.owned.set(rollout.id, rollout);
+      const due =
+        isNew ||
+        dirtyRollouts.has(rollout.id) ||
+        dirtyOrganizations.has(rollout.organizationId) ||
+        (rollout.wakeAt !== null && rollout.wakeAt.getTime() <= now);
+      if (due && !this.stopped) await this.drive(rollout.id);
+    }
+    for (const id of [...this.owned.keys()]) if (!claimed.some((r) => r.id === id)) this.owned.delete(id);
+  }
+
+  /**
+   * Renews our leases and claims free or expired ones, for every rollout the controller watches:
+   * the active ones, and finished ones (completed, rolled back) that are their app's latest, for
+   * a while, so returning nodes still catch up. Rollouts locked by a step right now are skipped.
+   */
+  private async claimLeases(): Promise<Owned[]> {
+    return this.db.$queryRaw<Owned[]>(Prisma.sql`
+      UPDATE rollout r SET lease_owner = ${this.replicaId},
+        lease_until = now() + ${this.config.leaseMs} * interval '1 millisecond'
+      WHERE r.id IN (
+        SELECT c.id FROM rollout c
+        WHERE c.state ? 'persistedFormat'
+          AND (c.status IN ('running', 'paused', 'awaiting_approval', 'failed', 'rolling_back')
+            OR (c.status IN ('completed', 'rolled_back')
+              AND c.finished_at > now() - ${WATCH_FINISHED_DAYS} * interval '1 day'
+              AND NOT EXISTS (SELECT 1 FROM rollout n WHERE n.app_id = c.app_id AND n.created_at > c.created_at)))
+          AND (c.lease_owner IS NULL OR c.lease_owner = ${this.replicaId} OR c.lease_until < now())
+        FOR UPDATE SKIP LOCKED)
+      RETURNING r.id::text AS id, r.organization_id::text AS "organizationId", r.wake_at AS "wakeAt"`);
+  }
+
+  private async drive(rolloutId: string): Promise<void> {
+    for (let i = 0; i < MAX_STEPS_IN_A_ROW && !this.stopped; i++) {
+      try {
+        const outcome = await stepRollout(this.db, rolloutId, { owner: this.replicaId });
+        if ("skipped" in outcome) return;
+        if (outcome.moved) {
+          this.logger.info(
+            {
+              rolloutId,
+              dispatched: outcome.dispatched,
+              decisions: outcome.decisions.filter((d) => d.kind !== "wait").map((d) => d.kind),
+            },
+            "rollout stepped",
+          );
+        }
+        if (!outcome.moved) return;
+      } catch (error) {
+        this.logger.error({ err: error, rolloutId }, "rollout step failed; retried at the next tick");
+        return;
+      }
+    }
+  }
+}
