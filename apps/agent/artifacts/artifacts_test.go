@@ -56,7 +56,9 @@ func object(size int) ([]byte, string) {
 	return data, hex.EncodeToString(sum[:])
 }
 
-func fastRetry() backoff.Policy { return backoff.Policy{Base: time.Millisecond, Max: 5 * time.Millisecond} }
+func fastRetry() backoff.Policy {
+	return backoff.Policy{Base: time.Millisecond, Max: 5 * time.Millisecond}
+}
 
 func TestFetch(t *testing.T) {
 	data, sha := object(10_000)
@@ -207,7 +209,9 @@ func TestInstall(t *testing.T) {
 			},
 			want: map[string]string{"bin/server": "#!/bin/sh"}},
 		{name: "plain tar", kind: KindTar,
-			file: func(t *testing.T) string { return archive(t, false, entry{name: "run.js", kind: tar.TypeReg, body: "x"}) },
+			file: func(t *testing.T) string {
+				return archive(t, false, entry{name: "run.js", kind: tar.TypeReg, body: "x"})
+			},
 			want: map[string]string{"run.js": "x"}},
 		{name: "a single binary", kind: KindBinary,
 			file: func(t *testing.T) string {
