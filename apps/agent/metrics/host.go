@@ -65,8 +65,8 @@ func (h *HostSampler) Sample() (HostSample, error) {
 	}
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(h.diskPath, &fs); err == nil {
-		sample.Du = int64(fs.Blocks-fs.Bfree) * fs.Bsize
-		sample.Dt = int64(fs.Blocks) * fs.Bsize
+		sample.Du = int64(fs.Blocks-fs.Bfree) * int64(fs.Bsize)
+		sample.Dt = int64(fs.Blocks) * int64(fs.Bsize)
 	} else {
 		problems = append(problems, fmt.Errorf("statfs %s: %w", h.diskPath, err))
 	}
