@@ -1,5 +1,8 @@
 import { defineConfig } from "vitest/config";
 
+/** The end-to-end tests every edge agent must pass (issue 14): run once per agent. */
+const agentE2e = ["test/agent-e2e.integration.test.ts", "test/artifact-e2e.integration.test.ts"];
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
@@ -8,5 +11,14 @@ export default defineConfig({
     hookTimeout: 60_000,
     // One file at a time: the machine's two cores are shared, and timing assertions need headroom.
     fileParallelism: false,
+    projects: [
+      // Everything, the agent e2e tests with the reference (TypeScript) agent.
+      { extends: true, test: { name: "gateway", env: { EDGEFLEET_E2E_AGENT: "node" } } },
+      // The agent e2e tests again with the native (Go) agent.
+      {
+        extends: true,
+        test: { name: "native-agent", include: agentE2e, env: { EDGEFLEET_E2E_AGENT: "go" } },
+      },
+    ],
   },
 });
