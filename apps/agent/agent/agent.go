@@ -38,6 +38,16 @@ type Runtime interface {
 	UseChunkSource(source artifacts.ChunkSource)
 }
 
+// Outbox buffers durable up messages until their PubAck (outbox.Outbox on disk; outbox.Memory
+// for hollow agents).
+type Outbox interface {
+	Append(recordType string, key int64, payload []byte) error
+	Peek(max int) ([]outbox.Record, error)
+	Ack(index int64) error
+	Stats() outbox.Stats
+	Close() error
+}
+
 // HostSampler samples the host for MetricsReport.
 type HostSampler interface {
 	Sample() (metrics.HostSample, error)
@@ -50,9 +60,10 @@ type Options struct {
 	// Wid is the node's wire id; it names every subject the node may use.
 	Wid string
 	// Auth is how the connection authenticates (nats.UserCredentials of node.creds).
-	Auth        []nats.Option
-	Runtime     Runtime
-	Outbox      *outbox.Outbox
+	Auth    []nats.Option
+	Runtime Runtime
+	Outbox  Outbox
+	// StatePath is state.json; empty keeps the state in memory (hollow agents).
 	StatePath   string
 	HostSampler HostSampler
 	// Heartbeat and Metrics apply until the first HelloReply names the intervals.
@@ -163,11 +174,14 @@ func Start(options Options) (*Agent, error) {
 	a.heartbeatEvery.Store(int64(options.Heartbeat))
 	a.metricsEvery.Store(int64(options.Metrics))
 
-	state, recovered := LoadState(options.StatePath, time.Now())
-	if recovered != nil {
-		a.logger.Error("agent state recovered", "error", recovered.Error())
-		if err := SaveState(options.StatePath, state); err != nil {
-			a.logger.Error("cannot save agent state", "error", err.Error())
+	state := State{Desired: map[string]DesiredApp{}}
+	if options.StatePath != "" {
+		var recovered error
+		state, recovered = LoadState(options.StatePath, time.Now())
+		if recovered != nil {
+			a.logger.Error("agent state recovered", "error", recovered.Error())
+			a.state = state
+			a.saveLocked()
 		}
 	}
 	a.state = state
@@ -348,9 +362,7 @@ func (a *Agent) applyDelta(delta protocol.DeltaBody) {
 		delete(a.state.Desired, app)
 	}
 	a.state.Rev = delta.To
-	if err := SaveState(a.options.StatePath, a.state); err != nil {
-		a.logger.Error("cannot save agent state", "error", err.Error())
-	}
+	a.saveLocked()
 	a.logger.Info("desired state applied", "rev", delta.To, "put", len(delta.Put), "del", len(delta.Del))
 	a.bufferLocked(protocol.UpAck, delta.To, protocol.DesiredAck{Rev: delta.To})
 }
@@ -558,9 +570,7 @@ func (a *Agent) reportMetrics() {
 	a.state.Seq.Mx++
 	seq := a.state.Seq.Mx
 	// The sequence is saved before the report is buffered: a crash can skip one, never reuse it.
-	if err := SaveState(a.options.StatePath, a.state); err != nil {
-		a.logger.Error("cannot save agent state", "error", err.Error())
-	}
+	a.saveLocked()
 	net := host.Net
 	if net == nil {
 		net = []protocol.NetInterface{}
@@ -595,9 +605,7 @@ func (a *Agent) reportStatus(force bool) {
 	a.lastStatusKey = key
 	a.state.Seq.St++
 	seq := a.state.Seq.St
-	if err := SaveState(a.options.StatePath, a.state); err != nil {
-		a.logger.Error("cannot save agent state", "error", err.Error())
-	}
+	a.saveLocked()
 	a.bufferLocked(protocol.UpSt, seq, protocol.StatusReport{Seq: seq, At: time.Now().UnixMilli(), Inst: instances})
 }
 
@@ -617,6 +625,16 @@ func instanceKeys(instances []protocol.InstanceStatus) []string {
 		keys[i] = strings.Join([]string{s.App, s.Ver, s.St, why, fmt.Sprint(s.Rs), s.Tgt, pb, pt}, "\x00")
 	}
 	return keys
+}
+
+// saveLocked saves the state (stateMu held); a failure is logged, the agent keeps running.
+func (a *Agent) saveLocked() {
+	if a.options.StatePath == "" {
+		return
+	}
+	if err := SaveState(a.options.StatePath, a.state); err != nil {
+		a.logger.Error("cannot save agent state", "error", err.Error())
+	}
 }
 
 // bufferLocked encodes a durable message into the outbox (stateMu held) and wakes the flusher.
@@ -722,3 +740,6 @@ func errorText(err error) string {
 	}
 	return err.Error()
 }
+
+// Connected tells whether the agent holds a connection now (cheap: for fleets of hollow agents).
+func (a *Agent) Connected() bool { return a.connected.Load() }

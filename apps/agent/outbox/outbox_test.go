@@ -197,3 +197,24 @@ func TestRefusesACapBelowFourSegments(t *testing.T) {
 		t.Fatal("accepted")
 	}
 }
+
+func TestMemoryOutboxKeepsTheContract(t *testing.T) {
+	m := NewMemory(100)
+	payload := bytes.Repeat([]byte("x"), 30)
+	for _, r := range []Record{{Type: "st", Key: 1}, {Type: "mx", Key: 1}, {Type: "mx", Key: 2}, {Type: "ack", Key: 3}} {
+		if err := m.Append(r.Type, r.Key, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	records, _ := m.Peek(10)
+	if keys(records) != "st1 mx2 ack3 " || m.Stats().Evicted != 1 {
+		t.Fatalf("over the cap the oldest metrics go: %q %+v", keys(records), m.Stats())
+	}
+	_ = m.Ack(records[1].Index)
+	if rest, _ := m.Peek(10); keys(rest) != "ack3 " {
+		t.Fatalf("after ack: %q", keys(rest))
+	}
+	if err := m.Append("bogus", 1, nil); err == nil {
+		t.Fatal("unknown type accepted")
+	}
+}

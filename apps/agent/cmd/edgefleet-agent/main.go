@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,8 +24,10 @@ import (
 	"github.com/edgefleet/edgefleet/apps/agent/backoff"
 	"github.com/edgefleet/edgefleet/apps/agent/config"
 	"github.com/edgefleet/edgefleet/apps/agent/enroll"
+	"github.com/edgefleet/edgefleet/apps/agent/hollow"
 	"github.com/edgefleet/edgefleet/apps/agent/metrics"
 	"github.com/edgefleet/edgefleet/apps/agent/outbox"
+	"github.com/edgefleet/edgefleet/apps/agent/protocol"
 	"github.com/edgefleet/edgefleet/apps/agent/runtime"
 )
 
@@ -34,6 +37,10 @@ var version = "0.1.0"
 const usage = `usage:
   edgefleet-agent enroll --config <file>     exchange the enrollment token for node credentials
   edgefleet-agent run --config <file>        enroll if needed, then run the agent
+  edgefleet-agent hollow --count N --token T --url nats://… [--enroll-url nats://…]
+                         [--enroll-creds <file>] [--name-prefix hollow] [--label k=v]…
+                         [--enroll-concurrency 64]
+                                             N simulated agents in this process (load tests)
   edgefleet-agent version                    print the version`
 
 type usageError struct{ message string }
@@ -68,6 +75,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if command == "version" || command == "--version" {
 		fmt.Fprintln(stdout, version)
 		return nil
+	}
+	if command == "hollow" {
+		return runHollow(args[1:], stderr)
 	}
 	if command != "enroll" && command != "run" {
 		return &usageError{"unknown command " + command}
@@ -157,4 +167,73 @@ func nodeArch() string {
 		return "ia32"
 	}
 	return goruntime.GOARCH
+}
+
+// repeated collects a flag given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// runHollow runs N simulated agents speaking the real protocol (load tests).
+func runHollow(args []string, stderr io.Writer) error {
+	flags := flag.NewFlagSet("hollow", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	count := flags.Int("count", 0, "agents")
+	token := flags.String("token", "", "enrollment token")
+	enrollCreds := flags.String("enroll-creds", "", "public enrollment credentials")
+	prefix := flags.String("name-prefix", "hollow", "node name prefix")
+	concurrency := flags.Int("enroll-concurrency", 64, "enrollments in flight")
+	var urls, enrollURLs, labels repeated
+	flags.Var(&urls, "url", "server URL (repeatable)")
+	flags.Var(&enrollURLs, "enroll-url", "enrollment server URL (repeatable)")
+	flags.Var(&labels, "label", "k=v (repeatable)")
+	if err := flags.Parse(args); err != nil {
+		return &usageError{err.Error()}
+	}
+	switch {
+	case *count < 1:
+		return &usageError{"--count must be a positive integer"}
+	case *token == "":
+		return &usageError{"--token is required"}
+	case len(urls) == 0:
+		return &usageError{"--url is required"}
+	}
+	var labelMap protocol.StringMap
+	for _, label := range labels {
+		key, value, ok := strings.Cut(label, "=")
+		if !ok || key == "" {
+			return &usageError{"--label " + label + ": want key=value"}
+		}
+		labelMap = append(labelMap, protocol.KV{Key: key, Value: value})
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil)).With("component", "edgefleet-agent")
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	fleet, err := hollow.Start(ctx, hollow.Options{
+		Count: *count, Token: *token, Servers: urls, EnrollServers: enrollURLs, EnrollCredsFile: *enrollCreds,
+		NamePrefix: *prefix, Labels: labelMap, EnrollConcurrency: *concurrency,
+		AgentVersion: version, OS: goruntime.GOOS, Arch: nodeArch(),
+		OnProgress: func(enrolled, started int) {
+			logger.Info("hollow fleet progress", "enrolled", enrolled, "started", started)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	logger.Info("hollow fleet running", "count", *count, "enrollMs", fleet.EnrollTime.Milliseconds())
+	ticker := time.NewTicker(30 * time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Info("shutting down")
+			fleet.Stop()
+			return nil
+		case <-ticker.C:
+			var memory goruntime.MemStats
+			goruntime.ReadMemStats(&memory)
+			logger.Info("hollow fleet", "connected", fleet.Connected(), "heapBytes", memory.HeapInuse)
+		}
+	}
 }

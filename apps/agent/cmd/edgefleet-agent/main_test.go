@@ -43,6 +43,9 @@ func TestCommandLine(t *testing.T) {
 		{"invalid config names the field", []string{"run", "--config", invalid}, &configErr, "servers.0"},
 		{"missing config file", []string{"enroll", "--config", filepath.Join(dir, "none.yaml")}, &configErr, "cannot read config"},
 		{"not enrolled and no token", []string{"run", "--config", valid}, &configErr, "no enroll.token"},
+		{"hollow without a count", []string{"hollow", "--token", "t", "--url", "nats://h:1"}, &usage, "--count"},
+		{"hollow without a url", []string{"hollow", "--count", "2", "--token", "t"}, &usage, "--url"},
+		{"hollow with a bad label", []string{"hollow", "--count", "2", "--token", "t", "--url", "nats://h:1", "--label", "x"}, &usage, "key=value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -318,3 +318,66 @@ func lastToken(subject string) string {
 	}
 	return subject
 }
+
+// ApproveEnrollments answers every enrollment request approved, with wids <prefix>0, <prefix>1, …
+// (sealed to the requester, after checking its proof of possession, as the gateway does).
+func ApproveEnrollments(t *testing.T, server *Server, prefix string) {
+	t.Helper()
+	nc, err := nats.Connect(server.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	var mu sync.Mutex
+	issued := 0
+	_, err = nc.Subscribe(protocol.EnrollSubject, func(msg *nats.Msg) {
+		request, err := protocol.DecodeAs[protocol.EnrollRequest](msg.Data)
+		if err != nil {
+			t.Errorf("bad enrollment request: %v", err)
+			return
+		}
+		mu.Lock()
+		wid := fmt.Sprintf("%s%d", prefix, issued)
+		issued++
+		mu.Unlock()
+		reply, err := protocol.SealEnrollReply(protocol.EnrollReplyBody{St: "approved", Nid: "node-" + wid, Wid: wid, Org: "o1", JWT: "test-jwt"}, request.Xk)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		data, _ := protocol.Encode(reply)
+		_ = msg.Respond(data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.Flush()
+}
+
+// AnswerHellos answers every node's Hello with intervals of one second and, for a node at
+// revision 0, a delta putting app at revision 1.
+func AnswerHellos(t *testing.T, server *Server, put protocol.DesiredPut) {
+	t.Helper()
+	nc, err := nats.Connect(server.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	_, err = nc.Subscribe("ef.up.*.hello", func(msg *nats.Msg) {
+		hello, err := protocol.DecodeAs[protocol.Hello](msg.Data)
+		if err != nil {
+			t.Errorf("bad hello: %v", err)
+			return
+		}
+		reply := protocol.HelloReply{Hb: 1, Mx: 1}
+		if hello.Rev == 0 {
+			reply.D = &protocol.DeltaBody{From: 0, To: 1, Put: []protocol.DesiredPut{put}, Del: []string{}}
+		}
+		data, _ := protocol.Encode(reply)
+		_ = msg.Respond(data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.Flush()
+}
