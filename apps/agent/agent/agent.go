@@ -227,8 +227,8 @@ func (a *Agent) connect() error {
 		// Nothing is queued while disconnected: heartbeats are only meaningful live, and the
 		// outbox holds what must survive.
 		nats.ReconnectBufSize(-1),
-		nats.ConnectHandler(func(*nats.Conn) { a.onConnected("connected") }),
-		nats.ReconnectHandler(func(*nats.Conn) { a.onConnected("reconnected") }),
+		nats.ConnectHandler(func(nc *nats.Conn) { a.onConnected(nc, "connected") }),
+		nats.ReconnectHandler(func(nc *nats.Conn) { a.onConnected(nc, "reconnected") }),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if a.connected.Swap(false) {
 				a.logger.Warn("disconnected", "error", errorText(err))
@@ -242,29 +242,44 @@ func (a *Agent) connect() error {
 	if err != nil {
 		return fmt.Errorf("connect to %v: %w", a.options.Servers, err)
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
+	if err := a.attach(nc); err != nil {
 		nc.Close()
-		return fmt.Errorf("jetstream: %w", err)
+		return err
 	}
 	if _, err := nc.Subscribe(protocol.DownSubject(a.options.Wid), a.onDelta); err != nil {
 		nc.Close()
 		return fmt.Errorf("subscribe to desired state: %w", err)
 	}
-	a.connMu.Lock()
-	a.nc, a.js = nc, js
-	a.connMu.Unlock()
 	if nc.IsConnected() {
-		a.onConnected("connected")
+		a.onConnected(nc, "connected")
 	}
 	return nil
 }
 
-func (a *Agent) onConnected(event string) {
+// attach keeps the connection (the connect handler may run before nats.Connect returns).
+func (a *Agent) attach(nc *nats.Conn) error {
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	if a.nc != nil {
+		return nil
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	a.nc, a.js = nc, js
+	return nil
+}
+
+func (a *Agent) onConnected(nc *nats.Conn, event string) {
+	if err := a.attach(nc); err != nil {
+		a.logger.Error("cannot use the connection", "error", err.Error())
+		return
+	}
 	if a.connected.Swap(true) {
 		return
 	}
-	a.logger.Info(event, "server", a.conn().ConnectedUrlRedacted())
+	a.logger.Info(event, "server", nc.ConnectedUrlRedacted())
 	signal(a.helloSignal)
 	signal(a.flushSignal)
 }
@@ -318,11 +333,11 @@ func (a *Agent) Stop(flushTimeout time.Duration) {
 	a.cancel()
 	a.wg.Wait()
 	if nc := a.conn(); nc != nil {
-		if err := nc.Drain(); err != nil {
-			nc.Close()
-		}
-		for !nc.IsClosed() && time.Now().Before(deadline.Add(2*time.Second)) {
-			time.Sleep(10 * time.Millisecond)
+		// Connected: drain (what was sent gets through) for at most 2 s; offline: just close.
+		if a.connected.Load() && nc.Drain() == nil {
+			for until := time.Now().Add(2 * time.Second); !nc.IsClosed() && time.Now().Before(until); {
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 		nc.Close()
 	}
@@ -388,6 +403,9 @@ func (a *Agent) helloLoop() {
 
 func (a *Agent) hello() bool {
 	nc := a.conn()
+	if nc == nil {
+		return false
+	}
 	a.stateMu.Lock()
 	rev := a.state.Rev
 	a.stateMu.Unlock()

@@ -211,6 +211,15 @@ func TestStartsWithTheServerUnreachable(t *testing.T) {
 	}
 	server.Start()
 	waitFor(t, "connected and applied", 20*time.Second, func() (bool, bool) { return true, a.Stats().AppliedRevision == 1 })
+
+	// Offline again, a stop does not wait for the link.
+	server.Stop()
+	waitFor(t, "disconnected", 5*time.Second, func() (bool, bool) { return true, !a.Connected() })
+	started := time.Now()
+	a.stop()
+	if elapsed := time.Since(started); elapsed > 3*time.Second {
+		t.Fatalf("an offline stop took %v", elapsed)
+	}
 }
 
 func TestBadInputIsRefusedAndTheAgentKeepsRunning(t *testing.T) {

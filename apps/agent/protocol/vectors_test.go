@@ -81,6 +81,23 @@ func TestVectorsDecodeAndEncodeByteForByte(t *testing.T) {
 	}
 }
 
+// A message type the TypeScript side adds (a new vector file) must be known here too.
+func TestEveryVectorFileIsAMessageTypeOfThisCodec(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no vector files in %s: %v", vectorsDir, err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		if name == "invalid" || strings.HasSuffix(name, ".keys") {
+			continue
+		}
+		if _, known := readers[MessageType(name)]; !known {
+			t.Errorf("vector file %s.json names a message type the Go codec does not have", name)
+		}
+	}
+}
+
 type invalidVector struct {
 	Name      string `json:"name"`
 	Type      string `json:"type"`
