@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -377,4 +379,61 @@ func strings2any(list []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// MarshalJSON writes the map as a JSON object in its order (state.json, slot.json).
+func (m StringMap) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range m {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, err := json.Marshal(kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		value, err := json.Marshal(kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(value)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object of strings, keeping its order.
+func (m *StringMap) UnmarshalJSON(data []byte) error {
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	token, err := decoder.Token()
+	if err != nil {
+		return err
+	}
+	if token == nil {
+		*m = nil
+		return nil
+	}
+	if delim, ok := token.(json.Delim); !ok || delim != '{' {
+		return fmt.Errorf("expected an object of strings, got %v", token)
+	}
+	out := StringMap{}
+	for decoder.More() {
+		key, err := decoder.Token()
+		if err != nil {
+			return err
+		}
+		var value string
+		if err := decoder.Decode(&value); err != nil {
+			return fmt.Errorf("%v: %w", key, err)
+		}
+		out = append(out, KV{Key: key.(string), Value: value})
+	}
+	*m = out
+	return nil
 }
