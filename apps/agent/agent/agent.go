@@ -197,7 +197,9 @@ func Start(options Options) (*Agent, error) {
 	a.loop(a.helloLoop)
 	a.loop(a.flushLoop)
 	if err := a.connect(); err != nil {
+		// The apps it started must not outlive an agent that could not start (no orphans).
 		a.cancel()
+		options.Runtime.Shutdown()
 		a.wg.Wait()
 		return nil, err
 	}
