@@ -336,3 +336,19 @@ func TestSafeDirName(t *testing.T) {
 		}
 	}
 }
+
+func TestACorruptSlotFileStartsFromTheDesiredState(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "slot.json"), []byte(`{"current": {"version": 3`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newRuntime(t, dir)
+	r.Put("a", "1", protocol.RunSpec{Command: []string{"sleep", "60"}}, nil)
+	status := waitFor(t, "running", 5*time.Second, state(r, "a", protocol.StateRunning))
+	if status.Ver != "1" {
+		t.Fatalf("status %+v", status)
+	}
+}
