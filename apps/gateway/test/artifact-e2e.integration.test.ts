@@ -15,6 +15,7 @@ import { create as createTar } from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess, metricValue } from "./support/gateway-process.js";
 import { requireTestEnv } from "./support/required-env.js";
+import { testAgent } from "./support/test-agent.js";
 
 // Version switches end to end, every part real: the reference agent CLI (process runtime) gets a
 // desired app whose artifact is a tarball in its organization's object store bucket, fetches it
@@ -22,8 +23,8 @@ import { requireTestEnv } from "./support/required-env.js";
 // version with a wrong hash is refused while the old one keeps running; a version failing its
 // health check is reverted on the node.
 
-const gatewayDir = join(import.meta.dirname, "..");
-const agentBin = join(gatewayDir, "../../packages/agent-sdk/bin/edgefleet-agent.mjs");
+// The reference agent or the native one: the vitest project picks (support/test-agent.ts).
+const agentUnderTest = testAgent();
 const workDir = mkdtempSync(join(tmpdir(), "ef-artifact-e2e-"));
 
 let secrets: TenancySecrets;
@@ -88,7 +89,7 @@ beforeAll(async () => {
       "reconnect: { baseMs: 100, maxMs: 1000 }",
     ].join("\n"),
   );
-  agent = spawn(process.execPath, [agentBin, "run", "--config", config], {
+  agent = spawn(agentUnderTest.command, [...agentUnderTest.args, "run", "--config", config], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   agent.stdout?.on("data", (chunk) => (agentLog += chunk));

@@ -1,0 +1,765 @@
+// Package agent is the agent core: one connection with node credentials, Hello on every
+// (re)connect, desired state applied through the runtime and acknowledged, heartbeats, and
+// status, metrics and acks through the on-disk outbox so nothing is lost or duplicated across
+// link loss or agent restarts (agent.ts of the reference agent, same protocol).
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mathrand "math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefleet/edgefleet/apps/agent/artifacts"
+	"github.com/edgefleet/edgefleet/apps/agent/backoff"
+	"github.com/edgefleet/edgefleet/apps/agent/metrics"
+	"github.com/edgefleet/edgefleet/apps/agent/outbox"
+	"github.com/edgefleet/edgefleet/apps/agent/protocol"
+)
+
+// Runtime is where desired apps run (runtime.Runtime).
+type Runtime interface {
+	Put(app, version string, spec protocol.RunSpec, art *protocol.ArtifactRef)
+	Remove(app string)
+	Instances() []protocol.InstanceStatus
+	OnChange(listener func())
+	SampleUsage() []protocol.AppUsage
+	Shutdown()
+	UseChunkSource(source artifacts.ChunkSource)
+}
+
+// Outbox buffers durable up messages until their PubAck (outbox.Outbox on disk; outbox.Memory
+// for hollow agents).
+type Outbox interface {
+	Append(recordType string, key int64, payload []byte) error
+	Peek(max int) ([]outbox.Record, error)
+	Ack(index int64) error
+	Stats() outbox.Stats
+	Close() error
+}
+
+// HostSampler samples the host for MetricsReport.
+type HostSampler interface {
+	Sample() (metrics.HostSample, error)
+}
+
+// Options of an agent.
+type Options struct {
+	// Servers: the site's leaf node, or the hub's leaf port.
+	Servers []string
+	// Wid is the node's wire id; it names every subject the node may use.
+	Wid string
+	// Auth is how the connection authenticates (nats.UserCredentials of node.creds).
+	Auth    []nats.Option
+	Runtime Runtime
+	Outbox  Outbox
+	// StatePath is state.json; empty keeps the state in memory (hollow agents).
+	StatePath   string
+	HostSampler HostSampler
+	// Heartbeat and Metrics apply until the first HelloReply names the intervals.
+	Heartbeat, Metrics time.Duration
+	// StatusRefresh: a StatusReport also goes out this often without a change (default 10 min).
+	StatusRefresh  time.Duration
+	Reconnect      backoff.Policy
+	RequestTimeout time.Duration
+	// ChunkTimeout is the wait for one artifact chunk (default 10 s: 128 KiB over a slow link).
+	ChunkTimeout time.Duration
+	AgentVersion string
+	OS, Arch     string
+	Name         string
+	Logger       *slog.Logger
+}
+
+// Stats are counters for tests and diagnostics.
+type Stats struct {
+	Connected        bool
+	AppliedRevision  int64
+	HeartbeatsSent   int64
+	HellosAnswered   int64
+	DurableDelivered int64
+	Rejected         map[protocol.Reason]int64
+	Outbox           outbox.Stats
+	Control          []protocol.ControlCount
+}
+
+const (
+	statusDebounce = 100 * time.Millisecond
+	flushBatch     = 32
+)
+
+var retryPolicy = backoff.Policy{Base: time.Second, Max: 30 * time.Second}
+
+// Agent is one running agent.
+type Agent struct {
+	options Options
+	logger  *slog.Logger
+	control controlBytes
+	bootID  string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// stateMu serializes state changes: desired state, sequences, their saving and buffering.
+	stateMu       sync.Mutex
+	state         State
+	lastStatusKey string
+
+	connMu    sync.Mutex
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	connected atomic.Bool
+
+	heartbeatEvery atomic.Int64
+	metricsEvery   atomic.Int64
+	intervalsSet   chan struct{}
+	helloSignal    chan struct{}
+	flushSignal    chan struct{}
+	statusTimer    *time.Timer
+	statusTimerMu  sync.Mutex
+	heartbeatSeq   int64
+
+	counters struct {
+		heartbeats, hellos, delivered atomic.Int64
+	}
+	rejectedMu sync.Mutex
+	rejected   map[protocol.Reason]int64
+}
+
+// Start restores the state, restarts the desired apps, and connects in the background: the agent
+// works offline from the start.
+func Start(options Options) (*Agent, error) {
+	if options.Heartbeat == 0 {
+		options.Heartbeat = 30 * time.Second
+	}
+	if options.Metrics == 0 {
+		options.Metrics = 60 * time.Second
+	}
+	if options.StatusRefresh == 0 {
+		options.StatusRefresh = 10 * time.Minute
+	}
+	if options.Reconnect.Base == 0 {
+		options.Reconnect = backoff.Policy{Base: 500 * time.Millisecond, Max: 30 * time.Second}
+	}
+	if options.RequestTimeout == 0 {
+		options.RequestTimeout = 5 * time.Second
+	}
+	if options.ChunkTimeout == 0 {
+		options.ChunkTimeout = 10 * time.Second
+	}
+	if options.Logger == nil {
+		options.Logger = slog.New(slog.DiscardHandler)
+	}
+	if options.Name == "" {
+		options.Name = "edgefleet-agent " + options.Wid
+	}
+	boot := make([]byte, 6)
+	_, _ = rand.Read(boot)
+	a := &Agent{
+		options: options, logger: options.Logger, bootID: hex.EncodeToString(boot),
+		intervalsSet: make(chan struct{}, 1), helloSignal: make(chan struct{}, 1), flushSignal: make(chan struct{}, 1),
+		rejected: map[protocol.Reason]int64{},
+	}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.heartbeatEvery.Store(int64(options.Heartbeat))
+	a.metricsEvery.Store(int64(options.Metrics))
+
+	state := State{Desired: map[string]DesiredApp{}}
+	if options.StatePath != "" {
+		var recovered error
+		state, recovered = LoadState(options.StatePath, time.Now())
+		if recovered != nil {
+			a.logger.Error("agent state recovered", "error", recovered.Error())
+			a.state = state
+			a.saveLocked()
+		}
+	}
+	a.state = state
+	options.Runtime.UseChunkSource(a)
+	for app, desired := range state.Desired {
+		options.Runtime.Put(app, desired.Ver, desired.Spec, desired.Art)
+	}
+	options.Runtime.OnChange(a.scheduleStatus)
+	a.scheduleStatus()
+
+	a.loop(a.tickLoops)
+	a.loop(a.statusRefreshLoop)
+	a.loop(a.helloLoop)
+	a.loop(a.flushLoop)
+	if err := a.connect(); err != nil {
+		// The apps it started must not outlive an agent that could not start (no orphans).
+		a.cancel()
+		options.Runtime.Shutdown()
+		a.wg.Wait()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Agent) loop(run func()) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		run()
+	}()
+}
+
+// connect makes the one connection; the client reconnects on its own (forever, full jitter).
+func (a *Agent) connect() error {
+	options := append([]nats.Option{
+		nats.Name(a.options.Name),
+		nats.CustomInboxPrefix(protocol.InboxPrefix(a.options.Wid)),
+		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true),
+		nats.IgnoreAuthErrorAbort(),
+		nats.CustomReconnectDelay(func(attempts int) time.Duration { return a.options.Reconnect.Delay(attempts - 1) }),
+		// A dead link is noticed within ~1 min without costing idle uplink every few seconds.
+		nats.PingInterval(30 * time.Second),
+		nats.MaxPingsOutstanding(2),
+		// Nothing is queued while disconnected: heartbeats are only meaningful live, and the
+		// outbox holds what must survive.
+		nats.ReconnectBufSize(-1),
+		nats.ConnectHandler(func(nc *nats.Conn) { a.onConnected(nc, "connected") }),
+		nats.ReconnectHandler(func(nc *nats.Conn) { a.onConnected(nc, "reconnected") }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if a.connected.Swap(false) {
+				a.logger.Warn("disconnected", "error", errorText(err))
+			}
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			a.logger.Warn("connection error", "error", errorText(err))
+		}),
+	}, a.options.Auth...)
+	nc, err := nats.Connect(strings.Join(a.options.Servers, ","), options...)
+	if err != nil {
+		return fmt.Errorf("connect to %v: %w", a.options.Servers, err)
+	}
+	if err := a.attach(nc); err != nil {
+		nc.Close()
+		return err
+	}
+	if _, err := nc.Subscribe(protocol.DownSubject(a.options.Wid), a.onDelta); err != nil {
+		nc.Close()
+		return fmt.Errorf("subscribe to desired state: %w", err)
+	}
+	if nc.IsConnected() {
+		a.onConnected(nc, "connected")
+	}
+	return nil
+}
+
+// attach keeps the connection (the connect handler may run before nats.Connect returns).
+func (a *Agent) attach(nc *nats.Conn) error {
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	if a.nc != nil {
+		return nil
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	a.nc, a.js = nc, js
+	return nil
+}
+
+func (a *Agent) onConnected(nc *nats.Conn, event string) {
+	if err := a.attach(nc); err != nil {
+		a.logger.Error("cannot use the connection", "error", err.Error())
+		return
+	}
+	if a.connected.Swap(true) {
+		return
+	}
+	a.logger.Info(event, "server", nc.ConnectedUrlRedacted())
+	signal(a.helloSignal)
+	signal(a.flushSignal)
+}
+
+func (a *Agent) conn() *nats.Conn {
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	return a.nc
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns a snapshot of the counters.
+func (a *Agent) Stats() Stats {
+	a.stateMu.Lock()
+	rev := a.state.Rev
+	a.stateMu.Unlock()
+	a.rejectedMu.Lock()
+	rejected := map[protocol.Reason]int64{}
+	for reason, count := range a.rejected {
+		rejected[reason] = count
+	}
+	a.rejectedMu.Unlock()
+	return Stats{
+		Connected: a.connected.Load(), AppliedRevision: rev, HeartbeatsSent: a.counters.heartbeats.Load(),
+		HellosAnswered: a.counters.hellos.Load(), DurableDelivered: a.counters.delivered.Load(),
+		Rejected: rejected, Outbox: a.options.Outbox.Stats(), Control: a.control.snapshot(),
+	}
+}
+
+// Stop shuts down cleanly: stop the apps, deliver what is buffered (bounded wait), close the
+// connection.
+func (a *Agent) Stop(flushTimeout time.Duration) {
+	a.statusTimerMu.Lock()
+	if a.statusTimer != nil {
+		a.statusTimer.Stop()
+	}
+	a.statusTimerMu.Unlock()
+	a.options.Runtime.Shutdown()
+	a.reportStatus(false)
+	deadline := time.Now().Add(flushTimeout)
+	for a.connected.Load() && a.options.Outbox.Stats().Records > 0 && time.Now().Before(deadline) {
+		signal(a.flushSignal)
+		time.Sleep(50 * time.Millisecond)
+	}
+	a.cancel()
+	a.wg.Wait()
+	if nc := a.conn(); nc != nil {
+		// Connected: drain (what was sent gets through) for at most 2 s; offline: just close.
+		if a.connected.Load() && nc.Drain() == nil {
+			for until := time.Now().Add(2 * time.Second); !nc.IsClosed() && time.Now().Before(until); {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		nc.Close()
+	}
+	_ = a.options.Outbox.Close()
+}
+
+// --- desired state ---------------------------------------------------------------------------
+
+func (a *Agent) onDelta(msg *nats.Msg) {
+	a.control.received("delta", len(msg.Subject)+len(msg.Data)+framingBytes)
+	delta, err := protocol.DecodeAs[protocol.DesiredDelta](msg.Data)
+	if err != nil {
+		a.reject(err)
+		return
+	}
+	a.applyDelta(delta.DeltaBody)
+}
+
+// applyDelta applies a delta in order with other state changes; asks again through Hello on a gap.
+func (a *Agent) applyDelta(delta protocol.DeltaBody) {
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	if delta.To <= a.state.Rev {
+		return
+	}
+	if delta.From > a.state.Rev {
+		a.logger.Warn("desired state gap, asking again", "applied", a.state.Rev, "from", delta.From)
+		signal(a.helloSignal)
+		return
+	}
+	for _, put := range delta.Put {
+		a.options.Runtime.Put(put.App, put.Ver, put.Spec, put.Art)
+		a.state.Desired[put.App] = DesiredApp{Ver: put.Ver, Spec: put.Spec, Art: put.Art}
+	}
+	for _, app := range delta.Del {
+		a.options.Runtime.Remove(app)
+		delete(a.state.Desired, app)
+	}
+	a.state.Rev = delta.To
+	a.saveLocked()
+	a.logger.Info("desired state applied", "rev", delta.To, "put", len(delta.Put), "del", len(delta.Del))
+	a.bufferLocked(protocol.UpAck, delta.To, protocol.DesiredAck{Rev: delta.To})
+}
+
+// helloLoop says Hello on every (re)connect and when asked to (a gap), until answered.
+func (a *Agent) helloLoop() {
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-a.helloSignal:
+		}
+		for attempt := 0; a.connected.Load(); attempt++ {
+			if a.hello() {
+				break
+			}
+			if !backoff.Sleep(a.ctx, retryPolicy.Delay(attempt)) {
+				return
+			}
+		}
+	}
+}
+
+func (a *Agent) hello() bool {
+	nc := a.conn()
+	if nc == nil {
+		return false
+	}
+	a.stateMu.Lock()
+	rev := a.state.Rev
+	a.stateMu.Unlock()
+	payload, err := protocol.Encode(protocol.Hello{Av: a.options.AgentVersion, OS: a.options.OS, Arch: a.options.Arch, Boot: a.bootID, Rev: rev})
+	if err != nil {
+		a.logger.Error("cannot encode hello", "error", err.Error())
+		return false
+	}
+	subject := protocol.UpSubject(a.options.Wid, protocol.UpHello)
+	a.control.sent("hello", len(subject)+len(payload)+framingBytes)
+	ctx, cancel := context.WithTimeout(a.ctx, a.options.RequestTimeout)
+	defer cancel()
+	reply, err := nc.RequestWithContext(ctx, subject, payload)
+	if err != nil {
+		if a.ctx.Err() == nil {
+			a.logger.Warn("hello not answered", "error", err.Error())
+		}
+		return false
+	}
+	a.control.received("hello", len(reply.Subject)+len(reply.Data)+framingBytes)
+	answer, err := protocol.DecodeAs[protocol.HelloReply](reply.Data)
+	if err != nil {
+		a.reject(err)
+		return false
+	}
+	a.counters.hellos.Add(1)
+	a.setIntervals(time.Duration(answer.Hb)*time.Second, time.Duration(answer.Mx)*time.Second)
+	if answer.D != nil {
+		a.applyDelta(*answer.D)
+	}
+	return true
+}
+
+func (a *Agent) setIntervals(heartbeat, metrics time.Duration) {
+	changed := a.heartbeatEvery.Swap(int64(heartbeat)) != int64(heartbeat)
+	changed = a.metricsEvery.Swap(int64(metrics)) != int64(metrics) || changed
+	if changed {
+		signal(a.intervalsSet)
+	}
+}
+
+// --- artifacts -------------------------------------------------------------------------------
+
+// Chunk asks the gateway for artifact bytes on the node's own `ef.up.<wid>.art`; the reply comes
+// on the connection's inbox, the one subscription Hello already uses.
+func (a *Agent) Chunk(ctx context.Context, obj string, offset, length int64) (artifacts.ChunkAnswer, error) {
+	nc := a.conn()
+	if nc == nil || !a.connected.Load() {
+		return artifacts.ChunkAnswer{}, errors.New("not connected")
+	}
+	payload, err := protocol.Encode(protocol.ArtifactChunkRequest{Obj: obj, Off: offset, Len: length})
+	if err != nil {
+		return artifacts.ChunkAnswer{}, &artifacts.Error{Code: "bad_reply", Message: err.Error()}
+	}
+	subject := protocol.UpSubject(a.options.Wid, protocol.UpArt)
+	a.control.sent("art", len(subject)+len(payload)+framingBytes)
+	ctx, cancel := context.WithTimeout(ctx, a.options.ChunkTimeout)
+	defer cancel()
+	reply, err := nc.RequestWithContext(ctx, subject, payload)
+	if err != nil {
+		return artifacts.ChunkAnswer{}, fmt.Errorf("chunk request: %w", err)
+	}
+	a.control.received("art", len(reply.Subject)+len(reply.Data)+framingBytes)
+	answer, err := protocol.DecodeAs[protocol.ArtifactChunkReply](reply.Data)
+	if err != nil {
+		a.reject(err)
+		return artifacts.ChunkAnswer{}, fmt.Errorf("bad chunk reply: %w", err)
+	}
+	if answer.Err != "" {
+		why := ""
+		if answer.Why != nil {
+			why = *answer.Why
+		}
+		return artifacts.ChunkAnswer{Err: answer.Err, Why: why}, nil
+	}
+	if *answer.Off != offset {
+		return artifacts.ChunkAnswer{}, fmt.Errorf("chunk reply for offset %d, asked %d", *answer.Off, offset)
+	}
+	return artifacts.ChunkAnswer{Size: *answer.Size, Data: answer.Data}, nil
+}
+
+// --- up messages -----------------------------------------------------------------------------
+
+// periodic runs task every interval(); the first tick after start or an interval change comes at
+// a random point of the interval, so agents started together (a site after a power cut) do not
+// tick together.
+func (a *Agent) periodic(interval func() time.Duration, changed <-chan struct{}, task func()) {
+	next := time.Duration(mathrand.Float64() * float64(interval()))
+	for {
+		timer := time.NewTimer(next)
+		select {
+		case <-a.ctx.Done():
+			timer.Stop()
+			return
+		case <-changed:
+			timer.Stop()
+			next = time.Duration(mathrand.Float64() * float64(interval()))
+			continue
+		case <-timer.C:
+		}
+		task()
+		next = interval()
+	}
+}
+
+// tickLoops runs the heartbeat and metrics loops; a HelloReply naming new intervals restarts both.
+func (a *Agent) tickLoops() {
+	changed := make(chan struct{}, 1)
+	metricsChanged := make(chan struct{}, 1)
+	// One intervalsSet signal feeds both loops.
+	a.loop(func() {
+		for {
+			select {
+			case <-a.ctx.Done():
+				return
+			case <-a.intervalsSet:
+				signal(changed)
+				signal(metricsChanged)
+			}
+		}
+	})
+	a.loop(func() {
+		a.periodic(func() time.Duration { return time.Duration(a.metricsEvery.Load()) }, metricsChanged, a.reportMetrics)
+	})
+	a.periodic(func() time.Duration { return time.Duration(a.heartbeatEvery.Load()) }, changed, a.heartbeat)
+}
+
+func (a *Agent) statusRefreshLoop() {
+	ticker := time.NewTicker(a.options.StatusRefresh)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-ticker.C:
+			a.reportStatus(true)
+		}
+	}
+}
+
+// heartbeat is a core publish, only while connected: a missed heartbeat is the signal.
+func (a *Agent) heartbeat() {
+	nc := a.conn()
+	if nc == nil || !a.connected.Load() {
+		return
+	}
+	payload, err := protocol.Encode(protocol.Heartbeat{S: a.heartbeatSeq})
+	if err != nil {
+		a.logger.Error("cannot encode heartbeat", "error", err.Error())
+		return
+	}
+	a.heartbeatSeq++
+	subject := protocol.UpSubject(a.options.Wid, protocol.UpHb)
+	if err := nc.Publish(subject, payload); err != nil {
+		a.logger.Warn("heartbeat not sent", "error", err.Error())
+		return
+	}
+	a.counters.heartbeats.Add(1)
+	a.control.sent("hb", len(subject)+len(payload)+framingBytes)
+}
+
+func (a *Agent) reportMetrics() {
+	host, err := a.options.HostSampler.Sample()
+	if err != nil {
+		a.logger.Warn("host sample incomplete", "error", err.Error())
+	}
+	apps := a.options.Runtime.SampleUsage()
+	if len(apps) > 64 {
+		apps = apps[:64]
+	}
+	var rtt *int64
+	if nc := a.conn(); nc != nil && a.connected.Load() {
+		if measured, err := nc.RTT(); err == nil {
+			micros := max(1, measured.Microseconds())
+			rtt = &micros
+		}
+	}
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	a.state.Seq.Mx++
+	seq := a.state.Seq.Mx
+	// The sequence is saved before the report is buffered: a crash can skip one, never reuse it.
+	a.saveLocked()
+	net := host.Net
+	if net == nil {
+		net = []protocol.NetInterface{}
+	}
+	a.bufferLocked(protocol.UpMx, seq, protocol.MetricsReport{
+		Seq: seq, At: time.Now().UnixMilli(), CPU: host.CPU, Mu: host.Mu, Mt: host.Mt, Du: host.Du, Dt: host.Dt,
+		RTT: rtt, Net: net, Apps: apps, Ctl: a.control.snapshot(),
+	})
+}
+
+// scheduleStatus debounces: a burst of transitions (several apps starting) becomes one report.
+func (a *Agent) scheduleStatus() {
+	a.statusTimerMu.Lock()
+	defer a.statusTimerMu.Unlock()
+	if a.ctx.Err() != nil {
+		return
+	}
+	if a.statusTimer != nil {
+		a.statusTimer.Stop()
+	}
+	a.statusTimer = time.AfterFunc(statusDebounce, func() { a.reportStatus(false) })
+}
+
+func (a *Agent) reportStatus(force bool) {
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	instances := a.options.Runtime.Instances()
+	key := fmt.Sprintf("%v", instanceKeys(instances))
+	if !force && key == a.lastStatusKey {
+		return
+	}
+	a.lastStatusKey = key
+	a.state.Seq.St++
+	seq := a.state.Seq.St
+	a.saveLocked()
+	a.bufferLocked(protocol.UpSt, seq, protocol.StatusReport{Seq: seq, At: time.Now().UnixMilli(), Inst: instances})
+}
+
+func instanceKeys(instances []protocol.InstanceStatus) []string {
+	keys := make([]string, len(instances))
+	for i, s := range instances {
+		why, pb, pt := "", "", ""
+		if s.Why != nil {
+			why = "+" + *s.Why
+		}
+		if s.Pb != nil {
+			pb = fmt.Sprint(*s.Pb)
+		}
+		if s.Pt != nil {
+			pt = fmt.Sprint(*s.Pt)
+		}
+		keys[i] = strings.Join([]string{s.App, s.Ver, s.St, why, fmt.Sprint(s.Rs), s.Tgt, pb, pt}, "\x00")
+	}
+	return keys
+}
+
+// saveLocked saves the state (stateMu held); a failure is logged, the agent keeps running.
+func (a *Agent) saveLocked() {
+	if a.options.StatePath == "" {
+		return
+	}
+	if err := SaveState(a.options.StatePath, a.state); err != nil {
+		a.logger.Error("cannot save agent state", "error", err.Error())
+	}
+}
+
+// bufferLocked encodes a durable message into the outbox (stateMu held) and wakes the flusher.
+// A message that cannot be buffered (a full disk) is logged and lost, the agent keeps running;
+// what was buffered before stays.
+func (a *Agent) bufferLocked(upType string, key int64, msg protocol.Message) {
+	payload, err := protocol.Encode(msg)
+	if err != nil {
+		a.logger.Error("cannot encode report", "type", upType, "error", err.Error())
+		return
+	}
+	if err := a.options.Outbox.Append(upType, key, payload); err != nil {
+		a.logger.Error("cannot buffer report", "type", upType, "key", key, "error", err.Error())
+		return
+	}
+	signal(a.flushSignal)
+}
+
+// flushLoop sends buffered records strictly in order, one PubAck at a time.
+func (a *Agent) flushLoop() {
+	failures := 0
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-a.flushSignal:
+		}
+		if !a.flush() {
+			failures++
+			delay := retryPolicy.Delay(failures - 1)
+			a.loop(func() {
+				if backoff.Sleep(a.ctx, delay) {
+					signal(a.flushSignal)
+				}
+			})
+		} else {
+			failures = 0
+		}
+	}
+}
+
+// flush delivers until the outbox is empty or a publish fails (false).
+func (a *Agent) flush() bool {
+	for a.connected.Load() && a.ctx.Err() == nil {
+		batch, err := a.options.Outbox.Peek(flushBatch)
+		if err != nil {
+			a.logger.Error("cannot read the outbox", "error", err.Error())
+			return false
+		}
+		if len(batch) == 0 {
+			return true
+		}
+		a.connMu.Lock()
+		js := a.js
+		a.connMu.Unlock()
+		for _, record := range batch {
+			if !a.connected.Load() {
+				return true // the reconnect kicks the flush again
+			}
+			subject := protocol.UpSubject(a.options.Wid, record.Type)
+			// No Nats-Msg-Id: EF_UP is one stream for every tenant, so a header the node chooses
+			// would let a node make another's report a "duplicate". The inventory is idempotent on
+			// the report's own sequence instead (docs/protocol.md).
+			ctx, cancel := context.WithTimeout(a.ctx, a.options.RequestTimeout)
+			_, err := js.Publish(ctx, subject, record.Payload, jetstream.WithRetryAttempts(0))
+			cancel()
+			if err != nil {
+				if a.ctx.Err() == nil {
+					a.logger.Warn("buffered report not delivered yet", "type", record.Type, "key", record.Key, "error", err.Error())
+				}
+				return false
+			}
+			// Subject, reply inbox and framing up; the PubAck (~60 bytes) down.
+			a.control.sent(record.Type, len(subject)+len(record.Payload)+40+framingBytes)
+			a.control.received(record.Type, 60+framingBytes)
+			if err := a.options.Outbox.Ack(record.Index); err != nil {
+				a.logger.Error("cannot mark a report delivered", "error", err.Error())
+				return false
+			}
+			a.counters.delivered.Add(1)
+		}
+	}
+	return true
+}
+
+// --- helpers ---------------------------------------------------------------------------------
+
+func (a *Agent) reject(err error) {
+	var refused *protocol.DecodeError
+	if !errors.As(err, &refused) {
+		a.logger.Warn("rejected message", "error", err.Error())
+		return
+	}
+	a.rejectedMu.Lock()
+	a.rejected[refused.Reason]++
+	a.rejectedMu.Unlock()
+	a.logger.Warn("rejected message", "type", string(refused.Type), "reason", string(refused.Reason), "detail", refused.Detail)
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Connected tells whether the agent holds a connection now (cheap: for fleets of hollow agents).
+func (a *Agent) Connected() bool { return a.connected.Load() }
