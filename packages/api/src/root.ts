@@ -8,8 +8,8 @@ import { memberRouter } from "./routers/member";
 import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
-import { searchRouter } from "./routers/search";
 import { rolloutRouter } from "./routers/rollout";
+import { searchRouter } from "./routers/search";
 import { siteRouter } from "./routers/site";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
