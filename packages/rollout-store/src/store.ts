@@ -4,7 +4,7 @@
  * happen inside the caller's transaction, after `lockRollout` took the row lock, so the
  * controller's steps and people's actions on one rollout never interleave.
  */
-import { type ActorType, Prisma, type RolloutStatus, type Tx } from "@edgefleet/db";
+import { type ActorType, FLEET_CHANGED_CHANNEL, Prisma, type RolloutStatus, type Tx } from "@edgefleet/db";
 import {
   changedNodeRecords,
   type Decision,
@@ -150,6 +150,8 @@ export async function saveRolloutState(
       updated_at = now()
     WHERE id = ${row.id}::uuid`);
   await insertEvents(tx, row, options.events);
+  // Live pages (the console's `fleet.changes` subscription) refetch: the rollout moved.
+  await tx.$executeRaw(Prisma.sql`SELECT pg_notify(${FLEET_CHANGED_CHANNEL}, ${row.organizationId})`);
 }
 
 async function upsertNodes(tx: Tx, row: RolloutRow, nodes: RolloutNodeRecord[]): Promise<void> {

@@ -3,9 +3,10 @@
  * core's state; a step by a replica without the lease changes nothing (the fence); a step
  * repeated changes nothing more (idempotent); a refused action changes nothing.
  */
-import { type Db, Prisma } from "@edgefleet/db";
+import { type Db, FLEET_CHANGED_CHANNEL, Prisma } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { rolloutStrategySchema } from "@edgefleet/rollout";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actOnRollout, insertRollout, loadRolloutState, lockRollout, stepRollout } from "../src";
 
@@ -105,6 +106,18 @@ describe("rollout store", () => {
     expect(state.dispatches.map((d) => d.nodeId)).toEqual(state.plan?.batches[0]?.nodeIds);
     const events = await db.rolloutEvent.findMany({ where: { rolloutId: id }, orderBy: { id: "asc" } });
     expect(events.map((e) => e.kind)).toEqual(["created", "start", "batch_started", "dispatched"]);
+  });
+
+  it("tells live pages (fleet.changes) when a rollout moved", async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const heard: string[] = [];
+    client.on("notification", (message) => heard.push(`${message.channel}:${message.payload}`));
+    await client.query(`LISTEN ${FLEET_CHANGED_CHANNEL}`);
+    await newStartedRollout();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await client.end();
+    expect(heard).toContain(`${FLEET_CHANGED_CHANNEL}:${organizationId}`);
   });
 
   it("refuses an action the status forbids and changes nothing", async () => {
