@@ -36,6 +36,8 @@ for (const colorScheme of ["light", "dark"] as const) {
 
     // Overlays: the command palette with results, and a confirmation dialog.
     await page.goto("/sites");
+    // Rows come from a client query: the page has hydrated and the shortcut listens.
+    await expect(page.getByTestId("site-row").first()).toBeVisible();
     await page.keyboard.press("Control+k");
     await page.getByRole("combobox", { name: "Find anything" }).fill("plant");
     await expect(page.getByRole("option", { name: /acme-plant/ }).first()).toBeVisible();

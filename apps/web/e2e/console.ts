@@ -58,5 +58,11 @@ export async function consolePages(
       // A fresh stack may have no audited change yet: the empty state is a rendered page too.
       ready: page.getByTestId("audit-row").or(page.getByText("No entries match these filters.")).first(),
     },
+    // Signing in happens on Keycloak's own page; a failed sign-in lands on ours.
+    {
+      name: "sign-in problem",
+      path: "/sign-in/problem?error=AccessDenied",
+      ready: page.getByTestId("sign-in-problem"),
+    },
   ];
 }

@@ -1,9 +1,19 @@
-import { expect, test } from "@playwright/test";
+import { expect, type Page, test } from "@playwright/test";
 import { signInAs } from "./keycloak";
 
 // Keyboard only, once signed in (Keycloak's own form is not ours): the palette opens on Ctrl-K,
 // runs "New enrollment token" which lands in the form, the token is made with Enter; then the
 // palette finds a node by name and opens it, and the node list is walked with the arrow keys.
+
+/** Ctrl-K, once the page has hydrated (the shortcut is a client-side listener). */
+async function openPalette(page: Page) {
+  const palette = page.getByRole("combobox", { name: "Find anything" });
+  await expect(async () => {
+    await page.keyboard.press("Control+k");
+    await expect(palette).toBeFocused({ timeout: 1_000 });
+  }).toPass({ timeout: 15_000 });
+  return palette;
+}
 
 test("keyboard only: create an enrollment token and find a node through the command palette", async ({
   page,
@@ -11,9 +21,7 @@ test("keyboard only: create an enrollment token and find a node through the comm
   await signInAs(page, "alice");
   const keyboard = page.keyboard;
 
-  await keyboard.press("Control+k");
-  const palette = page.getByRole("combobox", { name: "Find anything" });
-  await expect(palette).toBeFocused();
+  await openPalette(page);
   await keyboard.type("new enrollment token");
   await expect(page.getByRole("option", { name: "New enrollment token" })).toHaveAttribute(
     "aria-selected",
@@ -41,8 +49,7 @@ test("keyboard only: create an enrollment token and find a node through the comm
   await expect(page.getByTestId("secret")).toHaveText(/^efe_/);
   await expect(page.getByTestId("token-row").filter({ hasText: name })).toHaveCount(1);
 
-  await keyboard.press("Control+k");
-  await expect(palette).toBeFocused();
+  await openPalette(page);
   await keyboard.type("acme-plant-9-01");
   const hit = page.getByRole("option", { name: /acme-plant-9-01/ });
   await expect(hit).toBeVisible();
@@ -54,7 +61,7 @@ test("keyboard only: create an enrollment token and find a node through the comm
   await expect(page).toHaveURL(/\/nodes\/[0-9a-f-]{36}$/);
 
   // The node list: one tab stop for the rows, arrows move, Enter opens the focused row's node.
-  await keyboard.press("Control+k");
+  await openPalette(page);
   await keyboard.type("nodes");
   await expect(page.getByRole("option", { name: "Nodes", exact: true })).toBeVisible();
   await page.getByRole("option", { name: "Nodes", exact: true }).press("Enter");
@@ -73,7 +80,7 @@ test("keyboard only: create an enrollment token and find a node through the comm
 
 test("the command palette only finds the signed-in organization's nodes", async ({ page }) => {
   await signInAs(page, "bob");
-  await page.keyboard.press("Control+k");
+  await openPalette(page);
   await page.keyboard.type("globex-");
   // The search answered (bob's own nodes are found)…
   await expect(page.getByRole("option", { name: /globex-/ }).first()).toBeVisible();

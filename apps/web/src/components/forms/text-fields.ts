@@ -20,8 +20,15 @@ export function textFor<Api extends z.ZodType>(
   parse: z.ZodType<unknown, string>,
   api: Api,
 ): z.ZodType<z.output<Api>, string> {
-  // The API field's input type is checked by zod at run time; TypeScript cannot relate it here.
-  return parse.pipe(api as never) as unknown as z.ZodType<z.output<Api>, string>;
+  const judged = parse.pipe(api as never);
+  // Every issue lands on the field itself (a bad label key would otherwise sit at
+  // labels["bad key"], where the form shows nothing), in words for people (formErrorMap).
+  return z.string().transform((text, ctx) => {
+    const result = judged.safeParse(text, { error: formErrorMap });
+    if (result.success) return result.data as z.output<Api>;
+    for (const issue of result.error.issues) ctx.addIssue({ code: "custom", message: issue.message });
+    return z.NEVER;
+  });
 }
 
 /** `k=v, k2=v2` → { k: "v", k2: "v2" }. */

@@ -19,9 +19,8 @@ export interface ConsolePage {
   /** In the phone's bottom bar (the rest are in the drawer). */
   thumb?: boolean;
   /**
-   * Not prefetched: the API reference is a separate heavy page (Scalar and its 260 KB stylesheet);
-   * prefetching it from every page preloads that stylesheet into the console, where the browser
-   * then stopped taking input after the next data refresh.
+   * Not prefetched: the API reference is a separate heavy page (Scalar); prefetching it from the
+   * sidebar of every page made every page preload its 260 KB stylesheet for a page rarely opened.
    */
   noPrefetch?: boolean;
 }
