@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test } from "@playwright/test";
-import { consolePages } from "./console";
-import { signInAs } from "./keycloak";
+import { consolePages, menuItem } from "./console";
+import { signInAs, visit } from "./keycloak";
 
 // axe-core on every page of the console, in the light and the dark theme (the console follows the
 // system's colour scheme), with the command palette and a confirmation dialog open as well.
@@ -29,13 +29,13 @@ for (const colorScheme of ["light", "dark"] as const) {
     await signInAs(page, "alice");
     await expect(page.locator("html")).toHaveClass(new RegExp(`\\b${colorScheme}\\b`));
     for (const { name, path, ready } of await consolePages(page)) {
-      await page.goto(path);
+      await visit(page, path);
       await expect(ready, name).toBeVisible();
       expect(await seriousViolations(page), `${name} (${colorScheme})`).toEqual([]);
     }
 
     // Overlays: the command palette with results, and a confirmation dialog.
-    await page.goto("/sites");
+    await visit(page, "/sites");
     // Rows come from a client query: the page has hydrated and the shortcut listens.
     await expect(page.getByTestId("site-row").first()).toBeVisible();
     await page.keyboard.press("Control+k");
@@ -43,7 +43,7 @@ for (const colorScheme of ["light", "dark"] as const) {
     await expect(page.getByRole("option", { name: /acme-plant/ }).first()).toBeVisible();
     expect(await seriousViolations(page), `command palette (${colorScheme})`).toEqual([]);
     await page.keyboard.press("Escape");
-    await page.goto("/api-keys");
+    await visit(page, "/api-keys");
     const revoke = page.getByRole("button", { name: "Revoke" }).first();
     if (await revoke.count()) {
       await revoke.click();
@@ -60,14 +60,12 @@ test("the theme follows the system and the switch overrides it, remembered acros
   await page.emulateMedia({ colorScheme: "dark" });
   await signInAs(page, "alice");
   await expect(page.locator("html")).toHaveClass(/\bdark\b/);
-  await page.getByRole("button", { name: "Theme" }).click();
-  await page.getByRole("menuitemradio", { name: "Light" }).click();
+  await (await menuItem(page, "Theme", "Light", "menuitemradio")).click();
   await expect(page.locator("html")).toHaveClass(/\blight\b/);
-  await page.goto("/nodes");
+  await visit(page, "/nodes");
   await expect(page.locator("html")).toHaveClass(/\blight\b/);
   const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-  await page.getByRole("button", { name: "Theme" }).click();
-  await page.getByRole("menuitemradio", { name: "System" }).click();
+  await (await menuItem(page, "Theme", "System", "menuitemradio")).click();
   await expect(page.locator("html")).toHaveClass(/\bdark\b/);
   expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).not.toBe(background);
 });

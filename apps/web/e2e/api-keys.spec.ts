@@ -1,12 +1,12 @@
 import { expect, test } from "@playwright/test";
 import { confirm, toast } from "./console";
-import { signInAs } from "./keycloak";
+import { signInAs, visit } from "./keycloak";
 
 test("an API key made in the console is shown once, works over REST, and answers 401 once revoked", async ({
   page,
 }) => {
   await signInAs(page, "alice");
-  await page.goto("/api-keys");
+  await visit(page, "/api-keys");
   const name = `e2e-console-key-${Date.now()}`;
   await page.getByLabel("Key name").fill(name);
   await page.getByLabel("Key role").selectOption("viewer");
@@ -47,7 +47,7 @@ test("an API key made in the console is shown once, works over REST, and answers
 
 test("a key name already in use gets the server's clear error", async ({ page }) => {
   await signInAs(page, "alice");
-  await page.goto("/api-keys");
+  await visit(page, "/api-keys");
   const name = `e2e-dup-${Date.now()}`;
   for (let i = 0; i < 2; i++) {
     await page.getByLabel("Key name").fill(name);

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { signInAs } from "./keycloak";
+import { signInAs, visit } from "./keycloak";
 
 test("the audit log shows a key's creation and revocation, filters by action in the URL, and exports them", async ({
   page,
@@ -14,7 +14,7 @@ test("the audit log shows a key's creation and revocation, filters by action in 
   const revoked = await page.request.post("/api/trpc/apiKey.revoke", { data: { json: { id: key.id } } });
   expect(revoked.status()).toBe(200);
 
-  await page.goto("/audit");
+  await visit(page, "/audit");
   const rows = page.getByTestId("audit-row");
   const ours = rows.filter({ hasText: name });
   await expect(ours).toHaveCount(2);

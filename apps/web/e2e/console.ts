@@ -7,6 +7,27 @@ export function toast(page: Page, text: string | RegExp): Locator {
   return page.locator("[data-sonner-toast]").filter({ hasText: exact });
 }
 
+/**
+ * Opens the dropdown menu behind the button named `trigger` and returns its item `item`. A click
+ * that lands before the page has hydrated opens nothing, so the trigger is pressed until the
+ * menu shows (Escape first, in case a slow menu opened between tries).
+ */
+export async function menuItem(
+  page: Page,
+  trigger: string | RegExp,
+  item: string,
+  role: "menuitem" | "menuitemradio" = "menuitem",
+): Promise<Locator> {
+  const entry = page.getByRole(role, { name: item });
+  await expect(async () => {
+    if (await entry.isVisible()) return;
+    await page.keyboard.press("Escape");
+    await page.getByRole("button", { name: trigger }).click();
+    await expect(entry).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 20_000 });
+  return entry;
+}
+
 /** Answers the open confirmation dialog (ConfirmAction) with its confirming button. */
 export async function confirm(page: Page, button: string): Promise<void> {
   const dialog = page.getByRole("alertdialog");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "@playwright/test";
 import { confirm, toast } from "./console";
-import { signInAs } from "./keycloak";
+import { signInAs, visit } from "./keycloak";
 
 // The operator's whole path with a real agent: a token made in the console, the install command
 // it shows run on "the node" (this machine, paths moved into a scratch dir, no sudo), approval in
@@ -53,7 +53,7 @@ test("enroll a real agent with a token created in the console and watch it come 
   });
   expect(created.status(), await created.text()).toBe(200);
 
-  await page.goto("/enrollment");
+  await visit(page, "/enrollment");
   await page.getByLabel("Token description").fill(`token ${run}`);
   await page.getByLabel("Site", { exact: true }).selectOption({ label: `site-${run}` });
   await page.getByLabel("Expires after").selectOption({ label: "1 hour" });
@@ -92,7 +92,7 @@ test("enroll a real agent with a token created in the console and watch it come 
   await expect(toast(page, /approved/)).toBeVisible();
 
   // Approved: it picks up its credentials on its next try, connects, and reports.
-  await page.goto(nodeHref);
+  await visit(page, nodeHref);
   await expect(page.getByTestId("node-title")).toBeVisible();
   const identity = page.locator("dl").first();
   await expect(identity).toContainText(`site-${run}`);
@@ -122,7 +122,7 @@ test("a bad label is refused with a clear message next to the field and no token
   page,
 }) => {
   await signInAs(page, "alice");
-  await page.goto("/enrollment");
+  await visit(page, "/enrollment");
   await page.getByLabel("Token description").fill(`bad-labels-${Date.now()}`);
   const labels = page.getByLabel("Token labels");
   await labels.fill("no-equals-sign");
@@ -145,7 +145,7 @@ test("a bad label is refused with a clear message next to the field and no token
 test("a server refusal that the client cannot foresee lands on its field", async ({ page }) => {
   await signInAs(page, "alice");
   // A site id of the right shape that is not this organization's: only the server can tell.
-  await page.goto(`/enrollment?site=${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`);
+  await visit(page, `/enrollment?site=${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`);
   await page.getByLabel("Token description").fill(`foreign-site-${Date.now()}`);
   await page.getByRole("button", { name: "Create token" }).click();
   await expect(page.getByRole("main").getByRole("alert")).toHaveText(/^site [0-9a-f-]{36} not found$/);
@@ -156,7 +156,7 @@ test("a server refusal that the client cannot foresee lands on its field", async
 
 test("a token is revoked from the list and shows as revoked", async ({ page }) => {
   await signInAs(page, "alice");
-  await page.goto("/enrollment");
+  await visit(page, "/enrollment");
   const description = `to-revoke-${Date.now()}`;
   await page.getByLabel("Token description").fill(description);
   await page.getByRole("button", { name: "Create token" }).click();

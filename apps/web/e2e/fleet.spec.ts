@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { menuItem } from "./console";
 import { keycloakLoginUrl, signInAs, visibleNodeNames } from "./keycloak";
 
 test("an unauthenticated visit to /fleet ends on the Keycloak login page", async ({ page }) => {
@@ -60,8 +61,7 @@ test("a forged active-organization cookie gets an error, not another tenant's no
 
 test("signing out ends the Keycloak session too", async ({ page }) => {
   await signInAs(page, "alice");
-  await page.getByRole("button", { name: /^Account/ }).click();
-  await page.getByRole("menuitem", { name: "Sign out" }).click();
+  await (await menuItem(page, /^Account/, "Sign out")).click();
   // Keycloak logs out and returns to the console, which sends the anonymous visitor to sign in;
   // with the SSO session gone Keycloak shows its form instead of signing alice straight back in.
   await expect(page).toHaveURL(keycloakLoginUrl);

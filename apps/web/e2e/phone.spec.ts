@@ -1,6 +1,6 @@
 import { expect, type Page, test } from "@playwright/test";
 import { consolePages } from "./console";
-import { signInAs } from "./keycloak";
+import { signInAs, visit } from "./keycloak";
 
 /** The page is no wider than the screen: nothing makes the whole page scroll sideways. */
 async function expectNoHorizontalOverflow(page: Page, name: string) {
@@ -23,13 +23,13 @@ test("every page fits a phone screen (390 px) and every page is reachable by thu
   await page.setViewportSize({ width: 390, height: 844 });
   await signInAs(page, "alice");
   for (const { name, path, ready } of await consolePages(page)) {
-    await page.goto(path);
+    await visit(page, path);
     await expect(ready, name).toBeVisible();
     await expectNoHorizontalOverflow(page, name);
   }
 
   // The bottom bar: the main pages, search and a drawer with every page.
-  await page.goto("/fleet");
+  await visit(page, "/fleet");
   const bar = page.getByRole("navigation", { name: "Phone navigation" });
   await expect(bar).toBeInViewport();
   await bar.getByRole("link", { name: "Nodes" }).click();

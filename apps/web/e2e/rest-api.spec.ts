@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { signInAs } from "./keycloak";
+import { signInAs, visit } from "./keycloak";
 
 // The REST API through the real server: a key made by a signed-in owner (over the console's
 // tRPC endpoint), then plain HTTP with that key; the OpenAPI document and the docs page.
@@ -50,7 +50,7 @@ test("the OpenAPI 3.1 document is served and the docs page renders it", async ({
     expect.arrayContaining(["/nodes/search", "/audit", "/api-keys"]),
   );
 
-  await page.goto("/api-docs");
+  await visit(page, "/api-docs");
   await expect(page.getByRole("heading", { name: "Edgefleet API" })).toBeVisible();
   // One sidebar group per tag of the document.
   for (const tag of ["Nodes", "Members", "API keys", "Audit log", "Enrollment"]) {

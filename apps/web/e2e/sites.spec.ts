@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { expect, type Page, test } from "@playwright/test";
 import { confirm } from "./console";
-import { signInAs } from "./keycloak";
+import { signInAs, visit } from "./keycloak";
 
 const NATS_LEAF_URL = process.env.NATS_LEAF_URL;
 
@@ -19,7 +19,7 @@ test("an admin creates a site and downloads its leaf bundle: config for the hub 
 }) => {
   if (!NATS_LEAF_URL) throw new Error("NATS_LEAF_URL is not set: export the stack's stack.env");
   await signInAs(page, "alice");
-  await page.goto("/sites");
+  await visit(page, "/sites");
   const name = `e2e-site-${Date.now()}`;
   await page.getByLabel("Site name").fill(name);
   await page.getByLabel("Site description").fill("made by the sites e2e test");
@@ -57,7 +57,7 @@ test("an admin creates a site and downloads its leaf bundle: config for the hub 
   await page.getByRole("link", { name: "Enroll nodes here" }).click();
   await expect(page.getByLabel("Site", { exact: true })).toHaveValue(siteId);
   await expect(page.getByLabel("Site", { exact: true }).locator("option:checked")).toHaveText(name);
-  await page.goto(sitePage);
+  await visit(page, sitePage);
 
   // An empty site can be deleted; the list no longer shows it.
   await page.getByRole("button", { name: "Delete site" }).click();
@@ -71,7 +71,7 @@ test("a site with nodes is not deleted: the server's refusal is shown and the si
   page,
 }) => {
   await signInAs(page, "alice");
-  await page.goto("/sites");
+  await visit(page, "/sites");
   const row = page.locator('[data-testid="site-row"][data-name="plant-9"]');
   await row.getByRole("link", { name: "plant-9" }).click();
   await expect(page.getByTestId("site-title")).toHaveText("plant-9");
@@ -80,7 +80,7 @@ test("a site with nodes is not deleted: the server's refusal is shown and the si
   const refusal = page.getByRole("main").getByRole("alert");
   await expect(refusal).toContainText("still has");
   await expect(refusal).toContainText("move or delete them first");
-  await page.goto("/sites");
+  await visit(page, "/sites");
   await expect(page.locator('[data-testid="site-row"][data-name="plant-9"]')).toHaveCount(1);
 });
 
@@ -88,7 +88,7 @@ test("a site with nodes is not deleted: the server's refusal is shown and the si
 
 test("a site name already in use is refused on the name field", async ({ page }) => {
   await signInAs(page, "alice");
-  await page.goto("/sites");
+  await visit(page, "/sites");
   const name = page.getByLabel("Site name");
   // The API's site-name rule, judged as it is typed.
   await name.fill("bad name!");
