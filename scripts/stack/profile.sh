@@ -12,7 +12,12 @@ case "$EDGEFLEET_PROFILE" in
   bench) PORT_OFFSET=2000 ;;
   # The console/API benchmark at 100,000 nodes (pnpm bench:console); disjoint from all the above.
   load) PORT_OFFSET=3000 ;;
-  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev or test (bench and load are for the benchmarks, check for the scripts' own tests)" ;;
+  # Extra stacks for people (or agents) developing several things at once on one machine.
+  work1) PORT_OFFSET=20000 ;;
+  work2) PORT_OFFSET=30000 ;;
+  work3) PORT_OFFSET=40000 ;;
+  work4) PORT_OFFSET=50000 ;;
+  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev, test or work1..work4 (bench and load are for the benchmarks, check for the scripts' own tests)" ;;
 esac
 
 PORT_POSTGRES=$((15432 + PORT_OFFSET))
