@@ -4,7 +4,7 @@
 # ${EDGEFLEET_CACHE:-~/.cache/edgefleet}/agent/<hash>/, so nothing is rebuilt when nothing changed.
 #
 #   apps/agent/build.sh              this machine's platform; prints the binary's path
-#   apps/agent/build.sh --release    linux amd64, arm64 and armv7 into apps/agent/dist/
+#   apps/agent/build.sh --release    linux amd64, arm64 and armv7 (and the systemd unit) into apps/agent/dist/
 set -euo pipefail
 shopt -s inherit_errexit
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -44,6 +44,8 @@ case "${1:-}" in
       cp "$binary" "dist/$name"
       echo "dist/$name ($(stat -c %s "dist/$name") bytes)"
     done
+    # The console serves dist/ to install commands (apps/web /downloads/agent): the unit goes along.
+    cp packaging/edgefleet-agent.service dist/
     ;;
   "")
     build "$(go env GOOS)" "$(go env GOARCH)"

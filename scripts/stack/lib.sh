@@ -42,9 +42,13 @@ run_with_progress() {
   local start=$SECONDS
   ("$@") >"$logfile" 2>&1 &
   local pid=$!
+  # Checked every second (a cached step ends at once), reported every 5 s.
+  local ticks=0
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 5
+    sleep 1
     kill -0 "$pid" 2>/dev/null || break
+    ticks=$((ticks + 1))
+    [ $((ticks % 5)) -eq 0 ] || continue
     local elapsed=$((SECONDS - start)) pct=$(( (SECONDS - start) * 100 / expected ))
     [ "$pct" -gt 99 ] && pct=99
     local last

@@ -17,7 +17,8 @@ case "$EDGEFLEET_PROFILE" in
   work2) PORT_OFFSET=30000 ;;
   work3) PORT_OFFSET=40000 ;;
   work4) PORT_OFFSET=50000 ;;
-  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev, test or work1..work4 (bench and load are for the benchmarks, check for the scripts' own tests)" ;;
+  work5) PORT_OFFSET=25000 ;;
+  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev, test or work1..work5 (bench and load are for the benchmarks, check for the scripts' own tests)" ;;
 esac
 
 PORT_POSTGRES=$((15432 + PORT_OFFSET))

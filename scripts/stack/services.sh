@@ -168,6 +168,13 @@ build_web() {
     bash -c "cd '$REPO_ROOT/apps/web' && node_modules/.bin/next build"
 }
 
+# The native agent's release binaries, which the console serves to install commands
+# (/downloads/agent). Cached by source hash: a build with nothing changed takes well under a second.
+build_agent_release() {
+  step "building the native agent for linux amd64, arm64 and armv7 (cached by source hash)"
+  run_with_progress "agent build" 120 "$LOG_DIR/agent-build.log" bash "$REPO_ROOT/apps/agent/build.sh" --release
+}
+
 start_web() {
   if is_running web; then ok "web already running on :$PORT_WEB"; return 0; fi
   require_free_port "$PORT_WEB" "web console"

@@ -38,6 +38,7 @@ load_stack_env
 
 if [ "$SERVICES_ONLY" = 0 ]; then
   prepare_database
+  build_agent_release
   if [ "${EDGEFLEET_SKIP_WEB_BUILD:-0}" != 1 ] || [ ! -d "$REPO_ROOT/apps/web/.next" ]; then build_web; fi
   step "starting the gateway and the console"
   start_gateway

@@ -1,18 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { expect, test } from "@playwright/test";
 import { confirm, toast } from "./console";
 import { signInAs, visit } from "./keycloak";
 
 // The operator's whole path with a real agent: a token made in the console, the install command
-// it shows run on "the node" (this machine, paths moved into a scratch dir, no sudo), approval in
-// the console, the node online with metrics in its chart, then its credentials revoked.
-
-const repoRoot = fileURLToPath(new URL("../../..", import.meta.url));
-const agentCli = join(repoRoot, "packages/agent-sdk/bin/edgefleet-agent.mjs");
+// it shows run on "the node" (this machine, paths moved into a scratch dir, no sudo: it downloads
+// the native agent and its systemd unit from the console), approval in the console, the node
+// online with metrics in its chart, then its credentials revoked.
 
 let agent: ChildProcess | undefined;
 let workDir: string | undefined;
@@ -21,7 +18,7 @@ test.afterEach(async () => {
   const running = agent;
   if (running?.pid && running.exitCode === null && running.signalCode === null) {
     const exited = new Promise((resolve) => running.once("exit", resolve));
-    // Its own process group: the shell, node and tsx's loader go together.
+    // Its own process group: the shell and the agent (exec replaces the shell) go together.
     process.kill(-running.pid, "SIGTERM");
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     if (running.exitCode === null && running.signalCode === null) process.kill(-running.pid, "SIGKILL");
@@ -31,13 +28,29 @@ test.afterEach(async () => {
   workDir = undefined;
 });
 
-/** The install command as shown, made runnable here: scratch paths, no sudo, the repo's agent. */
+/**
+ * The install command as shown, made runnable here: scratch paths, no sudo, and instead of
+ * systemd, the downloaded unit's own ExecStart line (with the same paths moved) run in the
+ * foreground. What the agent is, where it comes from and how it is started are the command's.
+ */
 function localized(command: string, dir: string): string {
-  return command
-    .replaceAll("sudo ", "")
-    .replaceAll("/etc/edgefleet", join(dir, "etc"))
-    .replaceAll("/var/lib/edgefleet-agent", join(dir, "state"))
-    .replaceAll("/opt/edgefleet/edgefleet-agent.mjs", agentCli);
+  mkdirSync(join(dir, "bin"));
+  mkdirSync(join(dir, "systemd"));
+  const moved = (text: string) =>
+    text
+      .replaceAll("sudo ", "")
+      .replaceAll("/usr/local/bin", join(dir, "bin"))
+      .replaceAll("/etc/systemd/system", join(dir, "systemd"))
+      .replaceAll("/etc/edgefleet", join(dir, "etc"))
+      .replaceAll("/var/lib/edgefleet-agent", join(dir, "state"));
+  const unit = join(dir, "systemd/edgefleet-agent.service");
+  const startService = "systemctl daemon-reload && systemctl enable --now edgefleet-agent";
+  const localizedCommand = moved(command);
+  expect(localizedCommand).toContain(startService);
+  return localizedCommand.replace(
+    startService,
+    `exec $(sed -n 's/^ExecStart=//p' ${unit} | sed 's#/usr/local/bin#${join(dir, "bin")}#;s#/etc/edgefleet#${join(dir, "etc")}#')`,
+  );
 }
 
 test("enroll a real agent with a token created in the console and watch it come online with a chart", async ({
@@ -66,7 +79,7 @@ test("enroll a real agent with a token created in the console and watch it come 
   expect(token).toMatch(/^efe_[A-Za-z0-9_-]{43}$/);
   const command = (await page.getByTestId("install-command").textContent()) ?? "";
   expect(command).toContain(token);
-  expect(command).toContain("edgefleet-agent.mjs run --config /etc/edgefleet/agent.yaml");
+  expect(command).toContain("/downloads/agent/edgefleet-agent-linux-");
   const tokenRow = page.getByTestId("token-row").filter({ hasText: `token ${run}` });
   await expect(tokenRow.getByTestId("token-uses")).toHaveText("0 / 1");
   await expect(tokenRow).toContainText(`site-${run}`);

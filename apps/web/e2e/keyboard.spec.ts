@@ -18,6 +18,8 @@ async function openPalette(page: Page) {
 test("keyboard only: create an enrollment token and find a node through the command palette", async ({
   page,
 }) => {
+  // Three flows in one test (token, palette, table): more than the default minute on a busy machine.
+  test.setTimeout(150_000);
   await signInAs(page, "alice");
   const keyboard = page.keyboard;
 

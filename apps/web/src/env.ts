@@ -18,6 +18,13 @@ export const env = createEnv({
     MIMIR_URL: z.url({ error: "MIMIR_URL must be the Mimir base URL, e.g. http://127.0.0.1:9009" }),
     /** NATS URL written into agent install commands (a site's leaf node, or the hub's leaf port). */
     AGENT_SERVER_URL: z.string().min(1).optional(),
+    /**
+     * Base URL the install command downloads the native agent from (`<base>/edgefleet-agent-linux-<arch>`
+     * and `<base>/edgefleet-agent.service`); default: this console's /downloads/agent.
+     */
+    AGENT_DOWNLOAD_URL: z.url().optional(),
+    /** The native agent's release binaries that /downloads/agent serves (apps/agent/build.sh --release). */
+    AGENT_DIST_DIR: z.string().min(1).optional(),
     /** The gateway's HTTP server; the API asks its internal API for site leaf bundles and enrollment credentials. */
     GATEWAY_URL: z
       .url({ error: "GATEWAY_URL must be the gateway's base URL, e.g. http://127.0.0.1:8090" })

@@ -190,6 +190,8 @@ export interface RestRequestOptions {
   db: Db;
   /** NATS URL agents connect to (enrollment install command). */
   agentServerUrl?: string | null;
+  /** Where nodes download the native agent (enrollment install command). */
+  agentDownloadUrl?: string | null;
   mimirUrl?: string | null;
   /** The gateway's internal API (site leaf bundles, enrollment credentials). */
   gateway?: GatewayConnection | null;
@@ -291,6 +293,7 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
         activeOrganizationSlug: null,
         authorization: req.headers.get("authorization") ?? "",
         agentServerUrl: opts.agentServerUrl ?? null,
+        agentDownloadUrl: opts.agentDownloadUrl ?? null,
         mimirUrl: opts.mimirUrl ?? null,
         gateway: opts.gateway ?? null,
         identityDirectory: opts.identityDirectory ?? null,

@@ -59,6 +59,8 @@ export interface CreateContextOptions {
   authorization?: string | null;
   /** NATS URL agents should connect to, used in the install command of new enrollment tokens. */
   agentServerUrl?: string | null;
+  /** Where nodes download the native agent and its systemd unit (the console's /downloads/agent). */
+  agentDownloadUrl?: string | null;
   /** Mimir's base URL for the metrics procedures (tenant = the active organization). */
   mimirUrl?: string | null;
   /** The gateway's internal API: it alone holds the NATS secrets (site leaf bundles, enrollment credentials). */
@@ -84,6 +86,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     activeOrganizationSlug: opts.activeOrganizationSlug,
     authorization: opts.authorization ?? null,
     agentServerUrl: opts.agentServerUrl ?? null,
+    agentDownloadUrl: opts.agentDownloadUrl ?? null,
     mimirUrl: opts.mimirUrl ?? null,
     gateway: opts.gateway ?? null,
     fleetChanges: opts.fleetChanges ?? null,

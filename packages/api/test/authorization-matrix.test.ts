@@ -202,6 +202,7 @@ describe("fail closed", () => {
       activeOrganizationSlug: ORG,
       authorization: null,
       agentServerUrl: null,
+      agentDownloadUrl: null,
       mimirUrl: null,
       gateway: null,
       fleetChanges: null,

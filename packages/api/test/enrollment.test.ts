@@ -1,5 +1,7 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Db, hashEnrollmentToken, type Role } from "@edgefleet/db";
@@ -38,7 +40,7 @@ describe("enrollment tokens", () => {
     });
     expect(created.token).toMatch(/^efe_/);
     expect(created.installCommand).toContain(created.token);
-    expect(created.installCommand).toContain("edgefleet-agent.mjs run --config /etc/edgefleet/agent.yaml");
+    expect(created.installCommand).toContain("sudo systemctl enable --now edgefleet-agent");
     expect(created.installCommand).not.toContain("\n");
     expect(created).toMatchObject({
       uses: 0,
@@ -65,10 +67,88 @@ describe("enrollment tokens", () => {
         session: members.owner,
         activeOrganizationSlug: ORG,
         agentServerUrl: "nats://hub.example:7422",
+        agentDownloadUrl: "https://console.example/downloads/agent/",
       }),
     );
     const created = await caller.enrollment.createToken({});
     expect(created.installCommand).toContain('servers: [\\"nats://hub.example:7422\\"]'.replaceAll("\\", ""));
+    expect(created.installCommand).toContain(
+      "sudo curl -fsSL -o /usr/local/bin/edgefleet-agent 'https://console.example/downloads/agent/edgefleet-agent-linux-'\"$ARCH\"",
+    );
+  });
+
+  it("downloads the native agent for the node's architecture and its unit, then starts the service", async () => {
+    // The console's downloads as a node sees them: a plain HTTP server with the two files.
+    const served: string[] = [];
+    const server = createServer((req, res) => {
+      served.push(req.url ?? "");
+      const body =
+        req.url === "/dl/edgefleet-agent-linux-amd64"
+          ? "#!/bin/sh\necho agent\n"
+          : req.url === "/dl/edgefleet-agent.service"
+            ? "[Service]\nExecStart=/usr/local/bin/edgefleet-agent run --config /etc/edgefleet/agent.yaml\n"
+            : null;
+      res.writeHead(body === null ? 404 : 200).end(body ?? "not found");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const dir = mkdtempSync(join(tmpdir(), "ef-install-"));
+    try {
+      const command = installCommand("efe_x", {
+        serverUrl: "nats://h:4222",
+        downloadUrl: `http://127.0.0.1:${port}/dl`,
+      });
+      mkdirSync(join(dir, "bin"));
+      mkdirSync(join(dir, "systemd"));
+      // As pasted on an x86_64 node, with its paths moved into a scratch dir; `systemctl` is the
+      // one thing replaced, by the unit's own ExecStart line.
+      const localized = command
+        .replaceAll("sudo ", "")
+        .replace("$(uname -m", "$(echo x86_64")
+        .replaceAll("/usr/local/bin", join(dir, "bin"))
+        .replaceAll("/etc/systemd/system", join(dir, "systemd"))
+        .replaceAll("/etc/edgefleet", join(dir, "etc"))
+        .replace(
+          "systemctl daemon-reload && systemctl enable --now edgefleet-agent",
+          `sed -n 's/^ExecStart=//p' ${join(dir, "systemd/edgefleet-agent.service")}`,
+        );
+      const output = await new Promise<string>((resolve, reject) =>
+        execFile("bash", ["-c", localized], (error, stdout) => (error ? reject(error) : resolve(stdout))),
+      );
+      expect(served).toEqual(["/dl/edgefleet-agent-linux-amd64", "/dl/edgefleet-agent.service"]);
+      expect(output.trim()).toBe("/usr/local/bin/edgefleet-agent run --config /etc/edgefleet/agent.yaml");
+      expect(statSync(join(dir, "bin/edgefleet-agent")).mode & 0o777).toBe(0o755);
+      expect(execFileSync(join(dir, "bin/edgefleet-agent"), { encoding: "utf8" })).toBe("agent\n");
+      expect(readFileSync(join(dir, "etc/agent.yaml"), "utf8")).toContain("token: efe_x");
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("fails the whole command when the download fails, before writing any config", async () => {
+    const server = createServer((_req, res) => res.writeHead(404).end("no such agent"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const dir = mkdtempSync(join(tmpdir(), "ef-install-"));
+    try {
+      const localized = installCommand("efe_x", {
+        serverUrl: "nats://h:4222",
+        downloadUrl: `http://127.0.0.1:${port}`,
+      })
+        .replaceAll("sudo ", "")
+        .replaceAll("/usr/local/bin", dir)
+        .replaceAll("/etc/edgefleet", join(dir, "etc"));
+      await expect(
+        new Promise((resolve, reject) =>
+          execFile("bash", ["-c", localized], (error) => (error ? reject(error) : resolve(null))),
+        ),
+      ).rejects.toThrow(/404/);
+      expect(existsSync(join(dir, "etc/agent.yaml"))).toBe(false);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([
@@ -204,7 +284,10 @@ describe("enrollment tokens with a site and the gateway's enrollment credentials
       const command = created.installCommand
         .replaceAll("sudo ", "")
         .replaceAll("/etc/edgefleet", dir)
-        .replace(/node \/opt\/edgefleet\/edgefleet-agent\.mjs run --config (\S+)/, "cat $1");
+        .replace(
+          "systemctl daemon-reload && systemctl enable --now edgefleet-agent",
+          `cat ${dir}/agent.yaml`,
+        );
       const config = execFileSync("bash", ["-c", command], { encoding: "utf8" });
       expect(config).toBe(
         [
@@ -226,10 +309,10 @@ describe("enrollment tokens with a site and the gateway's enrollment credentials
     const dir = mkdtempSync(join(tmpdir(), "ef-install-"));
     try {
       const tricky = "a 'quoted' 100% \\n back\\slash $HOME `id`\nsecond line\n";
-      const command = installCommand("efe_x", "nats://h:4222", tricky)
+      const command = installCommand("efe_x", { serverUrl: "nats://h:4222", downloadUrl: null }, tricky)
         .replaceAll("sudo ", "")
         .replaceAll("/etc/edgefleet", dir)
-        .replace(/node \S+ run --config \S+/, "true");
+        .replace("systemctl daemon-reload && systemctl enable --now edgefleet-agent", "true");
       execFileSync("bash", ["-c", command]);
       expect(readFileSync(join(dir, "enroll.creds"), "utf8")).toBe(tricky);
     } finally {

@@ -17,6 +17,11 @@ export async function getApiSession(): Promise<ApiSession | null> {
   return { userId: session.user.id, email: session.user.email, memberships: session.memberships };
 }
 
+/** Where install commands fetch the native agent: the console's own downloads unless configured. */
+export function agentDownloadUrl(): string {
+  return env.AGENT_DOWNLOAD_URL ?? new URL("/downloads/agent", env.AUTH_URL).href;
+}
+
 /** tRPC context for the current request (route handler or server component). */
 export async function createRequestContext() {
   const session = await getApiSession();
@@ -26,6 +31,7 @@ export async function createRequestContext() {
     session,
     activeOrganizationSlug: pickActiveOrganization(cookieValue, session?.memberships ?? []),
     agentServerUrl: env.AGENT_SERVER_URL ?? null,
+    agentDownloadUrl: agentDownloadUrl(),
     mimirUrl: env.MIMIR_URL,
     fleetChanges,
     gateway: gatewayConnection(),

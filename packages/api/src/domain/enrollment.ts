@@ -97,35 +97,69 @@ export const createdToken = enrollmentTokenSummary.extend({
 /** Where agents connect when the deployment did not say (the site's leaf node, by convention). */
 export const DEFAULT_AGENT_SERVER_URL = "nats://leaf.site.local:4222";
 
-/** Where the install command puts things on the node. */
+/** Where the install command puts things on the node (the paths of apps/agent/packaging's unit). */
 const AGENT_CONFIG_PATH = "/etc/edgefleet/agent.yaml";
 const ENROLL_CREDS_PATH = "/etc/edgefleet/enroll.creds";
+const AGENT_BINARY_PATH = "/usr/local/bin/edgefleet-agent";
+const AGENT_UNIT_PATH = "/etc/systemd/system/edgefleet-agent.service";
 
 /** Text as a printf format inside single quotes: one line, nothing printf or the shell would interpret. */
 function printfLiteral(text: string): string {
   return text.replaceAll("\\", "\\\\").replaceAll("%", "%%").replaceAll("'", "'\\''").replaceAll("\n", "\\n");
 }
 
+/** A word the shell takes literally. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** Where the agent connects and where its binary comes from. */
+export interface AgentInstallTarget {
+  /** NATS URL agents connect to (a site's leaf node, or the hub's leaf port). */
+  serverUrl: string;
+  /**
+   * Base URL of the native agent's release binaries and systemd unit (the console's
+   * /downloads/agent); null when the deployment does not serve them: the command then expects
+   * the agent and its unit to be installed already.
+   */
+  downloadUrl: string | null;
+}
+
 /**
- * A shell one-liner that writes the agent config (and the public enrollment credentials, when
- * the hub asks for them) to /etc/edgefleet and runs the reference agent installed at
- * /opt/edgefleet/edgefleet-agent.mjs (see packages/agent-sdk/README.md).
+ * A shell one-liner for a Linux node: downloads the native agent for the node's architecture and
+ * its systemd unit, writes the agent config (and the public enrollment credentials, when the hub
+ * asks for them) to /etc/edgefleet, and starts the agent as a service (see apps/agent/README.md).
  */
-export function installCommand(token: string, serverUrl: string, enrollCreds: string | null = null): string {
+export function installCommand(
+  token: string,
+  target: AgentInstallTarget,
+  enrollCreds: string | null = null,
+): string {
   const config = [
     "stateDir: /var/lib/edgefleet-agent",
-    `servers: ["${serverUrl}"]`,
+    `servers: ["${target.serverUrl}"]`,
     "enroll:",
     `  token: ${token}`,
     ...(enrollCreds ? [`  credsFile: ${ENROLL_CREDS_PATH}`] : []),
   ].join("\n");
+  const base = target.downloadUrl?.replace(/\/+$/, "");
   return [
+    ...(base
+      ? [
+          // uname's names for the three architectures the agent is built for (build.sh --release).
+          "ARCH=$(uname -m | sed 's/x86_64/amd64/;s/aarch64/arm64/;s/armv7.*/armv7/')",
+          `sudo curl -fsSL -o ${AGENT_BINARY_PATH} ${shellQuote(`${base}/edgefleet-agent-linux-`)}"$ARCH"`,
+          `sudo chmod 0755 ${AGENT_BINARY_PATH}`,
+          `sudo curl -fsSL -o ${AGENT_UNIT_PATH} ${shellQuote(`${base}/edgefleet-agent.service`)}`,
+        ]
+      : []),
     "sudo mkdir -p /etc/edgefleet",
     ...(enrollCreds
       ? [`printf -- '${printfLiteral(enrollCreds)}' | sudo tee ${ENROLL_CREDS_PATH} >/dev/null`]
       : []),
     `printf -- '${printfLiteral(config)}\\n' | sudo tee ${AGENT_CONFIG_PATH} >/dev/null`,
-    `sudo node /opt/edgefleet/edgefleet-agent.mjs run --config ${AGENT_CONFIG_PATH}`,
+    "sudo systemctl daemon-reload",
+    "sudo systemctl enable --now edgefleet-agent",
   ].join(" && ");
 }
 
@@ -134,7 +168,7 @@ export async function createToken(
   organizationId: string,
   createdBy: string,
   input: z.output<typeof createTokenInput>,
-  serverUrl: string,
+  agent: AgentInstallTarget,
   enrollCreds: string | null,
   now = new Date(),
 ) {
@@ -163,7 +197,7 @@ export async function createToken(
   return {
     summary,
     token: created.token,
-    installCommand: installCommand(created.token, serverUrl, enrollCreds),
+    installCommand: installCommand(created.token, agent, enrollCreds),
   };
 }
 

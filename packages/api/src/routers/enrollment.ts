@@ -51,7 +51,7 @@ export const enrollmentRouter = createTRPCRouter({
         ctx.organization.id,
         `${ctx.actor.type}:${ctx.actor.id}`,
         input,
-        ctx.agentServerUrl ?? DEFAULT_AGENT_SERVER_URL,
+        { serverUrl: ctx.agentServerUrl ?? DEFAULT_AGENT_SERVER_URL, downloadUrl: ctx.agentDownloadUrl },
         enrollCreds,
       );
       ctx.audit.record({ targetId: created.summary.id, before: null, after: created.summary });

@@ -5,8 +5,9 @@ export function InstallCommand(props: { command: string }) {
   return (
     <div className="grid gap-2 text-sm">
       <p>
-        <strong>Run on the node</strong> (Linux with Node 20, the agent at
-        /opt/edgefleet/edgefleet-agent.mjs):
+        <strong>Run on the node</strong> (Linux with systemd and curl, on amd64, arm64 or armv7): it installs
+        the native agent (one static binary, about 11 MB of memory) as the
+        <code>edgefleet-agent</code> service and enrolls it with this token.
       </p>
       <pre
         data-testid="install-command"

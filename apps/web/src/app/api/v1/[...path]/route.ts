@@ -1,5 +1,6 @@
 import { handleRestRequest } from "@edgefleet/api";
 import { env } from "~/env";
+import { agentDownloadUrl } from "~/server/api-context";
 import { db } from "~/server/db";
 import { fairShare } from "~/server/fair-share";
 import { gatewayConnection } from "~/server/gateway";
@@ -13,6 +14,7 @@ function handler(req: Request) {
   return handleRestRequest(req, {
     db,
     agentServerUrl: env.AGENT_SERVER_URL ?? null,
+    agentDownloadUrl: agentDownloadUrl(),
     mimirUrl: env.MIMIR_URL,
     gateway: gatewayConnection(),
     identityDirectory,
