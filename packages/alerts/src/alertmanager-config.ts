@@ -55,7 +55,10 @@ function groupByOf(policy: CompilablePolicy): string[] {
 }
 
 /** The config object (alertmanager.yml) for one organization. */
-export function alertmanagerConfig(policies: readonly CompilablePolicy[], options: AlertmanagerConfigOptions) {
+export function alertmanagerConfig(
+  policies: readonly CompilablePolicy[],
+  options: AlertmanagerConfigOptions,
+) {
   const timing = (severity: AlertSeverity) => ({
     group_wait: options.timings[severity].groupWait,
     group_interval: options.timings[severity].groupInterval,
@@ -109,9 +112,15 @@ export function alertmanagerConfig(policies: readonly CompilablePolicy[], option
 }
 
 /** The body of Mimir's POST /api/v1/alerts: the config as a string, no templates. */
-export function alertmanagerConfigUpload(policies: readonly CompilablePolicy[], options: AlertmanagerConfigOptions) {
+export function alertmanagerConfigUpload(
+  policies: readonly CompilablePolicy[],
+  options: AlertmanagerConfigOptions,
+) {
   return stringify(
-    { template_files: {}, alertmanager_config: stringify(alertmanagerConfig(policies, options), { lineWidth: 0 }) },
+    {
+      template_files: {},
+      alertmanager_config: stringify(alertmanagerConfig(policies, options), { lineWidth: 0 }),
+    },
     { lineWidth: 0 },
   );
 }

@@ -52,7 +52,11 @@ export type AlertPolicySpec = z.infer<typeof alertPolicySpecSchema>;
 export type AlertPolicyKind = AlertPolicySpec["kind"];
 
 /** Kinds the gateway posts to Alertmanager itself, when the event happens (no ruler rule). */
-export const EVENT_POLICY_KINDS = new Set<AlertPolicyKind>(["rollout_paused", "rollout_failed", "rollout_finished"]);
+export const EVENT_POLICY_KINDS = new Set<AlertPolicyKind>([
+  "rollout_paused",
+  "rollout_failed",
+  "rollout_finished",
+]);
 
 /** A policy as the compiler needs it (the database row, with its site resolved). */
 export interface CompilablePolicy {

@@ -6,7 +6,7 @@
  */
 import { parseSelector, type SelectorRequirement } from "@edgefleet/selectors";
 import { stringify } from "yaml";
-import { NODE_INFO_SERIES, NODE_ONLINE_SERIES, APP_RESTARTS_SERIES, nodeLabelName } from "./node-series";
+import { APP_RESTARTS_SERIES, NODE_INFO_SERIES, NODE_ONLINE_SERIES, nodeLabelName } from "./node-series";
 import { type CompilablePolicy, EVENT_POLICY_KINDS } from "./policy";
 
 /** The one ruler namespace Edgefleet writes in each tenant (others are left alone). */
@@ -39,7 +39,10 @@ export function ruleGroupName(policyId: string): string {
 }
 
 /** The rule groups of an organization's policies: enabled metric policies only, by policy id. */
-export function compileRuleGroups(policies: readonly CompilablePolicy[], options: CompileOptions): RuleGroup[] {
+export function compileRuleGroups(
+  policies: readonly CompilablePolicy[],
+  options: CompileOptions,
+): RuleGroup[] {
   return policies
     .filter((policy) => policy.enabled && !EVENT_POLICY_KINDS.has(policy.spec.kind))
     .sort((a, b) => a.id.localeCompare(b.id))

@@ -22,3 +22,10 @@ describe("webhook URL input check", () => {
     ["http://0.0.0.0:4222/", /loopback/],
   ])("refuses %s", (url, reason) => expect(webhookUrlProblem(url)).toMatch(reason));
 });
+
+describe("webhook URL check for loopback receivers (tests, opted-in deployments)", () => {
+  it("accepts loopback when allowed, but never another scheme", () => {
+    expect(webhookUrlProblem("http://127.0.0.1:8080/x", { allowPrivateAddresses: true })).toBeNull();
+    expect(webhookUrlProblem("gopher://127.0.0.1/", { allowPrivateAddresses: true })).toMatch(/http/);
+  });
+});

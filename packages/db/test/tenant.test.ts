@@ -62,7 +62,21 @@ async function createTenant(db: Db, slug: string) {
   const channel = await db.alertChannel.create({
     data: { organizationId, name: "ops", kind: "email", target: `ops@${slug}.example` },
   });
-  return { organization, user, site, node, app, version, instance, rollout, token, apiKey, audit, policy, channel };
+  return {
+    organization,
+    user,
+    site,
+    node,
+    app,
+    version,
+    instance,
+    rollout,
+    token,
+    apiKey,
+    audit,
+    policy,
+    channel,
+  };
 }
 
 beforeAll(async () => {

@@ -1,0 +1,66 @@
+import { ALERT_SEVERITIES, alertPolicySpecSchema } from "@edgefleet/alerts";
+import { SELECTOR_MAX_LENGTH } from "@edgefleet/selectors";
+import { z } from "zod";
+
+// Input schemas of alert policies and channels (zod only, so the console validates with them too).
+
+const policyName = z.string().trim().min(1, "a name is required").max(100, "name: at most 100 characters");
+const severity = z.enum(ALERT_SEVERITIES);
+const selector = z.string().trim().max(SELECTOR_MAX_LENGTH);
+
+export const alertPolicyIdInput = z.object({ id: z.uuid() });
+
+export const createAlertPolicyInput = z.object({
+  name: policyName,
+  severity,
+  spec: alertPolicySpecSchema,
+  /** Node label selector, e.g. `tier=canary`; empty: every node. Not for `promql` (the expression is its scope). */
+  selector: selector.default(""),
+  /** Limit to one site of the organization; not for `promql`. */
+  siteId: z.uuid().nullable().default(null),
+  enabled: z.boolean().default(true),
+});
+
+export const updateAlertPolicyInput = z.object({
+  id: z.uuid(),
+  name: policyName.optional(),
+  severity: severity.optional(),
+  spec: alertPolicySpecSchema.optional(),
+  selector: selector.optional(),
+  /** null: every site. */
+  siteId: z.uuid().nullable().optional(),
+  enabled: z.boolean().optional(),
+});
+
+export const ALERT_CHANNEL_KINDS = ["webhook", "email"] as const;
+
+export const createAlertChannelInput = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("webhook"),
+    name: policyName,
+    /** http(s) URL outside the control plane; receives Standard Webhooks-signed JSON. */
+    target: z.string().trim().max(2000),
+    minSeverity: severity.default("info"),
+  }),
+  z.object({
+    kind: z.literal("email"),
+    name: policyName,
+    target: z.email({ error: "target must be an e-mail address" }),
+    minSeverity: severity.default("info"),
+  }),
+]);
+
+export const updateAlertChannelInput = z.object({
+  id: z.uuid(),
+  name: policyName.optional(),
+  minSeverity: severity.optional(),
+  /** true re-enables a channel the relay switched off after repeated failures. */
+  enabled: z.boolean().optional(),
+});
+
+export const alertChannelIdInput = z.object({ id: z.uuid() });
+
+export const alertDeliveriesInput = z.object({
+  channelId: z.uuid().optional(),
+  limit: z.number().int().min(1).max(500).default(100),
+});
