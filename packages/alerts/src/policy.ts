@@ -14,9 +14,9 @@ const minutes = (max: number) =>
   z
     .number()
     .int()
-    .min(1, "at least 1 minute")
+    .min(0, "0 (fire at once) or more minutes")
     .max(max, `at most ${max} minutes`)
-    .describe("minutes the condition must hold before the alert fires");
+    .describe("minutes the condition must hold before the alert fires (0: at once)");
 const percent = z.number().gt(0, "above 0").lte(100, "at most 100").describe("percent");
 
 /** Parameters of each policy kind; the kind names the preset. */
@@ -30,7 +30,7 @@ export const alertPolicySpecSchema = z.discriminatedUnion("kind", [
     kind: z.literal("app_crash_looping"),
     /** Restarts of one app on one node within `windowMinutes` that count as a crash loop. */
     restarts: z.number().int().min(1).max(1000),
-    windowMinutes: minutes(1440),
+    windowMinutes: z.number().int().min(1, "at least 1 minute").max(1440, "at most 1440 minutes"),
   }),
   z.object({
     kind: z.literal("bandwidth_over_budget"),

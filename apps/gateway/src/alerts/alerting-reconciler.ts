@@ -119,13 +119,25 @@ export class AlertingReconciler {
   async desired(organizationId: string): Promise<{ groups: RuleGroup[]; amConfig: string; upload: string }> {
     const rows = await this.db.alertPolicy.findMany({
       where: { organizationId },
-      select: { id: true, name: true, severity: true, enabled: true, spec: true, selector: true, siteId: true },
+      select: {
+        id: true,
+        name: true,
+        severity: true,
+        enabled: true,
+        spec: true,
+        selector: true,
+        siteId: true,
+      },
     });
     const policies: CompilablePolicy[] = [];
     for (const row of rows) {
       const spec = alertPolicySpecSchema.safeParse(row.spec);
       if (spec.success) policies.push({ ...row, spec: spec.data });
-      else this.logger.error({ organizationId, policy: row.id }, "alert policy with an unreadable spec left out");
+      else
+        this.logger.error(
+          { organizationId, policy: row.id },
+          "alert policy with an unreadable spec left out",
+        );
     }
     const groups = compileRuleGroups(policies, {
       organizationId,
@@ -156,7 +168,9 @@ export class AlertingReconciler {
         await this.mimir.putAlertmanagerConfig(organizationId, upload);
         changes++;
       }
-      const current = new Map((await this.mimir.ruleGroups(organizationId)).map((group) => [group.name, group]));
+      const current = new Map(
+        (await this.mimir.ruleGroups(organizationId)).map((group) => [group.name, group]),
+      );
       for (const group of groups) {
         const existing = current.get(group.name);
         if (!existing || canonical(existing) !== canonical(group)) {
@@ -170,7 +184,14 @@ export class AlertingReconciler {
         changes++;
       }
       const hash = createHash("sha256").update(amConfig).update(JSON.stringify(groups)).digest("hex");
-      const applied = { appliedHash: hash, appliedAt: new Date(), appliedRevision: revision, lastError: null, lastErrorAt: null, checkedAt: new Date() };
+      const applied = {
+        appliedHash: hash,
+        appliedAt: new Date(),
+        appliedRevision: revision,
+        lastError: null,
+        lastErrorAt: null,
+        checkedAt: new Date(),
+      };
       await this.db.alertingState.upsert({
         where: { organizationId },
         create: { organizationId, revision, ...applied },
@@ -179,7 +200,8 @@ export class AlertingReconciler {
       // A change although the revision had been applied: someone or something altered Mimir.
       if (changes > 0 && state && state.appliedRevision === revision) this.metrics.driftRepairs.inc();
       this.metrics.syncs.inc({ result: "ok" });
-      if (changes > 0) this.logger.info({ organizationId, changes, revision }, "alerting config applied to Mimir");
+      if (changes > 0)
+        this.logger.info({ organizationId, changes, revision }, "alerting config applied to Mimir");
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.metrics.syncs.inc({ result: "error" });
@@ -187,10 +209,18 @@ export class AlertingReconciler {
       await this.db.alertingState
         .upsert({
           where: { organizationId },
-          create: { organizationId, revision, lastError: message.slice(0, 1000), lastErrorAt: new Date(), checkedAt: new Date() },
+          create: {
+            organizationId,
+            revision,
+            lastError: message.slice(0, 1000),
+            lastErrorAt: new Date(),
+            checkedAt: new Date(),
+          },
           update: { lastError: message.slice(0, 1000), lastErrorAt: new Date(), checkedAt: new Date() },
         })
-        .catch((writeError: unknown) => this.logger.error({ err: writeError }, "cannot record the alerting failure"));
+        .catch((writeError: unknown) =>
+          this.logger.error({ err: writeError }, "cannot record the alerting failure"),
+        );
     }
   }
 }

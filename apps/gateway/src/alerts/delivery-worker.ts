@@ -112,7 +112,10 @@ export class DeliveryWorker {
 
   private async deliver(row: Claimed): Promise<void> {
     if (!row.enabled) {
-      await this.db.alertNotification.update({ where: { id: row.id }, data: { state: "dropped", leaseUntil: null, lastError: "channel disabled" } });
+      await this.db.alertNotification.update({
+        where: { id: row.id },
+        data: { state: "dropped", leaseUntil: null, lastError: "channel disabled" },
+      });
       this.metrics.deliveries.inc({ kind: row.kind, result: "dropped" });
       return;
     }
@@ -135,7 +138,13 @@ export class DeliveryWorker {
       await this.db.$transaction([
         this.db.alertNotification.update({
           where: { id: row.id },
-          data: { state: "delivered", attempts: attempt, deliveredAt: new Date(), leaseUntil: null, lastError: null },
+          data: {
+            state: "delivered",
+            attempts: attempt,
+            deliveredAt: new Date(),
+            leaseUntil: null,
+            lastError: null,
+          },
         }),
         this.db.alertChannel.update({ where: { id: row.channel_id }, data: { consecutiveFailures: 0 } }),
       ]);
@@ -162,13 +171,19 @@ export class DeliveryWorker {
     if (channel.enabled && channel.consecutiveFailures >= this.config.disableAfterFailures) {
       const reason = `switched off after ${channel.consecutiveFailures} failed deliveries in a row; last: ${result.error ?? "?"}`;
       await this.db.$transaction([
-        this.db.alertChannel.update({ where: { id: row.channel_id }, data: { enabled: false, disabledReason: reason.slice(0, 1000) } }),
+        this.db.alertChannel.update({
+          where: { id: row.channel_id },
+          data: { enabled: false, disabledReason: reason.slice(0, 1000) },
+        }),
         this.db.alertNotification.updateMany({
           where: { channelId: row.channel_id, state: "pending" },
           data: { state: "dropped", lastError: "channel disabled" },
         }),
       ]);
-      this.logger.warn({ channelId: row.channel_id, organizationId: row.organization_id, reason }, "alert channel disabled");
+      this.logger.warn(
+        { channelId: row.channel_id, organizationId: row.organization_id, reason },
+        "alert channel disabled",
+      );
     }
   }
 
@@ -180,16 +195,32 @@ export class DeliveryWorker {
   private async send(row: Claimed): Promise<SendResult> {
     switch (row.kind) {
       case "webhook": {
-        const secrets = [row.secret, row.previous_secret_until && row.previous_secret_until > new Date() ? row.previous_secret : null].filter(
-          (secret): secret is string => Boolean(secret),
+        const secrets = [
+          row.secret,
+          row.previous_secret_until && row.previous_secret_until > new Date() ? row.previous_secret : null,
+        ].filter((secret): secret is string => Boolean(secret));
+        return sendWebhook(
+          row.target,
+          { id: row.id, body: webhookBody(row), secrets },
+          this.config.allowPrivateAddresses,
         );
-        return sendWebhook(row.target, { id: row.id, body: webhookBody(row), secrets }, this.config.allowPrivateAddresses);
       }
       case "email":
-        if (!this.mail) return { ok: false, statusCode: null, error: "no SMTP server configured (GATEWAY_SMTP_URL)", permanent: false };
+        if (!this.mail)
+          return {
+            ok: false,
+            statusCode: null,
+            error: "no SMTP server configured (GATEWAY_SMTP_URL)",
+            permanent: false,
+          };
         return this.mail.send({ to: row.target, messageId: `<${row.id}@alerts.edgefleet>`, ...mailOf(row) });
       default:
-        return { ok: false, statusCode: null, error: `channel kind ${row.kind} has no sender yet`, permanent: true };
+        return {
+          ok: false,
+          statusCode: null,
+          error: `channel kind ${row.kind} has no sender yet`,
+          permanent: true,
+        };
     }
   }
 }

@@ -31,7 +31,9 @@ export class AdvisoryLeader {
     });
     try {
       await client.connect();
-      const result = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [this.lockKey]);
+      const result = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [
+        this.lockKey,
+      ]);
       if (result.rows[0]?.locked) {
         client.on("end", () => {
           if (this.client === client) this.client = null;

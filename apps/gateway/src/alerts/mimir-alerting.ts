@@ -29,23 +29,38 @@ export class MimirAlerting {
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (error) {
-      throw new MimirAlertingError(`${method} ${path}: Mimir unreachable: ${error instanceof Error ? error.message : error}`);
+      throw new MimirAlertingError(
+        `${method} ${path}: Mimir unreachable: ${error instanceof Error ? error.message : error}`,
+      );
     }
     const text = await response.text();
     return { status: response.status, text };
   }
 
-  private async expect(tenant: string, method: string, path: string, ok: number[], body?: { type: string; text: string }) {
+  private async expect(
+    tenant: string,
+    method: string,
+    path: string,
+    ok: number[],
+    body?: { type: string; text: string },
+  ) {
     const answer = await this.call(tenant, method, path, body);
     if (!ok.includes(answer.status)) {
-      throw new MimirAlertingError(`${method} ${path}: Mimir answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+      throw new MimirAlertingError(
+        `${method} ${path}: Mimir answered ${answer.status}: ${answer.text.slice(0, 300)}`,
+      );
     }
     return answer;
   }
 
   /** The groups in Edgefleet's namespace, as Mimir holds them (empty when there are none). */
   async ruleGroups(tenant: string): Promise<RuleGroup[]> {
-    const answer = await this.expect(tenant, "GET", `/prometheus/config/v1/rules/${RULE_NAMESPACE}`, [200, 404]);
+    const answer = await this.expect(
+      tenant,
+      "GET",
+      `/prometheus/config/v1/rules/${RULE_NAMESPACE}`,
+      [200, 404],
+    );
     if (answer.status === 404) return [];
     const parsed = parse(answer.text) as Record<string, RuleGroup[]> | null;
     return parsed?.[RULE_NAMESPACE] ?? [];
@@ -59,7 +74,12 @@ export class MimirAlerting {
   }
 
   async deleteRuleGroup(tenant: string, name: string): Promise<void> {
-    await this.expect(tenant, "DELETE", `/prometheus/config/v1/rules/${RULE_NAMESPACE}/${encodeURIComponent(name)}`, [202, 404]);
+    await this.expect(
+      tenant,
+      "DELETE",
+      `/prometheus/config/v1/rules/${RULE_NAMESPACE}/${encodeURIComponent(name)}`,
+      [202, 404],
+    );
   }
 
   /** The uploaded `alertmanager_config` text, or null when the tenant runs the fallback config. */
@@ -71,7 +91,10 @@ export class MimirAlerting {
   }
 
   async putAlertmanagerConfig(tenant: string, uploadYaml: string): Promise<void> {
-    await this.expect(tenant, "POST", "/api/v1/alerts", [201], { type: "application/yaml", text: uploadYaml });
+    await this.expect(tenant, "POST", "/api/v1/alerts", [201], {
+      type: "application/yaml",
+      text: uploadYaml,
+    });
   }
 
   /** Event alerts straight into the tenant's Alertmanager (API v2). */

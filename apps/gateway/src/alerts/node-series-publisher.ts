@@ -11,7 +11,10 @@ import type { Logger } from "../logger.js";
 import type { AlertingMetrics } from "./alerting-metrics.js";
 import type { AdvisoryLeader } from "./leader.js";
 
-type Series = { labels: { __name__: string; [label: string]: string }; samples: Array<{ value: number; timestamp: number }> };
+type Series = {
+  labels: { __name__: string; [label: string]: string };
+  samples: Array<{ value: number; timestamp: number }>;
+};
 
 /**
  * Writes what alert rules join on (from Postgres, which the gateway keeps current): per node an
@@ -70,20 +73,36 @@ export class NodeSeriesPublisher {
   async publish(organizationId: string): Promise<void> {
     const now = Date.now();
     const nodes = await this.db.$queryRaw<
-      Array<{ id: string; site_id: string | null; site_name: string | null; labels: Record<string, string>; status: string }>
+      Array<{
+        id: string;
+        site_id: string | null;
+        site_name: string | null;
+        labels: Record<string, string>;
+        status: string;
+      }>
     >(Prisma.sql`
       SELECT n.id, n.site_id, s.name AS site_name, n.labels, n.status::text AS status
       FROM node n LEFT JOIN site s ON s.id = n.site_id
       WHERE n.organization_id = ${organizationId}::uuid AND n.status <> 'revoked'`);
-    const restarts = await this.db.$queryRaw<Array<{ node_id: string; app: string; restarts: number }>>(Prisma.sql`
+    const restarts = await this.db.$queryRaw<
+      Array<{ node_id: string; app: string; restarts: number }>
+    >(Prisma.sql`
       SELECT i.node_id, a.name AS app, i.restarts
       FROM app_instance i JOIN app a ON a.id = i.app_id
       WHERE i.organization_id = ${organizationId}::uuid`);
     const series: Series[] = [];
     const sample = (value: number) => [{ value, timestamp: now }];
     for (const node of nodes) {
-      const info = nodeInfoLabels({ id: node.id, siteId: node.site_id, siteName: node.site_name, labels: node.labels ?? {} });
-      series.push({ labels: { __name__: NODE_INFO_SERIES, org: organizationId, ...info }, samples: sample(1) });
+      const info = nodeInfoLabels({
+        id: node.id,
+        siteId: node.site_id,
+        siteName: node.site_name,
+        labels: node.labels ?? {},
+      });
+      series.push({
+        labels: { __name__: NODE_INFO_SERIES, org: organizationId, ...info },
+        samples: sample(1),
+      });
       series.push({
         labels: { __name__: NODE_ONLINE_SERIES, org: organizationId, node: node.id },
         samples: sample(node.status === "online" ? 1 : 0),
@@ -113,6 +132,10 @@ export class NodeSeriesPublisher {
     });
     const ok = result.status >= 200 && result.status < 300;
     this.metrics.seriesWrites.inc({ result: ok ? "ok" : "error" });
-    if (!ok) this.logger.warn({ organizationId, status: result.status, error: result.errorMessage }, "node series refused by Mimir");
+    if (!ok)
+      this.logger.warn(
+        { organizationId, status: result.status, error: result.errorMessage },
+        "node series refused by Mimir",
+      );
   }
 }

@@ -69,7 +69,12 @@ export async function handleRelayRequest(
   try {
     payload = webhookSchema.parse(JSON.parse(await readBody(req)));
   } catch (error) {
-    return { status: 400, body: { error: `not an Alertmanager webhook payload: ${error instanceof Error ? error.message.slice(0, 300) : error}` } };
+    return {
+      status: 400,
+      body: {
+        error: `not an Alertmanager webhook payload: ${error instanceof Error ? error.message.slice(0, 300) : error}`,
+      },
+    };
   }
   const channels = await deps.db.alertChannel.findMany({
     where: { organizationId, enabled: true },
@@ -94,11 +99,15 @@ export async function handleRelayRequest(
       });
     }
   }
-  const { count } = rows.length > 0 ? await deps.db.alertNotification.createMany({ data: rows, skipDuplicates: true }) : { count: 0 };
+  const { count } =
+    rows.length > 0
+      ? await deps.db.alertNotification.createMany({ data: rows, skipDuplicates: true })
+      : { count: 0 };
   deps.metrics.relayed.inc({ outcome: "queued" }, count);
   deps.metrics.relayed.inc({ outcome: "duplicate" }, rows.length - count);
   deps.metrics.relayed.inc({ outcome: "refused" }, refused);
-  if (refused > 0) deps.logger.warn({ organizationId, refused }, "alerts naming another organization refused by the relay");
+  if (refused > 0)
+    deps.logger.warn({ organizationId, refused }, "alerts naming another organization refused by the relay");
   if (count > 0) deps.onQueued();
   return { status: 200, body: { queued: count, duplicates: rows.length - count, refused } };
 }

@@ -29,11 +29,24 @@ const TIMEOUT_MS = 10_000;
  * checked again here, where its name resolves: a name that resolves to an internal address is
  * refused unless `allowPrivateAddresses` (tests).
  */
-export function sendWebhook(url: string, message: WebhookMessage, allowPrivateAddresses: boolean, now = new Date()): Promise<SendResult> {
+export function sendWebhook(
+  url: string,
+  message: WebhookMessage,
+  allowPrivateAddresses: boolean,
+  now = new Date(),
+): Promise<SendResult> {
   const problem = webhookUrlProblem(url, { allowPrivateAddresses });
-  if (problem) return Promise.resolve({ ok: false, statusCode: null, error: `webhook URL refused: ${problem}`, permanent: true });
+  if (problem)
+    return Promise.resolve({
+      ok: false,
+      statusCode: null,
+      error: `webhook URL refused: ${problem}`,
+      permanent: true,
+    });
   const target = new URL(url);
-  const signature = message.secrets.map((secret) => new Webhook(secret).sign(message.id, now, message.body)).join(" ");
+  const signature = message.secrets
+    .map((secret) => new Webhook(secret).sign(message.id, now, message.body))
+    .join(" ");
   const request = target.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     const req = request(
@@ -66,7 +79,12 @@ export function sendWebhook(url: string, message: WebhookMessage, allowPrivateAd
     );
     req.on("timeout", () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
     req.on("error", (error: NodeJS.ErrnoException) =>
-      resolve({ ok: false, statusCode: null, error: error.message, permanent: error.code === "EF_INTERNAL_ADDRESS" }),
+      resolve({
+        ok: false,
+        statusCode: null,
+        error: error.message,
+        permanent: error.code === "EF_INTERNAL_ADDRESS",
+      }),
     );
     req.end(message.body);
   });
@@ -76,7 +94,11 @@ function guardedLookup(allowPrivate: boolean) {
   return (
     hostname: string,
     options: object,
-    callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+    callback: (
+      error: NodeJS.ErrnoException | null,
+      address: string | LookupAddress[],
+      family?: number,
+    ) => void,
   ) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
@@ -130,7 +152,12 @@ export class MailSender {
       const smtp = error as { responseCode?: number; message?: string };
       const code = smtp.responseCode ?? null;
       // 5xx replies are permanent by SMTP's own rules (unknown mailbox, refused); 4xx and network errors retry.
-      return { ok: false, statusCode: code, error: smtp.message ?? String(error), permanent: code !== null && code >= 500 };
+      return {
+        ok: false,
+        statusCode: code,
+        error: smtp.message ?? String(error),
+        permanent: code !== null && code >= 500,
+      };
     }
   }
 
@@ -138,4 +165,3 @@ export class MailSender {
     this.transport.close();
   }
 }
-
