@@ -135,6 +135,8 @@ const gatewayEnvSchema = {
   GATEWAY_ALERT_DRIFT_CHECK_MS: integerInRange("GATEWAY_ALERT_DRIFT_CHECK_MS", 1_000, 86_400_000, 300_000),
   // How often node info/liveness series are written for alert rules (well inside Mimir's 5 min lookback).
   GATEWAY_ALERT_SERIES_INTERVAL_MS: integerInRange("GATEWAY_ALERT_SERIES_INTERVAL_MS", 500, 240_000, 30_000),
+  // How often rollout status events are looked for and posted to Alertmanager as event alerts.
+  GATEWAY_ALERT_EVENT_POLL_MS: integerInRange("GATEWAY_ALERT_EVENT_POLL_MS", 100, 600_000, 2_000),
   // Rule evaluation interval of the generated groups.
   GATEWAY_ALERT_EVALUATION_INTERVAL_S: integerInRange("GATEWAY_ALERT_EVALUATION_INTERVAL_S", 1, 3600, 30),
   // Override Alertmanager's group_wait / group_interval for every severity (test stacks: seconds).

@@ -206,6 +206,7 @@ beforeAll(async () => {
     GATEWAY_ALERT_GROUP_WAIT_S: "0",
     GATEWAY_ALERT_GROUP_INTERVAL_S: "1",
     GATEWAY_ALERT_DELIVERY_POLL_MS: "200",
+    GATEWAY_ALERT_EVENT_POLL_MS: "300",
     GATEWAY_ALERT_BACKOFF_BASE_MS: "50",
     GATEWAY_ALERT_BACKOFF_MAX_MS: "200",
     GATEWAY_ALERT_DISABLE_AFTER_FAILURES: "3",
@@ -451,5 +452,75 @@ describe("alerts through Mimir's ruler and Alertmanager to the relay", () => {
       40_000,
       200,
     );
+  });
+
+  it("a rollout paused is an event alert, posted to Alertmanager by the gateway and relayed like the rest", async () => {
+    await db.alertPolicy.create({
+      data: {
+        organizationId,
+        name: "paused rollouts",
+        kind: "rollout_paused",
+        spec: { kind: "rollout_paused" },
+        siteId,
+        severity: "warning",
+      },
+    });
+    const app = await db.app.create({ data: { organizationId, name: "press-control" } });
+    const version = await db.appVersion.create({
+      data: {
+        organizationId,
+        appId: app.id,
+        version: "2.0.0",
+        artifactSource: "upload",
+        artifactState: "ready",
+        artifactSha256: "e".repeat(64),
+        artifactSize: 10n,
+        runSpec: { command: ["./press"] },
+      },
+    });
+    const rollout = await db.rollout.create({
+      data: {
+        organizationId,
+        appId: app.id,
+        appVersionId: version.id,
+        selector: "",
+        siteIds: [siteId],
+        status: "paused",
+      },
+    });
+    await db.rolloutEvent.create({
+      data: {
+        organizationId,
+        rolloutId: rollout.id,
+        kind: "pause",
+        message: "pause: error rate above the gate",
+        actorType: "system",
+        data: { from: "running", to: "paused" },
+      },
+    });
+    const hook = await waitFor(
+      "the rollout-paused webhook",
+      () =>
+        hooks
+          .map((h) => ({
+            h,
+            body: JSON.parse(h.body) as {
+              type: string;
+              alert: { labels: Record<string, string>; consoleUrl: string };
+            },
+          }))
+          .find(({ body }) => body.alert.labels.alertname === "EdgefleetRolloutPaused"),
+      30_000,
+      200,
+    );
+    new Webhook(SECRET).verify(hook.h.body, hook.h.headers as Record<string, string>);
+    expect(hook.body.type).toBe("alert.firing");
+    expect(hook.body.alert.labels).toMatchObject({
+      organization: organizationId,
+      rollout: rollout.id,
+      app: "press-control",
+      severity: "warning",
+    });
+    expect(hook.body.alert.consoleUrl).toBe(`https://console.example/rollouts/${rollout.id}`);
   });
 });

@@ -11,6 +11,7 @@ import { AdvisoryLeader } from "./leader.js";
 import { MimirAlerting } from "./mimir-alerting.js";
 import { NodeSeriesPublisher } from "./node-series-publisher.js";
 import { handleRelayRequest, RELAY_PREFIX } from "./relay.js";
+import { RolloutEventAlerts } from "./rollout-event-alerts.js";
 import { MailSender } from "./senders.js";
 
 export { RELAY_PREFIX };
@@ -21,8 +22,9 @@ const ALERTING_LOCK_KEY = 0x0a1e_47;
 export type Alerting = ReturnType<typeof createAlerting>;
 
 /**
- * The gateway's alerting (issue 12): Mimir ruler/Alertmanager reconciliation and the series
- * rules join on (one leader replica), the relay endpoint and outbox delivery (every replica).
+ * The gateway's alerting (issue 12): Mimir ruler/Alertmanager reconciliation, the series rules
+ * join on and rollout event alerts (one leader replica), the relay endpoint and outbox delivery
+ * (every replica).
  */
 export function createAlerting(
   db: Db,
@@ -34,9 +36,10 @@ export function createAlerting(
   const metrics = createAlertingMetrics(registry);
   const leader = new AdvisoryLeader(env.DATABASE_URL, ALERTING_LOCK_KEY);
   const timings = overrideTimings(env.GATEWAY_ALERT_GROUP_WAIT_S, env.GATEWAY_ALERT_GROUP_INTERVAL_S);
+  const mimir = new MimirAlerting(env.MIMIR_URL);
   const reconciler = new AlertingReconciler(
     db,
-    new MimirAlerting(env.MIMIR_URL),
+    mimir,
     leader,
     {
       relayUrl: env.GATEWAY_ALERT_RELAY_URL ?? `http://127.0.0.1:${env.GATEWAY_HTTP_PORT}`,
@@ -57,6 +60,18 @@ export function createAlerting(
     env.GATEWAY_ALERT_SERIES_INTERVAL_MS,
     metrics,
     logger.child({ component: "alert-series" }),
+  );
+  const rolloutEvents = new RolloutEventAlerts(
+    db,
+    mimir,
+    leader,
+    {
+      pollMs: env.GATEWAY_ALERT_EVENT_POLL_MS,
+      consoleUrl: env.GATEWAY_CONSOLE_URL,
+      ttlMs: 3_600_000,
+      lookbackMs: 15 * 60_000,
+    },
+    logger.child({ component: "rollout-event-alerts" }),
   );
   const mail = env.GATEWAY_SMTP_URL
     ? new MailSender(env.GATEWAY_SMTP_URL, env.GATEWAY_ALERT_MAIL_FROM)
@@ -80,6 +95,7 @@ export function createAlerting(
     metrics,
     reconciler,
     publisher,
+    rolloutEvents,
     worker,
     /** The relay's HTTP handler (mounted under RELAY_PREFIX by the HTTP server). */
     relay: (req: IncomingMessage, path: string) =>
@@ -91,10 +107,11 @@ export function createAlerting(
     start(): void {
       reconciler.start();
       publisher.start();
+      rolloutEvents.start();
       worker.start();
     },
     async stop(): Promise<void> {
-      await Promise.all([reconciler.stop(), publisher.stop(), worker.stop()]);
+      await Promise.all([reconciler.stop(), publisher.stop(), rolloutEvents.stop(), worker.stop()]);
       mail?.close();
       await leader.release();
     },
