@@ -39,6 +39,7 @@ let gateway: GatewayProcess;
 let organizationId: string;
 let siteId: string;
 let nodeId: string;
+let stableNodeId: string;
 let policyId: string;
 let hookChannelId: string;
 let brokenChannelId: string;
@@ -106,8 +107,8 @@ beforeAll(async () => {
       },
     })
   ).id;
-  // Out of scope (another tier): must never alert although it runs just as hot.
-  await db.node.create({
+  // Out of the CPU policy's scope (another tier): never alerts for CPU; the node-offline test uses it.
+  const stable = await db.node.create({
     data: {
       organizationId,
       name: "press-2",
@@ -117,6 +118,7 @@ beforeAll(async () => {
       lastSeenAt: new Date(),
     },
   });
+  stableNodeId = stable.id;
   policyId = (
     await db.alertPolicy.create({
       data: {
@@ -522,5 +524,43 @@ describe("alerts through Mimir's ruler and Alertmanager to the relay", () => {
       severity: "warning",
     });
     expect(hook.body.alert.consoleUrl).toBe(`https://console.example/rollouts/${rollout.id}`);
+  });
+
+  it("a node that goes offline fires its node_offline policy (liveness series written by the gateway)", async () => {
+    await db.alertPolicy.create({
+      data: {
+        organizationId,
+        name: "stable presses down",
+        kind: "node_offline",
+        spec: { kind: "node_offline", forMinutes: 0 },
+        selector: "tier=stable",
+        severity: "critical",
+      },
+    });
+    await db.alertingState.update({ where: { organizationId }, data: { revision: { increment: 1 } } });
+    // What the gateway's offline sweeper writes when a node's heartbeats stop.
+    await db.node.update({ where: { id: stableNodeId }, data: { status: "offline" } });
+    const hook = await waitFor(
+      "the node-offline webhook",
+      () =>
+        hooks
+          .map(
+            (h) =>
+              JSON.parse(h.body) as {
+                type: string;
+                alert: { labels: Record<string, string>; consoleUrl: string };
+              },
+          )
+          .find((body) => body.alert.labels.alertname === "EdgefleetNodeOffline"),
+      30_000,
+      200,
+    );
+    expect(hook.alert.labels).toMatchObject({
+      node: stableNodeId,
+      site: "plant-1",
+      site_id: siteId,
+      kind: "node_offline",
+    });
+    expect(hook.alert.consoleUrl).toBe(`https://console.example/nodes/${stableNodeId}`);
   });
 });

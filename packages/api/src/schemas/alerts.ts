@@ -1,4 +1,5 @@
-import { ALERT_SEVERITIES, alertPolicySpecSchema } from "@edgefleet/alerts";
+// The policy module only (pure zod): the package index also holds node-only code (crypto, net).
+import { ALERT_SEVERITIES, alertPolicySpecSchema } from "@edgefleet/alerts/policy";
 import { SELECTOR_MAX_LENGTH } from "@edgefleet/selectors";
 import { z } from "zod";
 
