@@ -136,6 +136,19 @@ describe("alert policies", () => {
     ).toBe("siteId");
   });
 
+  it("refuses a node selector on a rollout policy (rollouts are scoped by site)", async () => {
+    expect(
+      await refusedField(
+        callerFor(db, alice, ORG).alert.createPolicy({
+          name: "paused canary rollouts",
+          severity: "warning",
+          spec: { kind: "rollout_paused" },
+          selector: "tier=canary",
+        }),
+      ),
+    ).toBe("selector");
+  });
+
   it("refuses out-of-range preset parameters, naming them", async () => {
     expect(
       await refusedField(

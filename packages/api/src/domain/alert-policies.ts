@@ -4,7 +4,12 @@
  * revision; the gateway's reconciler then compiles the policies into the tenant's ruler rule
  * groups and Alertmanager config (@edgefleet/alerts) and records whether that worked.
  */
-import { ALERT_SEVERITIES, type AlertPolicySpec, alertPolicySpecSchema } from "@edgefleet/alerts";
+import {
+  ALERT_SEVERITIES,
+  type AlertPolicySpec,
+  alertPolicySpecSchema,
+  EVENT_POLICY_KINDS,
+} from "@edgefleet/alerts";
 import { Prisma } from "@edgefleet/db";
 import { parseSelector, SelectorSyntaxError } from "@edgefleet/selectors";
 import { TRPCError } from "@trpc/server";
@@ -117,6 +122,9 @@ async function checkPolicy(
       fieldError(["siteId"], "a PromQL policy has no site: its expression is its scope");
     const problem = await promql.problem(policy.spec.expr);
     if (problem) fieldError(["spec", "expr"], `PromQL does not parse: ${problem}`);
+  }
+  if (EVENT_POLICY_KINDS.has(policy.spec.kind) && policy.selector !== "") {
+    fieldError(["selector"], "a rollout policy has no node selector: limit it to a site, or to none");
   }
   try {
     parseSelector(policy.selector);
