@@ -4,6 +4,7 @@ const config: NextConfig = {
   // Workspace packages export TypeScript source (no build step of their own).
   transpilePackages: [
     "@edgefleet/api",
+    "@edgefleet/alerts",
     "@edgefleet/db",
     "@edgefleet/selectors",
     "@edgefleet/agent-sdk",

@@ -104,6 +104,9 @@ write_stack_env() {
   # Shared secret between the console's API and the gateway's internal API (leaf bundles).
   local internal_token_file="$VAR_DIR/gateway-internal-token"
   [ -s "$internal_token_file" ] || head -c 32 /dev/urandom | base64 | tr -d '\n/+=' >"$internal_token_file"
+  # Derives each organization's bearer token for its Alertmanager's webhook to the gateway's relay.
+  local alert_relay_secret_file="$VAR_DIR/gateway-alert-relay-secret"
+  [ -s "$alert_relay_secret_file" ] || head -c 48 /dev/urandom | base64 | tr -d '\n/+=' >"$alert_relay_secret_file"
   cat >"$STACK_ENV" <<ENV
 # Written by scripts/stack/up.sh for the '$EDGEFLEET_PROFILE' profile. Source it to talk to this stack.
 EDGEFLEET_PROFILE=$EDGEFLEET_PROFILE
@@ -133,6 +136,8 @@ WEB_PORT=$PORT_WEB
 GATEWAY_HTTP_PORT=$PORT_GATEWAY
 GATEWAY_URL=http://127.0.0.1:$PORT_GATEWAY
 GATEWAY_INTERNAL_TOKEN=$(cat "$internal_token_file")
+GATEWAY_ALERT_RELAY_SECRET=$(cat "$alert_relay_secret_file")
+GATEWAY_CONSOLE_URL=http://127.0.0.1:$PORT_WEB
 NEXT_TELEMETRY_DISABLED=1
 TURBO_TELEMETRY_DISABLED=1
 ENV

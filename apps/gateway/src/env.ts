@@ -118,6 +118,44 @@ const gatewayEnvSchema = {
   // once, refilled this many a second; past it agents are told to ask again later.
   GATEWAY_ENROLL_FAILURE_BURST: integerInRange("GATEWAY_ENROLL_FAILURE_BURST", 1, 1_000_000, 200),
   GATEWAY_ENROLL_FAILURE_RATE: integerInRange("GATEWAY_ENROLL_FAILURE_RATE", 1, 1_000_000, 20),
+  // Alerts (src/alerts, docs/alerts.md). The relay secret derives each organization's bearer token
+  // for its Alertmanager's webhook; unset: alerting (Mimir sync, relay, delivery) is off.
+  GATEWAY_ALERT_RELAY_SECRET: z
+    .string()
+    .min(32, { error: "GATEWAY_ALERT_RELAY_SECRET must be at least 32 characters" })
+    .optional(),
+  // Where Mimir's Alertmanager reaches this gateway's relay (default: this process on loopback).
+  GATEWAY_ALERT_RELAY_URL: urlWithProtocols("GATEWAY_ALERT_RELAY_URL", ["http:", "https:"]).optional(),
+  // The console's base URL, for the links in alerts.
+  GATEWAY_CONSOLE_URL: urlWithProtocols("GATEWAY_CONSOLE_URL", ["http:", "https:"]).default(
+    "http://127.0.0.1:3000",
+  ),
+  // How often changed organizations are applied to Mimir, and how often all are checked for drift.
+  GATEWAY_ALERT_SYNC_MS: integerInRange("GATEWAY_ALERT_SYNC_MS", 100, 3_600_000, 5_000),
+  GATEWAY_ALERT_DRIFT_CHECK_MS: integerInRange("GATEWAY_ALERT_DRIFT_CHECK_MS", 1_000, 86_400_000, 300_000),
+  // How often node info/liveness series are written for alert rules (well inside Mimir's 5 min lookback).
+  GATEWAY_ALERT_SERIES_INTERVAL_MS: integerInRange("GATEWAY_ALERT_SERIES_INTERVAL_MS", 500, 240_000, 30_000),
+  // How often rollout status events are looked for and posted to Alertmanager as event alerts.
+  GATEWAY_ALERT_EVENT_POLL_MS: integerInRange("GATEWAY_ALERT_EVENT_POLL_MS", 100, 600_000, 2_000),
+  // Rule evaluation interval of the generated groups.
+  GATEWAY_ALERT_EVALUATION_INTERVAL_S: integerInRange("GATEWAY_ALERT_EVALUATION_INTERVAL_S", 1, 3600, 30),
+  // Override Alertmanager's group_wait / group_interval for every severity (test stacks: seconds).
+  GATEWAY_ALERT_GROUP_WAIT_S: integerInRange("GATEWAY_ALERT_GROUP_WAIT_S", 0, 86_400, 0).optional(),
+  GATEWAY_ALERT_GROUP_INTERVAL_S: integerInRange("GATEWAY_ALERT_GROUP_INTERVAL_S", 1, 86_400, 60).optional(),
+  // Delivery from the outbox: poll, retries with backoff, when a failing channel is switched off.
+  GATEWAY_ALERT_DELIVERY_POLL_MS: integerInRange("GATEWAY_ALERT_DELIVERY_POLL_MS", 50, 60_000, 1_000),
+  GATEWAY_ALERT_MAX_ATTEMPTS: integerInRange("GATEWAY_ALERT_MAX_ATTEMPTS", 1, 100, 8),
+  GATEWAY_ALERT_BACKOFF_BASE_MS: integerInRange("GATEWAY_ALERT_BACKOFF_BASE_MS", 10, 3_600_000, 5_000),
+  GATEWAY_ALERT_BACKOFF_MAX_MS: integerInRange("GATEWAY_ALERT_BACKOFF_MAX_MS", 10, 86_400_000, 900_000),
+  GATEWAY_ALERT_DISABLE_AFTER_FAILURES: integerInRange("GATEWAY_ALERT_DISABLE_AFTER_FAILURES", 1, 10_000, 20),
+  // Webhooks may reach loopback/private addresses (tests). Off by default, as for URL imports.
+  GATEWAY_ALERT_WEBHOOK_ALLOW_PRIVATE: z
+    .enum(["true", "false", "1", "0"], { error: "GATEWAY_ALERT_WEBHOOK_ALLOW_PRIVATE must be true or false" })
+    .default("false")
+    .transform((value) => value === "true" || value === "1"),
+  // E-mail channels: smtp://host:port (or smtps://, user:password@ in the URL); unset: e-mail is not sent.
+  GATEWAY_SMTP_URL: urlWithProtocols("GATEWAY_SMTP_URL", ["smtp:", "smtps:"]).optional(),
+  GATEWAY_ALERT_MAIL_FROM: z.string().min(3).default("Edgefleet alerts <alerts@edgefleet.invalid>"),
 };
 
 export class GatewayEnvError extends Error {

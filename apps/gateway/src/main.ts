@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { createAlerting } from "./alerts/index.js";
 import { ArtifactService } from "./artifacts/artifact-service.js";
 import { ArtifactBuckets } from "./artifacts/bucket.js";
 import { ArtifactImporter } from "./artifacts/importer.js";
@@ -85,11 +86,18 @@ const artifacts = new ArtifactService(db, new ArtifactBuckets(() => nats.nc), {
   maxBytes: env.GATEWAY_ARTIFACT_MAX_BYTES,
   allowPrivateAddresses: env.GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE,
 });
+// Alerts (src/alerts): on when the relay secret is set.
+const alerting = env.GATEWAY_ALERT_RELAY_SECRET
+  ? createAlerting(db, env, env.GATEWAY_ALERT_RELAY_SECRET, logger, metrics.registry)
+  : null;
+if (!alerting)
+  logger.warn("GATEWAY_ALERT_RELAY_SECRET not set: alerting (Mimir sync, relay, delivery) is off");
 const server = createHttpServer({
   health,
   metrics,
   logger: httpLogger,
   isShuttingDown: () => shuttingDown,
+  alertRelay: alerting ? alerting.relay : null,
   internal: {
     token: env.GATEWAY_INTERNAL_TOKEN,
     hubLeafUrls: env.NATS_LEAF_URL ?? [],
@@ -170,6 +178,13 @@ edgeServices.push(
     logger.child({ component: "rollout-controller" }),
   ),
 );
+if (alerting) {
+  edgeServices.push({
+    name: "alerting",
+    start: async () => alerting.start(),
+    stop: () => alerting.stop(),
+  });
+}
 const startedServices: EdgeService[] = [];
 const edgeServicesStarted = (async () => {
   const healthy = () => {

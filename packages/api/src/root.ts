@@ -1,3 +1,4 @@
+import { alertRouter } from "./routers/alert";
 import { apiKeyRouter } from "./routers/apiKey";
 import { appsRouter } from "./routers/app";
 import { appVersionRouter } from "./routers/appVersion";
@@ -27,6 +28,7 @@ export const appRouter = createTRPCRouter({
   appVersion: appVersionRouter,
   search: searchRouter,
   rollout: rolloutRouter,
+  alert: alertRouter,
 });
 
 export type AppRouter = typeof appRouter;

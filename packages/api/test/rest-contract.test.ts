@@ -57,6 +57,14 @@ beforeAll(async () => {
     });
   ids.version = (await version("1.0.0")).id;
   ids.versionToDelete = (await version("0.9.0")).id;
+  const policy = (name: string) =>
+    owner.alert.createPolicy({ name, severity: "warning", spec: { kind: "node_offline", forMinutes: 5 } });
+  ids.alertPolicy = (await policy("rest-policy")).id;
+  ids.alertPolicyToDelete = (await policy("rest-policy-to-delete")).id;
+  const channel = (name: string) =>
+    owner.alert.createChannel({ kind: "webhook", name, target: "https://hooks.example.com/rest" });
+  ids.alertChannel = (await channel("rest-channel")).id;
+  ids.alertChannelToDelete = (await channel("rest-channel-to-delete")).id;
   ids.uploadVersion = (await version("1.1.0")).id;
   // Rollouts: one app with a ready version, and nodes labelled per rollout (targets never overlap).
   const rolloutApp = await readyApp(db, acme.id, "rest-rollout-app", ["1.0.0"]);
@@ -125,6 +133,37 @@ async function expectDocumented(operation: Operation, response: Response, status
 
 /** How to call each operation successfully; the key is "METHOD /path" as documented. */
 const calls: Record<string, () => { path: string; body?: unknown; query?: Record<string, string> }> = {
+  "GET /alert-policies": () => ({ path: "/alert-policies" }),
+  "POST /alert-policies": () => ({
+    path: "/alert-policies",
+    body: {
+      name: "made over REST",
+      severity: "critical",
+      spec: { kind: "cpu_above", thresholdPercent: 90, forMinutes: 5 },
+    },
+  }),
+  "GET /alert-policies/{id}": () => ({ path: `/alert-policies/${ids.alertPolicy}` }),
+  "PATCH /alert-policies/{id}": () => ({
+    path: `/alert-policies/${ids.alertPolicy}`,
+    body: { enabled: false },
+  }),
+  "DELETE /alert-policies/{id}": () => ({ path: `/alert-policies/${ids.alertPolicyToDelete}` }),
+  "GET /alerting/status": () => ({ path: "/alerting/status" }),
+  "GET /alert-channels": () => ({ path: "/alert-channels" }),
+  "POST /alert-channels": () => ({
+    path: "/alert-channels",
+    body: { kind: "email", name: "made over REST", target: "ops@acme.example" },
+  }),
+  "PATCH /alert-channels/{id}": () => ({
+    path: `/alert-channels/${ids.alertChannel}`,
+    body: { minSeverity: "critical" },
+  }),
+  "POST /alert-channels/{id}/rotate-secret": () => ({
+    path: `/alert-channels/${ids.alertChannel}/rotate-secret`,
+    body: {},
+  }),
+  "DELETE /alert-channels/{id}": () => ({ path: `/alert-channels/${ids.alertChannelToDelete}` }),
+  "GET /alert-deliveries": () => ({ path: "/alert-deliveries", query: { limit: "5" } }),
   "GET /audit": () => ({ path: "/audit", query: { limit: "2" } }),
   "GET /enrollment-tokens": () => ({ path: "/enrollment-tokens", query: { limit: "5" } }),
   "POST /enrollment-tokens": () => ({

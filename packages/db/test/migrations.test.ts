@@ -26,6 +26,11 @@ describe("migrations", () => {
     });
     expect(tables).toEqual([
       "_prisma_migrations",
+      "alert_channel",
+      "alert_delivery",
+      "alert_notification",
+      "alert_policy",
+      "alerting_state",
       "api_key",
       "app",
       "app_instance",

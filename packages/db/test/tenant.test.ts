@@ -49,7 +49,34 @@ async function createTenant(db: Db, slug: string) {
       targetId: node.id,
     },
   });
-  return { organization, user, site, node, app, version, instance, rollout, token, apiKey, audit };
+  const policy = await db.alertPolicy.create({
+    data: {
+      organizationId,
+      name: "node down",
+      kind: "node_offline",
+      spec: { kind: "node_offline", forMinutes: 5 },
+      siteId: site.id,
+      severity: "critical",
+    },
+  });
+  const channel = await db.alertChannel.create({
+    data: { organizationId, name: "ops", kind: "email", target: `ops@${slug}.example` },
+  });
+  return {
+    organization,
+    user,
+    site,
+    node,
+    app,
+    version,
+    instance,
+    rollout,
+    token,
+    apiKey,
+    audit,
+    policy,
+    channel,
+  };
 }
 
 beforeAll(async () => {
@@ -67,6 +94,11 @@ describe("tenantDb reads", () => {
   it("knows every model that carries organizationId", () => {
     expect([...TENANT_OWNED_MODELS].sort()).toEqual(
       [
+        "AlertChannel",
+        "AlertDelivery",
+        "AlertNotification",
+        "AlertPolicy",
+        "AlertingState",
         "ApiKey",
         "App",
         "AppInstance",
@@ -97,6 +129,8 @@ describe("tenantDb reads", () => {
     expect(await tdb.enrollmentToken.findUnique({ where: { tokenHash: b.token.tokenHash } })).toBeNull();
     expect(await tdb.apiKey.findUnique({ where: { hash: b.apiKey.hash } })).toBeNull();
     expect(await tdb.auditLog.findUnique({ where: { id: b.audit.id } })).toBeNull();
+    expect(await tdb.alertPolicy.findUnique({ where: { id: b.policy.id } })).toBeNull();
+    expect(await tdb.alertChannel.findUnique({ where: { id: b.channel.id } })).toBeNull();
     await expect(tdb.node.findUniqueOrThrow({ where: { id: b.node.id } })).rejects.toThrow();
     // ...while its own rows are found
     expect((await tdb.node.findUnique({ where: { id: a.node.id } }))?.name).toBe("tenant-a-node-1");

@@ -17,7 +17,11 @@ export interface HttpServerDeps {
   isShuttingDown: () => boolean;
   /** The control plane's internal API (leaf bundles, enrollment credentials); see internal-api.ts. */
   internal?: InternalApiDeps;
+  /** The alert relay (Alertmanager webhooks, src/alerts/relay.ts); absent when alerting is off. */
+  alertRelay?: ((req: IncomingMessage, path: string) => Promise<{ status: number; body: unknown }>) | null;
 }
+
+const ALERT_RELAY_PREFIX = "/alerts/relay/";
 
 type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -30,6 +34,7 @@ export function createHttpServer({
   logger,
   isShuttingDown,
   internal,
+  alertRelay,
 }: HttpServerDeps): Server {
   const routes: Record<string, RouteHandler> = {
     // Liveness only says the event loop answers; a dependency outage must not get us restarted.
@@ -51,6 +56,24 @@ export function createHttpServer({
 
   return createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://gateway.invalid").pathname;
+    if (path.startsWith(ALERT_RELAY_PREFIX)) {
+      res.on("finish", () =>
+        metrics.httpRequests.inc({ route: ALERT_RELAY_PREFIX, code: String(res.statusCode) }),
+      );
+      if (!alertRelay) {
+        sendJson(res, 404, { error: "alerting is not enabled on this gateway" });
+        return;
+      }
+      alertRelay(req, path)
+        .then(({ status, body }) => sendJson(res, status, body))
+        .catch((error: unknown) => {
+          // Alertmanager retries on an error answer: nothing is lost.
+          logger.error({ err: error }, "alert relay request failed");
+          if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
+          else res.destroy();
+        });
+      return;
+    }
     if (path.startsWith(INTERNAL_PREFIX)) {
       const route = internalRouteOf(path) ?? UNMATCHED_ROUTE;
       res.on("finish", () => metrics.httpRequests.inc({ route, code: String(res.statusCode) }));

@@ -157,6 +157,14 @@ export async function deleteSite(
       message: `site ${before.name} still has ${before.total} node${before.total === 1 ? "" : "s"}: move or delete them first`,
     });
   }
+  // An alert policy limited to this site would silently widen to every site (the FK refuses too).
+  const policies = await db.alertPolicy.count({ where: { siteId: id } });
+  if (policies > 0) {
+    throw new TRPCError({
+      code: "CONFLICT",
+      message: `site ${before.name} is the scope of ${policies} alert polic${policies === 1 ? "y" : "ies"}: change or delete them first`,
+    });
+  }
   try {
     // Tokens that placed nodes here keep working, placing new nodes at no site (their labels stay).
     await db.enrollmentToken.updateMany({ where: { siteId: id }, data: { siteId: null } });

@@ -3,6 +3,7 @@
  * same schemas the procedures parse, so a field is judged by one rule on both sides.
  */
 export * from "../domain/roles";
+export * from "./alerts";
 export * from "./api-keys";
 export * from "./audit";
 export * from "./enrollment";

@@ -1,0 +1,6 @@
+export * from "./alertmanager-config";
+export * from "./node-series";
+export * from "./policy";
+export * from "./relay-token";
+export * from "./rules";
+export * from "./webhook-url";
