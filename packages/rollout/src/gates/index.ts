@@ -1,0 +1,5 @@
+export * from "./cohort";
+export * from "./judge";
+export * from "./mann-whitney";
+export * from "./queries";
+export * from "./spec";
