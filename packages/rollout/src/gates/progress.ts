@@ -86,7 +86,7 @@ export function gateStep(
   batch: number,
 ): { kind: "go" } | { kind: "wait"; until: EpochMs } | { kind: "pause" | "rollback"; reason: string } {
   const progress = state.batches[batch];
-  if (!progress || progress.verdict !== "succeeded" || batchGates(state, batch).length === 0)
+  if (progress?.verdict !== "succeeded" || batchGates(state, batch).length === 0)
     return { kind: "go" };
   const result = progress.gates ?? null;
   if (result === null) {
