@@ -79,6 +79,7 @@ describe("tenantDb reads", () => {
         "NodeStatusEvent",
         "Rollout",
         "RolloutEvent",
+        "RolloutGateVerdict",
         "RolloutNode",
         "Site",
         "SiteLeafCredential",
