@@ -69,7 +69,8 @@ export function seriesOfReport(
       continue;
     }
     // `version` is what runs; without a status report yet it is left out (an empty label).
-    const labels = facts.version === null ? { app: app.app } : { app: app.app, version: facts.version };
+    const labels: Record<string, string> =
+      facts.version === null ? { app: app.app } : { app: app.app, version: facts.version };
     add("edgefleet_app_cpu_usage_ratio", app.cpu / 1000, labels);
     add("edgefleet_app_memory_bytes", app.mem, labels);
     add("edgefleet_app_restarts_total", facts.restarts, labels);
