@@ -86,8 +86,7 @@ export function gateStep(
   batch: number,
 ): { kind: "go" } | { kind: "wait"; until: EpochMs } | { kind: "pause" | "rollback"; reason: string } {
   const progress = state.batches[batch];
-  if (progress?.verdict !== "succeeded" || batchGates(state, batch).length === 0)
-    return { kind: "go" };
+  if (progress?.verdict !== "succeeded" || batchGates(state, batch).length === 0) return { kind: "go" };
   const result = progress.gates ?? null;
   if (result === null) {
     return { kind: "wait", until: gatesWindowEnd(progress, batchGates(state, batch)) as EpochMs };

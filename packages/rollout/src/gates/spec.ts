@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 
-export const MIN_GATE_WINDOW_SECONDS = 30;
+export const MIN_GATE_WINDOW_SECONDS = 10;
 export const MAX_GATE_WINDOW_SECONDS = 24 * 3600;
 export const MAX_PROMQL_LENGTH = 2_000;
 
