@@ -59,7 +59,11 @@ export const rolloutRouter = createTRPCRouter({
     })
     .input(rolloutPlanInput)
     .output(rolloutPreviewOutput)
-    .query(({ ctx, input }) => previewRollout(ctx.db, ctx.tenantDb, ctx.organization.id, input)),
+    .query(async ({ ctx, input }) => {
+      // The editor's check too: operator PromQL in gates must run against Mimir as this organization.
+      await checkGateQueries(ctx.mimirUrl, ctx.organization.id, input.strategy);
+      return previewRollout(ctx.db, ctx.tenantDb, ctx.organization.id, input);
+    }),
 
   create: organizationProcedure
     .meta({
