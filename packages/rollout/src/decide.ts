@@ -33,6 +33,7 @@ import { type PlannedBatch, type RolloutPlan, siteBudget, siteWindows } from "./
 import { planRollback } from "./rollback";
 import {
   applyDecision,
+  type BatchProgress,
   type Decision,
   type DispatchedNode,
   type NodeDispatch,
@@ -232,7 +233,12 @@ function forwardTransition(state: RolloutState, ctx: DecisionContext): Decision 
     if (progress.approvedAt !== null) return start(i + 1);
     return setStatus("awaiting_approval", `batch ${i} passed; batch ${i + 1} waits for a person's approval`);
   }
-  return at >= progress.finishedAt + pause.seconds * SECOND_MS ? start(i + 1) : null;
+  // A timed pause runs from the batch's end, or from its gates' verdict when it had gates.
+  return at >= pauseStart(progress) + pause.seconds * SECOND_MS ? start(i + 1) : null;
+}
+
+function pauseStart(progress: BatchProgress): EpochMs {
+  return progress.gates?.evaluatedAt ?? progress.finishedAt ?? 0;
 }
 
 function rollbackTransition(state: RolloutState, ctx: DecisionContext): Decision | null {
@@ -552,7 +558,7 @@ function forwardNodeDecisions(
       progress.failureAcceptedAt === null &&
       current < plan.batches.length - 1
     ) {
-      const until = progress.finishedAt + pause.seconds * SECOND_MS;
+      const until = pauseStart(progress) + pause.seconds * SECOND_MS;
       waits.push({
         kind: "wait",
         reason: "timed_pause",

@@ -1,7 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   applyAction,
   applyDecisions,
+  type BatchGateOutcome,
   type BatchGateResult,
   type Decision,
   decideRollout,
@@ -15,6 +17,8 @@ import { NEW, nodes, observe, running, started, T0 } from "./fixtures";
 
 const MIN = 60_000;
 const WINDOW = 120;
+
+const step_ = (state: RolloutState, observed: ObservedNode[], now: number) => step(state, observed, now);
 
 function step(state: RolloutState, observed: ObservedNode[], now: number) {
   const decisions = decideRollout(state, observed, now);
@@ -140,5 +144,70 @@ describe("metric gates in the decider", () => {
     const passed = recordGateResult(state, 0, result("pass"));
     const after = step(passed, [...observed, late], T0 + 5 * MIN);
     expect(after.state.dispatches.map((d) => d.nodeId)).toContain("late");
+  });
+});
+
+describe("metric gates in the decider, properties", () => {
+  const outcomes: BatchGateOutcome[] = ["pass", "fail", "inconclusive"];
+
+  it("no batch starts before the previous one's gates are judged; the end follows the outcomes and gateActions", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.constantFrom(...outcomes), { minLength: 4, maxLength: 4 }),
+        fc.constantFrom("rollback", "pause") as fc.Arbitrary<"rollback" | "pause">,
+        fc.constantFrom("pause", "continue", "rollback") as fc.Arbitrary<"pause" | "continue" | "rollback">,
+        (gated, results, onFail, onInconclusive) => {
+          const fleet = nodes(gated.length * 2);
+          let state = started(fleet, {
+            batches: gated.map((g) => ({ count: 2, ...(g ? { gates: [gate] } : {}) })),
+            gateActions: { onFail, onInconclusive },
+          });
+          let now = T0;
+          let expected: "completed" | "rolled_back" | "failed" = "completed";
+          for (let step = 0; step < 40 && state.status === "running"; step++) {
+            // Every dispatched node runs the version a minute later.
+            const dispatched = new Set(state.dispatches.map((d) => d.nodeId));
+            const observed = fleet.map((n) => (dispatched.has(n.id) ? running(n, NEW, now) : observe(n)));
+            now += MIN;
+            const decided = step_(state, observed, now);
+            state = decided.state;
+            // Never past a gated batch whose verdict is not recorded.
+            state.batches.forEach((b, i) => {
+              if (i > 0 && gated[i - 1] && state.batches[i - 1]?.verdict === "succeeded")
+                expect(state.batches[i - 1]?.gates ?? null).not.toBeNull();
+            });
+            const due = gatesDue(state, now + WINDOW * 1000);
+            if (due) {
+              const outcome = results[due.batch] as BatchGateOutcome;
+              const action = outcome === "pass" ? "go" : outcome === "fail" ? onFail : onInconclusive;
+              if (action === "rollback") expected = "rolled_back";
+              else if (action === "pause") expected = "failed";
+              now += WINDOW * 1000;
+              state = recordGateResult(state, due.batch, { ...result(outcome), evaluatedAt: now });
+              if (action === "rollback" || action === "pause") {
+                const acted = step_(state, observed, now).state;
+                expect(acted.status).toBe(action === "rollback" ? "rolling_back" : "failed");
+                expect(acted.batches).toHaveLength(due.batch + 1);
+                return;
+              }
+            }
+          }
+          expect(state.status).toBe(expected);
+        },
+      ),
+    );
+  });
+
+  it("a timed pause after a gated batch runs from the verdict, not from the install", () => {
+    const { state, observed } = batchRunning({
+      batches: [{ count: 2, gates: [gate], pauseAfter: { seconds: 600 } }],
+    });
+    const judgedAt = T0 + 30 * MIN;
+    const judged = recordGateResult(state, 0, { ...result("pass"), evaluatedAt: judgedAt });
+    const waiting = decideRollout(judged, observed, judgedAt + 1000);
+    expect(kinds(waiting)).toEqual(["wait:timed_pause"]);
+    expect(waiting[0]).toMatchObject({ until: judgedAt + 600_000 });
+    expect(kinds(decideRollout(judged, observed, judgedAt + 600_000))[0]).toBe("start_batch");
   });
 });
