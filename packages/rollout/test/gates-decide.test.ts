@@ -173,7 +173,7 @@ describe("metric gates in the decider, properties", () => {
             const decided = step_(state, observed, now);
             state = decided.state;
             // Never past a gated batch whose verdict is not recorded.
-            state.batches.forEach((b, i) => {
+            state.batches.forEach((_batch, i) => {
               if (i > 0 && gated[i - 1] && state.batches[i - 1]?.verdict === "succeeded")
                 expect(state.batches[i - 1]?.gates ?? null).not.toBeNull();
             });
