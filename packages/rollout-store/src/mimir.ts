@@ -17,7 +17,7 @@ export class MimirUnavailableError extends Error {
   override name = "MimirUnavailableError";
 }
 
-/** Mimir refused the query itself (`bad_data`: it does not parse, or cannot run). */
+/** Mimir refused the query itself (`bad_data`: it does not parse; `execution`: it cannot run). */
 export class PromqlError extends Error {
   override name = "PromqlError";
 }
@@ -61,7 +61,10 @@ async function call(
     throw new MimirUnavailableError(`Mimir answered ${response.status}: ${text.slice(0, 300)}`);
   }
   if (parsed.status === "error") {
-    if (parsed.errorType === "bad_data") throw new PromqlError(parsed.error);
+    // bad_data: it does not parse; execution: it cannot run (e.g. mismatched operands). Both are
+    // the query's fault; timeouts, limits and internal errors are Mimir's.
+    if (parsed.errorType === "bad_data" || parsed.errorType === "execution")
+      throw new PromqlError(parsed.error);
     throw new MimirUnavailableError(`Mimir answered ${response.status} ${parsed.errorType}: ${parsed.error}`);
   }
   return parsed.data;
