@@ -15,7 +15,7 @@ describe("hollow runtime", () => {
   it("reports per-app usage of the version that runs, when given a usage model (metric-gate tests)", async () => {
     const runtime = new HollowRuntime({
       stepMs: [1, 5],
-      usage: (app, version) => (version === "hog" ? { cpu: 600.4, mem: 8e7 } : { cpu: 100, mem: 4e7 }),
+      usage: (_app, version) => (version === "hog" ? { cpu: 600.4, mem: 8e7 } : { cpu: 100, mem: 4e7 }),
     });
     expect(await runtime.sampleUsage()).toEqual([]);
     runtime.put("web", "1", { command: ["web"] });
