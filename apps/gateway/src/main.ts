@@ -173,6 +173,7 @@ edgeServices.push(
       databaseUrl: env.DATABASE_URL,
       tickMs: env.GATEWAY_ROLLOUT_TICK_MS,
       leaseMs: env.GATEWAY_ROLLOUT_LEASE_MS,
+      mimirUrl: env.MIMIR_URL,
       ...(env.GATEWAY_REPLICA_ID ? { replicaId: env.GATEWAY_REPLICA_ID } : {}),
     },
     logger.child({ component: "rollout-controller" }),

@@ -8,7 +8,7 @@ import type { NodeIdentity } from "./enroll/identity.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { SyntheticHostSampler } from "./metrics/host.js";
 import { nativeCredsAuthenticator, nativeJwtAuthenticator } from "./nkeys/native.js";
-import { HollowRuntime } from "./runtime/hollow.js";
+import { HollowRuntime, type HollowUsage } from "./runtime/hollow.js";
 
 export interface HollowFleetOptions {
   count: number;
@@ -28,6 +28,8 @@ export interface HollowFleetOptions {
   reconnect?: BackoffPolicy;
   /** Really download artifacts (hashed and dropped); default off: pulls are simulated. */
   fetchArtifacts?: boolean;
+  /** Per-app usage each agent reports for the version it runs (see HollowRuntimeOptions.usage). */
+  appUsage?: HollowUsage;
   logger?: Logger;
   onProgress?: (progress: { enrolled: number; started: number }) => void;
 }
@@ -97,7 +99,10 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
       servers: options.servers,
       wid: identity.wid,
       authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
-      runtime: new HollowRuntime({ fetchArtifacts: options.fetchArtifacts ?? false }),
+      runtime: new HollowRuntime({
+        fetchArtifacts: options.fetchArtifacts ?? false,
+        ...(options.appUsage ? { usage: options.appUsage } : {}),
+      }),
       outbox: new MemoryOutbox(),
       stateStore: new MemoryStateStore(),
       hostSampler: new SyntheticHostSampler(),

@@ -12,6 +12,27 @@ function record(runtime: HollowRuntime): InstanceStatus[] {
 }
 
 describe("hollow runtime", () => {
+  it("reports per-app usage of the version that runs, when given a usage model (metric-gate tests)", async () => {
+    const runtime = new HollowRuntime({
+      stepMs: [1, 5],
+      usage: (_app, version) => (version === "hog" ? { cpu: 600.4, mem: 8e7 } : { cpu: 100, mem: 4e7 }),
+    });
+    expect(await runtime.sampleUsage()).toEqual([]);
+    runtime.put("web", "1", { command: ["web"] });
+    await waitFor("1 running", () => (runtime.instances()[0]?.st === "running" ? true : undefined));
+    expect(await runtime.sampleUsage()).toEqual([{ app: "web", cpu: 100, mem: 40_000_000 }]);
+    runtime.put("web", "hog", { command: ["web"] }, { sha: sha256(Buffer.from("hog")) });
+    // While "hog" pulls, "1" still runs: its usage is reported.
+    expect(await runtime.sampleUsage()).toEqual([{ app: "web", cpu: 100, mem: 40_000_000 }]);
+    await waitFor("hog running", () =>
+      runtime.instances()[0]?.st === "running" && runtime.instances()[0]?.ver === "hog" ? true : undefined,
+    );
+    expect(await runtime.sampleUsage()).toEqual([{ app: "web", cpu: 600, mem: 80_000_000 }]);
+    // Without a model, nothing (as before: no per-app series from hollow agents).
+    expect(await new HollowRuntime().sampleUsage()).toEqual([]);
+    await runtime.shutdown();
+  });
+
   it("simulates pulling an artifact (progress, no bytes) while the old version keeps running", async () => {
     const source = new MemoryChunkSource();
     const runtime = new HollowRuntime({ stepMs: [1, 5], simulatedArtifactBytes: 1000 });

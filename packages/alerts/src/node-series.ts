@@ -1,6 +1,7 @@
 /**
  * Series the gateway writes for alerting (besides the agents' metrics, docs/protocol.md): one
- * info series and one liveness series per node, and a restart counter per app instance. The
+ * info series and one liveness series per node. Rules also read the restart counter per app
+ * instance that ingest writes from the agents' status (`{org,node,app,version}`). The
  * agents' series carry only `org` and `node`; rules join this info series to scope by site or
  * node labels and to give every alert its `site`.
  */

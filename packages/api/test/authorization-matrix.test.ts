@@ -155,6 +155,7 @@ describe("authorization matrix (generated from appRouter)", () => {
       "rollout.list",
       "rollout.byId",
       "rollout.nodes",
+      "rollout.gates",
       "rollout.start",
       "rollout.pause",
       "rollout.resume",

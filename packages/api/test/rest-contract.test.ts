@@ -220,6 +220,7 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     path: `/rollouts/${ids["rollout-approve"]}/nodes`,
     query: { batch: "0", limit: "10" },
   }),
+  "GET /rollouts/{id}/gates": () => ({ path: `/rollouts/${ids["rollout-approve"]}/gates` }),
   "POST /rollouts/{id}/start": () => ({ path: `/rollouts/${ids["rollout-start"]}/start`, body: {} }),
   "POST /rollouts/{id}/pause": () => ({
     path: `/rollouts/${ids["rollout-pause"]}/pause`,

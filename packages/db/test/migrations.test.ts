@@ -44,6 +44,7 @@ describe("migrations", () => {
       "organization",
       "rollout",
       "rollout_event",
+      "rollout_gate_verdict",
       "rollout_node",
       "site",
       "site_leaf_credential",

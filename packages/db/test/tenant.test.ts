@@ -111,6 +111,7 @@ describe("tenantDb reads", () => {
         "NodeStatusEvent",
         "Rollout",
         "RolloutEvent",
+        "RolloutGateVerdict",
         "RolloutNode",
         "Site",
         "SiteLeafCredential",

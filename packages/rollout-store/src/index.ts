@@ -6,5 +6,7 @@
  */
 export * from "./actions";
 export * from "./fleet";
+export * from "./gates";
+export * from "./mimir";
 export * from "./step";
 export * from "./store";

@@ -9,6 +9,7 @@
  * waits without a reason; everything that waits on time carries the instant (`until`) at which
  * it is judged again, so the controller knows when to wake up (`nextWakeUp`).
  */
+import { gateStep } from "./gates/progress";
 import { maintenanceWindowState, type WindowState } from "./maintenance-windows";
 import {
   checkNodes,
@@ -32,6 +33,7 @@ import { type PlannedBatch, type RolloutPlan, siteBudget, siteWindows } from "./
 import { planRollback } from "./rollback";
 import {
   applyDecision,
+  type BatchProgress,
   type Decision,
   type DispatchedNode,
   type NodeDispatch,
@@ -213,6 +215,15 @@ function forwardTransition(state: RolloutState, ctx: DecisionContext): Decision 
     }
     return setStatus("failed", `${why}; resume to go on anyway, roll back, or abort`);
   }
+  // Metric gates (gates/progress.ts): judged by the controller once their window is over.
+  const gates = gateStep(state, i);
+  if (gates.kind === "wait") return null;
+  if (gates.kind === "rollback") {
+    return { kind: "start_rollback", plan: planRollback(state), reason: `${gates.reason}; rolling back`, at };
+  }
+  if (gates.kind === "pause") {
+    return setStatus("failed", `${gates.reason}; resume to go on anyway, roll back, or abort`);
+  }
   if (i === plan.batches.length - 1) return setStatus("completed", "every batch is done");
   // Resuming past a failure is a person's decision to go on: it also stands for the pause.
   if (progress.failureAcceptedAt !== null) return start(i + 1);
@@ -222,7 +233,12 @@ function forwardTransition(state: RolloutState, ctx: DecisionContext): Decision 
     if (progress.approvedAt !== null) return start(i + 1);
     return setStatus("awaiting_approval", `batch ${i} passed; batch ${i + 1} waits for a person's approval`);
   }
-  return at >= progress.finishedAt + pause.seconds * SECOND_MS ? start(i + 1) : null;
+  // A timed pause runs from the batch's end, or from its gates' verdict when it had gates.
+  return at >= pauseStart(progress) + pause.seconds * SECOND_MS ? start(i + 1) : null;
+}
+
+function pauseStart(progress: BatchProgress): EpochMs {
+  return progress.gates?.evaluatedAt ?? progress.finishedAt ?? 0;
 }
 
 function rollbackTransition(state: RolloutState, ctx: DecisionContext): Decision | null {
@@ -525,13 +541,24 @@ function forwardNodeDecisions(
     }
   }
   if (state.status === "running" && progress && planned && progress.finishedAt !== null) {
+    const gates = gateStep(state, current);
+    if (gates.kind === "wait") {
+      waits.push({
+        kind: "wait",
+        reason: "gates",
+        nodeIds: [],
+        until: gates.until,
+        message: `batch ${current}'s metric gates are judged at ${iso(gates.until)}, when their window is over`,
+      });
+    }
     const pause = planned.policy.pauseAfter;
     if (
+      gates.kind === "go" &&
       typeof pause === "object" &&
       progress.failureAcceptedAt === null &&
       current < plan.batches.length - 1
     ) {
-      const until = progress.finishedAt + pause.seconds * SECOND_MS;
+      const until = pauseStart(progress) + pause.seconds * SECOND_MS;
       waits.push({
         kind: "wait",
         reason: "timed_pause",
@@ -556,7 +583,8 @@ function catchUp(state: RolloutState, ctx: DecisionContext, dispatcher: Dispatch
   const firstPassed =
     state.status === "completed" ||
     (state.batches[0]?.finishedAt != null &&
-      (state.batches[0].verdict === "succeeded" || state.batches[0].failureAcceptedAt !== null));
+      (state.batches[0].verdict === "succeeded" || state.batches[0].failureAcceptedAt !== null) &&
+      gateStep(state, 0).kind === "go");
   const returning: ObservedNode[] = [];
   const late: ObservedNode[] = [];
   const offline: string[] = [];

@@ -5,6 +5,7 @@
  */
 export * from "./actions";
 export * from "./decide";
+export * from "./gates/index";
 export * from "./maintenance-windows";
 export * from "./nodes";
 export * from "./outcomes";

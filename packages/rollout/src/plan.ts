@@ -57,9 +57,7 @@ export interface PlannedSite {
   windowNow: WindowState;
 }
 
-export type PlanWarning =
-  | { code: "empty_batch"; batch: number; message: string }
-  | { code: "gates_not_evaluated"; message: string };
+export type PlanWarning = { code: "empty_batch"; batch: number; message: string };
 
 export interface RolloutPlan {
   targetVersionId: string;
@@ -136,12 +134,6 @@ export function planRollout(input: PlanInput): RolloutPlan {
   const rest = order.filter((n) => !taken.has(n.id));
   if (rest.length > 0) {
     batches.push(plannedBatch(batches.length, { kind: "remainder" }, resolveBatchPolicy(strategy, -1), rest));
-  }
-  if (batches.some((b) => b.policy.gates.length > 0)) {
-    warnings.push({
-      code: "gates_not_evaluated",
-      message: "metric gates are stored but not evaluated yet: batches are judged on install success only",
-    });
   }
 
   return {

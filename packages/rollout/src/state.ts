@@ -3,6 +3,7 @@
  * decisions the decider returns, and the one reducer that applies them. Everything here is plain
  * JSON-safe data: times are epoch milliseconds.
  */
+import type { BatchGateResult } from "./gates/progress";
 import type { RolloutPlan } from "./plan";
 import type { RolloutStrategy } from "./strategy";
 import type { EpochMs } from "./time";
@@ -71,6 +72,11 @@ export interface BatchProgress {
   approvedAt: EpochMs | null;
   /** A person resumed past this batch's failure: the rollout goes on as if it had passed. */
   failureAcceptedAt: EpochMs | null;
+  /**
+   * Its metric gates' outcome, once judged (gates/progress.ts); absent or null while not judged
+   * or without gates. Optional: states stored before gates have none.
+   */
+  gates?: BatchGateResult | null;
 }
 
 /** One node the rollout moved to its version. Written once: a node is never dispatched twice. */
@@ -163,7 +169,8 @@ export type WaitReason =
   | "offline"
   | "offline_until_return"
   | "late_joiner"
-  | "updating";
+  | "updating"
+  | "gates";
 
 export type Decision =
   | { kind: "start_batch"; phase: Phase; batch: number; at: EpochMs }

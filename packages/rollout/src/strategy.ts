@@ -8,6 +8,7 @@
  */
 import { parseSelector, SelectorSyntaxError } from "@edgefleet/selectors";
 import { z } from "zod";
+import { type Gate, gateActionsSchema, gateSchema } from "./gates/spec";
 
 export const MAX_BATCHES = 50;
 export const MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
@@ -48,18 +49,6 @@ export const selectorSchema = z.string().superRefine((text, ctx) => {
   }
 });
 
-/**
- * Metric gates (issue 11) — RESERVED. Stored with the strategy and carried into each planned
- * batch, but not interpreted yet: neither the planner nor the decider evaluates them, and the plan
- * warns when a strategy has any. `name` identifies a gate in verdicts; `kind` picks its evaluator;
- * all other fields belong to that evaluator.
- */
-export const gateSchema = z.looseObject({
-  name: z.string().min(1).max(63),
-  kind: z.string().min(1).max(63),
-});
-export type Gate = z.output<typeof gateSchema>;
-
 export const offlinePolicySchema = z.enum(["skip", "wait", "fail"]);
 export type OfflinePolicy = z.output<typeof offlinePolicySchema>;
 
@@ -86,8 +75,20 @@ const policyFields = {
   afterWait: z.enum(["skip", "fail"]),
   /** The pause after this batch succeeded, before the next one starts (never after the last). */
   pauseAfter: pauseAfterSchema,
-  /** Reserved for metric gates (issue 11); see `gateSchema`. */
-  gates: z.array(gateSchema).max(MAX_GATES),
+  /** Metric gates judged once the batch's nodes run the version (issue 11; gates/spec.ts). */
+  gates: z
+    .array(gateSchema)
+    .max(MAX_GATES)
+    .superRefine((gates, ctx) => {
+      gates.forEach((gate, i) => {
+        if (gates.findIndex((g) => g.name === gate.name) !== i)
+          ctx.addIssue({
+            code: "custom",
+            path: [i, "name"],
+            message: `gate name ${gate.name} is used twice`,
+          });
+      });
+    }),
 };
 
 /** The defaults: every node must make it, 30 minutes each, offline nodes skipped (and revisited). */
@@ -229,8 +230,41 @@ export const rolloutStrategySchema = z
     maintenanceWindows: maintenanceWindowsSchema.optional(),
     /** When a batch misses its success threshold: halt (status `failed`, a person decides) or roll back. */
     onBatchFailure: z.enum(["pause", "rollback"]).default("pause"),
+    /**
+     * What a batch's metric gates' outcome does: `fail` rolls back (default) or pauses,
+     * `inconclusive` pauses (default), continues or rolls back. Optional so that rollouts stored
+     * before gates existed parse unchanged; `gateActionsOf` fills in the defaults.
+     */
+    gateActions: gateActionsSchema.optional(),
   })
   .superRefine((strategy, ctx) => {
+    // A gate's window must fit in its batch's timeout (the batch is watched that long at most).
+    const checkWindows = (
+      gates: readonly Gate[],
+      timeoutSeconds: number,
+      pathOf: (gate: number) => (string | number)[],
+    ) => {
+      gates.forEach((gate, j) => {
+        if (gate.windowSeconds > timeoutSeconds)
+          ctx.addIssue({
+            code: "custom",
+            path: pathOf(j),
+            message: `the gate ${gate.name}'s window (${gate.windowSeconds} s) is longer than the batch timeout (${timeoutSeconds} s)`,
+          });
+      });
+    };
+    checkWindows(strategy.defaults.gates, strategy.defaults.timeoutSeconds, (j) => [
+      "defaults",
+      "gates",
+      j,
+      "windowSeconds",
+    ]);
+    strategy.batches.forEach((batch, i) => {
+      const timeout = batch.timeoutSeconds ?? strategy.defaults.timeoutSeconds;
+      if (batch.gates) checkWindows(batch.gates, timeout, (j) => ["batches", i, "gates", j, "windowSeconds"]);
+      else if (batch.timeoutSeconds !== undefined)
+        checkWindows(strategy.defaults.gates, timeout, () => ["batches", i, "timeoutSeconds"]);
+    });
     let percentSum = 0;
     let fullAt: number | null = null;
     strategy.batches.forEach((batch, i) => {

@@ -66,9 +66,23 @@ describe("planRollout, by example", () => {
     expect(p.warnings[0]?.message).toContain("selector matches no node");
   });
 
-  it("warns that metric gates are not evaluated yet", () => {
-    const p = plan(nodes(2), { batches: [{ count: 1, gates: [{ name: "cpu", kind: "threshold" }] }] });
-    expect(p.warnings).toContainEqual(expect.objectContaining({ code: "gates_not_evaluated" }));
+  it("carries each batch's metric gates into the plan, defaults filled in", () => {
+    const gate = {
+      name: "cpu",
+      metric: { preset: "app_cpu" as const },
+      criterion: { kind: "threshold" as const, max: 0.5 },
+    };
+    const p = plan(nodes(2), { batches: [{ count: 1, gates: [gate] }] });
+    expect(p.batches[0]?.policy.gates).toEqual([
+      {
+        ...gate,
+        windowSeconds: 300,
+        critical: false,
+        criterion: { kind: "threshold", max: 0.5, failureLimit: 0 },
+      },
+    ]);
+    expect(p.batches[1]?.policy.gates).toEqual([]);
+    expect(p.warnings).toEqual([]);
   });
 
   it("resolves each batch's policy from its own fields and the defaults", () => {

@@ -7,6 +7,8 @@ import {
   timeZoneSchema,
 } from "../src";
 
+const GATE = { name: "cpu", metric: { preset: "app_cpu" }, criterion: { kind: "compare" } };
+
 function issues(input: unknown): { path: string; message: string }[] {
   const result = rolloutStrategySchema.safeParse(input);
   if (result.success) return [];
@@ -36,7 +38,10 @@ describe("rolloutStrategySchema", () => {
           waitSeconds: 120,
           afterWait: "fail",
         },
-        { selector: "gpu", gates: [{ name: "cpu", kind: "threshold", max: 0.8 }] },
+        {
+          selector: "gpu",
+          gates: [{ name: "cpu", metric: { preset: "app_cpu" }, criterion: { kind: "threshold", max: 0.8 } }],
+        },
       ],
       defaults: { successThreshold: 95, offline: "fail", pauseAfter: "none" },
       disruptionBudget: { maxUpdatingPerSite: { percent: 25 }, sites: { "site-a": { count: 2 } } },
@@ -47,7 +52,15 @@ describe("rolloutStrategySchema", () => {
       onBatchFailure: "rollback",
     };
     const parsed = rolloutStrategySchema.parse(input);
-    expect(parsed.batches[4]?.gates).toEqual([{ name: "cpu", kind: "threshold", max: 0.8 }]);
+    expect(parsed.batches[4]?.gates).toEqual([
+      {
+        name: "cpu",
+        metric: { preset: "app_cpu" },
+        windowSeconds: 300,
+        critical: false,
+        criterion: { kind: "threshold", max: 0.8, failureLimit: 0 },
+      },
+    ]);
     expect(parsed.defaults.timeoutSeconds).toBe(DEFAULT_POLICY.timeoutSeconds);
     expect(strategySiteIds(parsed)).toEqual([
       { siteId: "site-a", path: ["maintenanceWindows", "sites", "site-a"] },
@@ -132,7 +145,60 @@ describe("rolloutStrategySchema", () => {
       "batches.0.pauseAfter.seconds",
       ">=1",
     ],
-    ["gate without kind", { batches: [{ count: 1, gates: [{ name: "x" }] }] }, "batches.0.gates.0.kind", ""],
+    [
+      "gate without metric",
+      { batches: [{ count: 1, gates: [{ name: "x" }] }] },
+      "batches.0.gates.0.metric",
+      "",
+    ],
+    [
+      "gate with an unknown preset",
+      { batches: [{ count: 1, gates: [{ ...GATE, metric: { preset: "gpu" } }] }] },
+      "batches.0.gates.0.metric",
+      "preset",
+    ],
+    [
+      "gate with an unknown criterion",
+      { batches: [{ count: 1, gates: [{ ...GATE, criterion: { kind: "vibes" } }] }] },
+      "batches.0.gates.0.criterion.kind",
+      "",
+    ],
+    [
+      "threshold without bounds",
+      { batches: [{ count: 1, gates: [{ ...GATE, criterion: { kind: "threshold" } }] }] },
+      "batches.0.gates.0.criterion.max",
+      "give max, min or both",
+    ],
+    [
+      "gate window longer than the batch timeout",
+      { batches: [{ count: 1, timeoutSeconds: 120, gates: [{ ...GATE, windowSeconds: 600 }] }] },
+      "batches.0.gates.0.windowSeconds",
+      "longer than the batch timeout",
+    ],
+    [
+      "default gate window longer than a batch's timeout",
+      { batches: [{ count: 1, timeoutSeconds: 60 }], defaults: { gates: [{ ...GATE, windowSeconds: 120 }] } },
+      "batches.0.timeoutSeconds",
+      "longer than the batch timeout",
+    ],
+    [
+      "two gates of one name",
+      { batches: [{ count: 1, gates: [GATE, GATE] }] },
+      "batches.0.gates.1.name",
+      "used twice",
+    ],
+    [
+      "empty PromQL",
+      { batches: [{ count: 1, gates: [{ ...GATE, metric: { promql: "  " } }] }] },
+      "batches.0.gates.0.metric.promql",
+      "empty",
+    ],
+    [
+      "bad gate action",
+      { batches: [{ count: 1 }], gateActions: { onFail: "ignore" } },
+      "gateActions.onFail",
+      "",
+    ],
     [
       "budget of 0",
       { batches: [{ count: 1 }], disruptionBudget: { maxUpdatingPerSite: { count: 0 } } },

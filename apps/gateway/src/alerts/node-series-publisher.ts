@@ -1,5 +1,4 @@
 import {
-  APP_RESTARTS_SERIES,
   EVENT_POLICY_KINDS,
   NODE_INFO_SERIES,
   NODE_ONLINE_SERIES,
@@ -18,10 +17,12 @@ type Series = {
 
 /**
  * Writes what alert rules join on (from Postgres, which the gateway keeps current): per node an
- * info series (site, site id, node labels) and its liveness (1 online, 0 otherwise), per app
- * instance its restart count. Only for organizations with a metric alert policy, so tenants
- * without alerting pay no series. Written every interval (well inside Mimir's 5-minute lookback).
- * Cost: 2 series per node + 1 per app instance (docs/protocol.md "Metrics series budget").
+ * info series (site, site id, node labels) and its liveness (1 online, 0 otherwise). Apps' restart
+ * counts are not written here: ingest writes them from the agents' status, with the version
+ * (`edgefleet_app_restarts_total{app,version}`), and a second writer would double them. Only for
+ * organizations with a metric alert policy, so tenants without alerting pay no series. Written
+ * every interval (well inside Mimir's 5-minute lookback). Cost: 2 series per node
+ * (docs/protocol.md "Metrics series budget").
  */
 export class NodeSeriesPublisher {
   private timer: NodeJS.Timeout | null = null;
@@ -84,12 +85,6 @@ export class NodeSeriesPublisher {
       SELECT n.id, n.site_id, s.name AS site_name, n.labels, n.status::text AS status
       FROM node n LEFT JOIN site s ON s.id = n.site_id
       WHERE n.organization_id = ${organizationId}::uuid AND n.status <> 'revoked'`);
-    const restarts = await this.db.$queryRaw<
-      Array<{ node_id: string; app: string; restarts: number }>
-    >(Prisma.sql`
-      SELECT i.node_id, a.name AS app, i.restarts
-      FROM app_instance i JOIN app a ON a.id = i.app_id
-      WHERE i.organization_id = ${organizationId}::uuid`);
     const series: Series[] = [];
     const sample = (value: number) => [{ value, timestamp: now }];
     for (const node of nodes) {
@@ -106,12 +101,6 @@ export class NodeSeriesPublisher {
       series.push({
         labels: { __name__: NODE_ONLINE_SERIES, org: organizationId, node: node.id },
         samples: sample(node.status === "online" ? 1 : 0),
-      });
-    }
-    for (const row of restarts) {
-      series.push({
-        labels: { __name__: APP_RESTARTS_SERIES, org: organizationId, node: row.node_id, app: row.app },
-        samples: sample(row.restarts),
       });
     }
     if (series.length === 0) return;

@@ -24,7 +24,7 @@ import {
   Prisma,
   ROLLOUT_CHANGED_CHANNEL,
 } from "@edgefleet/db";
-import { stepRollout } from "@edgefleet/rollout-store";
+import { judgeDueGates, stepRollout } from "@edgefleet/rollout-store";
 import pg from "pg";
 import type { EdgeService } from "../edge/service.js";
 import type { Logger } from "../logger.js";
@@ -37,6 +37,8 @@ export interface RolloutControllerConfig {
   leaseMs: number;
   /** This replica's id in `lease_owner` (default: host, pid and a random suffix). */
   replicaId?: string;
+  /** Mimir, for metric gates (tenant = each rollout's organization). Without it gates are inconclusive. */
+  mimirUrl?: string | null;
 }
 
 /** Steps of one rollout in a row while it keeps moving (the core: decide again after writing). */
@@ -200,6 +202,30 @@ export class RolloutController implements EdgeService {
             },
             "rollout stepped",
           );
+        }
+        // Metric gates whose window is over: judge them (Mimir, outside the step's transaction),
+        // then step again to act on the verdict.
+        if (
+          outcome.decisions.some(
+            (d) => d.kind === "wait" && d.reason === "gates" && d.until !== null && d.until <= Date.now(),
+          )
+        ) {
+          const judged = await judgeDueGates(this.db, rolloutId, {
+            owner: this.replicaId,
+            mimir: this.config.mimirUrl ? { url: this.config.mimirUrl } : null,
+          });
+          if (judged) {
+            this.logger.info(
+              {
+                rolloutId,
+                batch: judged.batch,
+                outcome: judged.result.outcome,
+                reason: judged.result.reason,
+              },
+              "rollout batch judged on its metric gates",
+            );
+            continue;
+          }
         }
         if (!outcome.moved) return;
       } catch (error) {

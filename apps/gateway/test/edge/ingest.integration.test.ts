@@ -252,6 +252,9 @@ describe("EF_UP metrics ingest", () => {
   it("writes a node's metrics to Mimir under its organization only", async () => {
     const node = await nodeWithWeb("mx-1");
     const other = await harness.createOrganization(`mx-other-${randomUUID().slice(0, 8)}`);
+    // The instance runs 1.0 with 4 restarts: the per-app series carry both (issue 11).
+    await js.publish(platformUpSubject(node.org, node.wid, "st"), status(4, "running"));
+    await waitFor("running", async () => ((await instance(node)).state === "running" ? true : undefined));
     const subject = platformUpSubject(node.org, node.wid, "mx");
     await js.publish(subject, report(1, Date.now() - 1_000));
 
@@ -271,13 +274,16 @@ describe("EF_UP metrics ingest", () => {
     const network = await query(org.id, `edgefleet_node_network_receive_bytes_total${selector}`);
     expect(network[0]?.metric.interface).toBe("eth0");
     const app = await query(org.id, `edgefleet_app_cpu_usage_ratio${selector}`);
-    expect(app[0]?.metric.app).toBe("web");
+    expect(app[0]?.metric).toMatchObject({ app: "web", version: "1.0" });
+    const restarts = await query(org.id, `edgefleet_app_restarts_total${selector}`);
+    expect(restarts[0]?.metric).toMatchObject({ app: "web", version: "1.0" });
+    expect(restarts[0]?.value[1]).toBe("4");
     const control = await query(org.id, `edgefleet_node_control_bytes_total${selector}`);
     // hb sent, hello sent and received: a direction never used has no series.
     expect(control).toHaveLength(3);
-    // The series budget: 6 host + 2 per interface + 2 per app + control directions used.
+    // The series budget: 6 host + 2 per interface + 3 per app + control directions used.
     expect((await query(org.id, `count({__name__=~"edgefleet_.+", node="${node.id}"})`))[0]?.value[1]).toBe(
-      "13",
+      "14",
     );
 
     expect(await query(other.id, `{__name__=~"edgefleet_.+", node="${node.id}"}`)).toEqual([]);
@@ -319,11 +325,11 @@ describe("EF_UP metrics ingest", () => {
     expect(apps.map((series) => series.metric.app)).toEqual(["web"]);
     const interfaces = await query(org.id, `edgefleet_node_network_receive_bytes_total{node="${node.id}"}`);
     expect(interfaces.length).toBeLessThanOrEqual(4);
-    // 6 host + 2 × ≤4 interfaces + 2 for web + 3 control directions: never 64 apps' worth.
+    // 6 host + 2 × ≤4 interfaces + 3 for web + 3 control directions: never 64 apps' worth.
     const total = Number(
       (await query(org.id, `count({__name__=~"edgefleet_.+", node="${node.id}"})`))[0]?.value[1],
     );
-    expect(total).toBeLessThanOrEqual(6 + 8 + 2 + 3);
+    expect(total).toBeLessThanOrEqual(6 + 8 + 3 + 3);
   });
 
   it("rejects a metrics report that is not newer than the stored one", async () => {

@@ -22,7 +22,15 @@ export interface HollowRuntimeOptions {
   fetchArtifacts?: boolean;
   /** Size a simulated pull reports (default 1 MiB). */
   simulatedArtifactBytes?: number;
+  /**
+   * Per-app resource use to report for the version that runs (MetricsReport `apps`), e.g. a CPU
+   * hog for one version in a metric-gate test. Default: none (no per-app series, as before).
+   */
+  usage?: HollowUsage;
 }
+
+/** CPU (‰ of one core) and memory (bytes) of `app` running `version`; null: report nothing. */
+export type HollowUsage = (app: string, version: string) => { cpu: number; mem: number } | null;
 
 interface HollowInstance {
   version: string;
@@ -123,7 +131,17 @@ export class HollowRuntime implements Runtime {
   }
 
   async sampleUsage(): Promise<AppUsage[]> {
-    return [];
+    const usage = this.options.usage;
+    if (!usage) return [];
+    const sampled: AppUsage[] = [];
+    for (const [app, instance] of [...this.apps.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      // What runs: the version itself once running, else the previous one while the next pulls.
+      const runs = instance.state === "running" ? instance.version : instance.running;
+      const one = runs === undefined ? null : usage(app, runs);
+      if (one)
+        sampled.push({ app, cpu: Math.max(0, Math.round(one.cpu)), mem: Math.max(0, Math.round(one.mem)) });
+    }
+    return sampled;
   }
 
   async shutdown(): Promise<void> {

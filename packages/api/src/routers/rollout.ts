@@ -1,5 +1,6 @@
 import type { PersonAction } from "@edgefleet/rollout-store";
 import { z } from "zod";
+import { checkGateQueries, getRolloutGates, rolloutGatesOutput } from "../domain/rollout-gates";
 import {
   actOn,
   createRollout,
@@ -58,7 +59,11 @@ export const rolloutRouter = createTRPCRouter({
     })
     .input(rolloutPlanInput)
     .output(rolloutPreviewOutput)
-    .query(({ ctx, input }) => previewRollout(ctx.db, ctx.tenantDb, ctx.organization.id, input)),
+    .query(async ({ ctx, input }) => {
+      // The editor's check too: operator PromQL in gates must run against Mimir as this organization.
+      await checkGateQueries(ctx.mimirUrl, ctx.organization.id, input.strategy);
+      return previewRollout(ctx.db, ctx.tenantDb, ctx.organization.id, input);
+    }),
 
   create: organizationProcedure
     .meta({
@@ -74,6 +79,8 @@ export const rolloutRouter = createTRPCRouter({
     .input(rolloutPlanInput)
     .output(rolloutSummary)
     .mutation(async ({ ctx, input }) => {
+      // Operator PromQL in gates is checked against Mimir (as this organization) first.
+      await checkGateQueries(ctx.mimirUrl, ctx.organization.id, input.strategy);
       const created = await createRollout(ctx.db, ctx.tenantDb, ctx.organization.id, ctx.actor, input);
       ctx.audit.record({
         targetId: created.id,
@@ -98,6 +105,23 @@ export const rolloutRouter = createTRPCRouter({
     .input(rolloutIdInput)
     .output(rolloutDetailOutput)
     .query(({ ctx, input }) => getRolloutDetail(ctx.db, ctx.tenantDb, ctx.actor, input.id)),
+
+  /**
+   * Metric gates, batch by batch: where judging stands, the verdict, and per gate the numbers
+   * (medians, p-value, effect), the PromQL run, the per-node values and canary vs baseline series.
+   */
+  gates: organizationProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/rollouts/{id}/gates",
+        tags,
+        summary: "A rollout's metric gates: verdicts, numbers and canary vs baseline series",
+      },
+    })
+    .input(rolloutIdInput)
+    .output(rolloutGatesOutput)
+    .query(({ ctx, input }) => getRolloutGates(ctx.db, ctx.tenantDb, ctx.organization.id, input.id)),
 
   /** The nodes of a batch (or of the late joiners, or the rollback) with where each stands and why. */
   nodes: organizationProcedure

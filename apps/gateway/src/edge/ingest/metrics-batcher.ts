@@ -5,7 +5,7 @@ import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import type { EdgeNode } from "../node-directory.js";
 import type { Rejections } from "../rejections.js";
-import { InterfaceAllowance, mergeSeries, seriesOfReport } from "./mimir-series.js";
+import { type AppInstanceFacts, InterfaceAllowance, mergeSeries, seriesOfReport } from "./mimir-series.js";
 import type { MimirWriter } from "./mimir-writer.js";
 
 interface Pending {
@@ -138,21 +138,27 @@ export class MetricsBatcher {
     this.metrics.accepted.inc({ type: "mx" }, done.length);
   }
 
-  /** Names of the apps each node is desired to run: the only per-app series it may create. */
-  private async desiredApps(nodeIds: string[]): Promise<Map<string, Set<string>>> {
-    const byNode = new Map<string, Set<string>>();
+  /**
+   * The apps each node is desired to run (the only per-app series it may create), with the
+   * version label of what runs and its restarts, which the per-app series carry.
+   */
+  private async desiredApps(nodeIds: string[]): Promise<Map<string, Map<string, AppInstanceFacts>>> {
+    const byNode = new Map<string, Map<string, AppInstanceFacts>>();
     if (nodeIds.length === 0) return byNode;
-    const rows = await this.db.$queryRaw<Array<{ node_id: string; name: string }>>(Prisma.sql`
-      SELECT i.node_id::text AS node_id, a.name
+    const rows = await this.db.$queryRaw<
+      Array<{ node_id: string; name: string; version: string | null; restarts: number }>
+    >(Prisma.sql`
+      SELECT i.node_id::text AS node_id, a.name, v.version, i.restarts
       FROM app_instance i JOIN app a ON a.id = i.app_id
+        LEFT JOIN app_version v ON v.id = i.observed_version_id
       WHERE i.node_id = ANY(${nodeIds}::uuid[])`);
     for (const row of rows) {
-      const names = byNode.get(row.node_id) ?? new Set<string>();
-      names.add(row.name);
-      byNode.set(row.node_id, names);
+      const apps = byNode.get(row.node_id) ?? new Map<string, AppInstanceFacts>();
+      apps.set(row.name, { version: row.version, restarts: row.restarts });
+      byNode.set(row.node_id, apps);
     }
     return byNode;
   }
 }
 
-const NO_APPS: ReadonlySet<string> = new Set();
+const NO_APPS: ReadonlyMap<string, AppInstanceFacts> = new Map();

@@ -12,14 +12,26 @@ export interface Series {
  * to run, interface series only for the few interfaces it has been admitted (issue 8, #5).
  */
 export interface SeriesAllowance {
-  apps: ReadonlySet<string>;
+  /** Apps the node is desired to run, by name, with what the gateway knows of their instance. */
+  apps: ReadonlyMap<string, AppInstanceFacts>;
   interfaces: ReadonlySet<string>;
+}
+
+/**
+ * What Postgres knows of one app instance when its metrics arrive: the version label of what runs
+ * (as the agent last reported it; null before its first report) and the restarts it counted.
+ * The gateway adds them at ingest, so per-app series tell two versions on one fleet apart without
+ * a protocol change (a MetricsReport names apps, not versions).
+ */
+export interface AppInstanceFacts {
+  version: string | null;
+  restarts: number;
 }
 
 /**
  * Series of one MetricsReport (docs/protocol.md "Metrics"). Every series carries `org`
  * (organization id) and `node` (node id); the tenant is also the request's X-Scope-OrgID.
- * Budget per node: 6 host series + 2 per interface (≤ 4) + 2 per desired app + 2 per control
+ * Budget per node: 6 host series + 2 per interface (≤ 4) + 3 per desired app + 2 per control
  * message type and direction used (≤ 7 types), as in docs/protocol.md "Metrics series budget".
  * Apps and interfaces outside `allowed` are left out and counted in `dropped`.
  */
@@ -51,12 +63,17 @@ export function seriesOfReport(
     add("edgefleet_node_network_transmit_bytes_total", net.tx, { interface: net.if });
   }
   for (const app of report.apps) {
-    if (!allowed.apps.has(app.app)) {
+    const facts = allowed.apps.get(app.app);
+    if (!facts) {
       dropped.apps++;
       continue;
     }
-    add("edgefleet_app_cpu_usage_ratio", app.cpu / 1000, { app: app.app });
-    add("edgefleet_app_memory_bytes", app.mem, { app: app.app });
+    // `version` is what runs; without a status report yet it is left out (an empty label).
+    const labels: Record<string, string> =
+      facts.version === null ? { app: app.app } : { app: app.app, version: facts.version };
+    add("edgefleet_app_cpu_usage_ratio", app.cpu / 1000, labels);
+    add("edgefleet_app_memory_bytes", app.mem, labels);
+    add("edgefleet_app_restarts_total", facts.restarts, labels);
   }
   for (const [type, bytes] of Object.entries(report.ctl)) {
     if (!bytes) continue;

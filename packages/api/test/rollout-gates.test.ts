@@ -1,0 +1,178 @@
+/**
+ * Metric gates over tRPC (issue 11): a strategy's operator PromQL is checked against the real Mimir
+ * before a rollout exists (a query that does not parse, that names another organization or that
+ * gives no per-node vector is a 400 naming the field and creates nothing; a window longer than
+ * the batch timeout too), and `rollout.gates` shows where each batch's judging stands and its
+ * verdict — here a batch judged on no data at all, which is inconclusive and halts the rollout,
+ * never a silent pass. The canary-vs-baseline verdict on real metrics is the gateway's
+ * integration test (apps/gateway/test/rollout-gates.integration.test.ts).
+ */
+import type { Db } from "@edgefleet/db";
+import { judgeDueGates } from "@edgefleet/rollout-store";
+import { TRPCError } from "@trpc/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ZodError } from "zod";
+import type { ApiSession } from "../src";
+import { addMember, ORG, OTHER_ORG } from "./actors";
+import { callerFor } from "./callers";
+import { agentsRun, labelledNodes, readyApp, settle } from "./rollout-fixtures";
+import { createTestDatabase, type TestDatabase } from "./test-database";
+
+let testDb: TestDatabase;
+let db: Db;
+let viewer: ApiSession;
+let operator: ApiSession;
+let outsider: ApiSession;
+let acmeId: string;
+let app: Awaited<ReturnType<typeof readyApp>>;
+
+const MIMIR_URL = process.env.MIMIR_URL;
+if (!MIMIR_URL) throw new Error("MIMIR_URL must point at the test stack's Mimir");
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = testDb.db;
+  viewer = await addMember(db, ORG, "viewer", "gate-viewer@acme.example");
+  operator = await addMember(db, ORG, "operator", "gate-op@acme.example");
+  outsider = await addMember(db, OTHER_ORG, "owner", "gate-owner@globex.example");
+  acmeId = (await db.organization.findUniqueOrThrow({ where: { slug: ORG } })).id;
+  app = await readyApp(db, acmeId, "gate-app", ["1.0.0", "2.0.0"]);
+  await labelledNodes(db, acmeId, "gate", 6, { fleet: "gates", hw: "pi4" });
+});
+
+afterAll(async () => {
+  await testDb?.drop();
+});
+
+const ops = () => callerFor(db, operator, ORG);
+
+function gate(overrides: Record<string, unknown> = {}) {
+  return {
+    name: "errors",
+    metric: { promql: "sum by (node) (rate(edgefleet_node_control_bytes_total[$window]))" },
+    windowSeconds: 60,
+    criterion: { kind: "threshold" as const, max: 1000 },
+    ...overrides,
+  };
+}
+
+type CreateInput = Parameters<ReturnType<typeof ops>["rollout"]["create"]>[0];
+/** Bad input on purpose (unknown presets, missing criteria): typed as the procedure's input. */
+const input = (gates: unknown[], extra: Record<string, unknown> = {}) =>
+  ({
+    appVersionId: app.versions["2.0.0"] as string,
+    target: { selector: "fleet=gates" },
+    strategy: { batches: [{ count: 2, gates }], ...extra },
+  }) as unknown as CreateInput;
+
+async function refusal(call: Promise<unknown>): Promise<{ paths: string[]; message: string }> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof TRPCError && error.code === "BAD_REQUEST" && error.cause instanceof ZodError) {
+      return { paths: error.cause.issues.map((i) => i.path.join(".")), message: error.message };
+    }
+    throw error;
+  }
+  throw new Error("the call was not refused");
+}
+
+const rolloutCount = () => db.rollout.count({ where: { organizationId: acmeId } });
+
+describe("gate validation before a rollout exists", () => {
+  it.each([
+    ["PromQL that does not parse", gate({ metric: { promql: "sum(rate(x[5m])" } }), "parse error"],
+    ["PromQL naming another organization", gate({ metric: { promql: 'up{org="globex"}' } }), "globex"],
+    [
+      "PromQL that gives a scalar, not a value per node",
+      gate({ metric: { promql: "1 + 1" } }),
+      "instant vector",
+    ],
+  ])("refuses %s with a 400 naming the field, creating nothing", async (_name, bad, message) => {
+    const before = await rolloutCount();
+    const refused = await refusal(ops().rollout.create(input([bad])));
+    expect(refused.paths).toEqual(["strategy.batches.0.gates.0.metric.promql"]);
+    expect(refused.message).toContain(message);
+    expect(await rolloutCount()).toBe(before);
+  });
+
+  it("refuses a window longer than the batch timeout, an unknown preset and a gate without a criterion", async () => {
+    const before = await rolloutCount();
+    const long = await refusal(
+      ops().rollout.create(input([gate({ windowSeconds: 900 })], { defaults: { timeoutSeconds: 600 } })),
+    );
+    expect(long.paths).toContain("strategy.batches.0.gates.0.windowSeconds");
+    const preset = await refusal(ops().rollout.create(input([gate({ metric: { preset: "gpu" } })])));
+    expect(preset.paths).toContain("strategy.batches.0.gates.0.metric");
+    const noCriterion = await refusal(
+      ops().rollout.create(input([{ name: "x", metric: { preset: "app_cpu" } }])),
+    );
+    expect(noCriterion.paths).toContain("strategy.batches.0.gates.0.criterion");
+    expect(await rolloutCount()).toBe(before);
+  });
+
+  it("a viewer cannot create a gated rollout", async () => {
+    await expect(callerFor(db, viewer, ORG).rollout.create(input([gate()]))).rejects.toMatchObject({
+      code: "FORBIDDEN",
+    });
+  });
+});
+
+describe("rollout.gates", () => {
+  it("shows each gated batch from not started to judged; no data is inconclusive and halts the rollout", async () => {
+    const created = await ops().rollout.create(
+      input([
+        gate(),
+        {
+          name: "app-cpu",
+          metric: { preset: "app_cpu" },
+          windowSeconds: 10,
+          criterion: { kind: "compare" },
+          critical: true,
+        },
+      ]),
+    );
+    const before = await callerFor(db, viewer, ORG).rollout.gates({ id: created.id });
+    expect(before.actions).toEqual({ onFail: "rollback", onInconclusive: "pause" });
+    expect(before.batches).toEqual([]); // not started: no plan yet
+
+    await ops().rollout.start({ id: created.id });
+    await settle(db, created.id);
+    let gates = await ops().rollout.gates({ id: created.id });
+    expect(gates.batches.map((b) => [b.batch, b.state])).toEqual([[0, "installing"]]);
+
+    await agentsRun(db, app.appId, app.versions["2.0.0"] as string);
+    await settle(db, created.id);
+    gates = await ops().rollout.gates({ id: created.id });
+    expect(gates.batches[0]?.state).toBe("watching");
+    const windowEnd = gates.batches[0]?.windowEnd?.getTime() as number;
+    expect(windowEnd - (gates.batches[0]?.windowStart?.getTime() as number)).toBe(60_000);
+
+    // The controller judges once the window is over: these nodes never reported metrics.
+    const judged = await judgeDueGates(db, created.id, {
+      mimir: { url: MIMIR_URL },
+      now: () => windowEnd + 1,
+    });
+    expect(judged?.result.outcome).toBe("inconclusive");
+    await settle(db, created.id);
+
+    gates = await callerFor(db, viewer, ORG).rollout.gates({ id: created.id });
+    const batch = gates.batches[0];
+    expect(batch).toMatchObject({ batch: 0, state: "judged", outcome: "inconclusive" });
+    expect(batch?.verdicts.map((v) => [v.gate, v.outcome])).toEqual([
+      ["errors", "no_data"],
+      ["app-cpu", "no_data"],
+    ]);
+    expect(batch?.verdicts[1]?.queries.canary).toContain('version="2.0.0"');
+    expect(batch?.baseline?.nodes).toBe(0); // no node runs another version
+    const detail = await ops().rollout.byId({ id: created.id });
+    expect(detail.status).toBe("failed");
+    expect(detail.statusReason).toContain("metric gates: inconclusive");
+
+    // Another organization cannot see it.
+    await expect(callerFor(db, outsider, OTHER_ORG).rollout.gates({ id: created.id })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await ops().rollout.abort({ id: created.id });
+  });
+});

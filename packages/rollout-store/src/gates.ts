@@ -1,0 +1,320 @@
+/**
+ * Judging a batch's metric gates (issue 11): the I/O shell around @edgefleet/rollout's pure judge.
+ * When the core says a batch's gates are due (`gatesDue`: the batch's nodes all run the version
+ * and the longest window is over), this reads the canary (the batch's nodes) and a baseline
+ * cohort (`chooseBaseline`: comparable nodes on another version) from Postgres, their per-node
+ * values from Mimir (tenant = the rollout's organization), judges every gate, and records, in
+ * one transaction under the rollout's lock and lease, the verdict row with its numbers and
+ * series and the outcome in the rollout's state. The next controller step acts on it (continue,
+ * pause or roll back). Crash-safe: nothing is written until the last transaction, which
+ * re-checks that the batch still awaits its verdict; a crash before it just judges again.
+ */
+import { type Db, Prisma, type Tx } from "@edgefleet/db";
+import {
+  type Baseline,
+  type BatchGateResult,
+  type CohortNode,
+  type CohortSelector,
+  chooseBaseline,
+  type DueGates,
+  type Gate,
+  type GateVerdict,
+  gateQuery,
+  gatesDue,
+  judgeBatch,
+  judgeGate,
+  type NodeSample,
+  type RolloutState,
+  recordGateResult,
+} from "@edgefleet/rollout";
+import { type MimirReader, PromqlError, queryMatrix, queryVector } from "./mimir";
+import { insertEvents, loadRolloutState, lockRollout, type RolloutRow, saveRolloutState } from "./store";
+
+/** The series behind one gate's verdict: each cohort's mean per node over time. */
+export interface GateChart {
+  stepSeconds: number;
+  canary: Array<[number, number]>;
+  baseline: Array<[number, number]>;
+}
+
+/** One gate as stored in `rollout_gate_verdict.gates`. */
+export interface StoredGateVerdict extends GateVerdict {
+  /** The PromQL run for each cohort (for a person to re-run it). */
+  queries: { canary: string; baseline: string };
+  /** The per-node values the judge compared. */
+  samples: { canary: NodeSample[]; baseline: NodeSample[] };
+  chart: GateChart;
+}
+
+export interface GateJudgement {
+  rolloutId: string;
+  batch: number;
+  result: BatchGateResult;
+  gates: StoredGateVerdict[];
+  baseline: Baseline;
+}
+
+export interface JudgeGatesOptions {
+  /** The replica's lease id: nothing is recorded unless it still holds the rollout. */
+  owner?: string;
+  /** Mimir; without it every gate is inconclusive (never a silent pass). */
+  mimir: MimirReader | null;
+  now?: () => number;
+}
+
+/** Points a chart aims for over a window. */
+const CHART_POINTS = 60;
+
+/**
+ * Judges the rollout's due gates, if any, and records the verdict. Returns null when nothing is
+ * due (or another replica holds the rollout). Mimir being unreachable throws
+ * (MimirUnavailableError): the controller tries again at its next tick.
+ */
+export async function judgeDueGates(
+  db: Db,
+  rolloutId: string,
+  options: JudgeGatesOptions,
+): Promise<GateJudgement | null> {
+  const now = options.now?.() ?? Date.now();
+  const prepared = await db.$transaction(async (tx) => {
+    const row = await lockRollout(tx, rolloutId);
+    if (!row || (options.owner !== undefined && !(await holdsLease(tx, row.id, options.owner)))) return null;
+    const state = await loadRolloutState(tx, row).catch(() => null);
+    const due = state ? gatesDue(state, now) : null;
+    if (!state || !due) return null;
+    return { row, state, due, context: await cohortContext(tx, row, state, due) };
+  });
+  if (!prepared) return null;
+  const { row, due, context } = prepared;
+
+  const baseline = chooseBaseline({ canary: context.canary, candidates: context.candidates });
+  const gates: StoredGateVerdict[] = [];
+  for (const gate of due.gates) {
+    gates.push(await judgeOne(options.mimir, row.organizationId, gate, due, context, baseline.nodeIds));
+  }
+  const batchVerdict = judgeBatch(gates);
+  const result: BatchGateResult = {
+    outcome: batchVerdict.outcome,
+    reason: batchVerdict.reason,
+    windowStart: due.windowStart,
+    windowEnd: due.windowEnd,
+    evaluatedAt: now,
+  };
+
+  const recorded = await db.$transaction(async (tx) => {
+    const locked = await lockRollout(tx, rolloutId);
+    if (!locked || (options.owner !== undefined && !(await holdsLease(tx, locked.id, options.owner))))
+      return false;
+    const before = await loadRolloutState(tx, locked);
+    if (gatesDue(before, now)?.batch !== due.batch) return false;
+    await tx.$executeRaw(Prisma.sql`
+      INSERT INTO rollout_gate_verdict (organization_id, rollout_id, batch, outcome, reason,
+        window_start, window_end, gates, baseline, evaluated_at)
+      VALUES (${locked.organizationId}::uuid, ${locked.id}::uuid, ${due.batch}, ${result.outcome},
+        ${result.reason}, ${new Date(due.windowStart)}, ${new Date(due.windowEnd)},
+        ${JSON.stringify(gates)}::jsonb, ${JSON.stringify(baseline)}::jsonb, ${new Date(now)})
+      ON CONFLICT (rollout_id, batch) DO NOTHING`);
+    const after = recordGateResult(before, due.batch, result);
+    await saveRolloutState(tx, locked, before, after, {
+      events: [],
+      // Due now: the next step acts on the verdict at once.
+      wakeAt: now,
+    });
+    await insertEvents(tx, locked, [
+      {
+        kind: "gates",
+        message: `batch ${due.batch + 1} metric gates: ${result.outcome}: ${result.reason}`,
+        actorType: "system",
+        actorId: "rollout-controller",
+        data: {
+          batch: due.batch,
+          outcome: result.outcome,
+          gates: gates.map((g) => ({ gate: g.gate, outcome: g.outcome, reason: g.reason })),
+        },
+      },
+    ]);
+    return true;
+  });
+  return recorded ? { rolloutId, batch: due.batch, result, gates, baseline } : null;
+}
+
+interface CohortContext {
+  appName: string;
+  targetVersion: string;
+  canary: CohortNode[];
+  candidates: CohortNode[];
+}
+
+/**
+ * The canary (the batch's own dispatched nodes, not catch-ups) and the baseline's candidates:
+ * online nodes of the organization running the app on another version that the rollout has not
+ * dispatched.
+ */
+async function cohortContext(
+  tx: Tx,
+  row: RolloutRow,
+  state: RolloutState,
+  due: DueGates,
+): Promise<CohortContext> {
+  const canaryIds = state.dispatches.filter((d) => d.batch === due.batch && !d.catchUp).map((d) => d.nodeId);
+  const [names] = await tx.$queryRaw<Array<{ app: string; version: string }>>(Prisma.sql`
+    SELECT a.name AS app, v.version FROM app a JOIN app_version v ON v.app_id = a.id
+    WHERE a.id = ${row.appId}::uuid AND v.id = ${row.appVersionId}::uuid`);
+  const nodes = await tx.$queryRaw<
+    Array<{ id: string; siteId: string | null; labels: Record<string, string> | null; canary: boolean }>
+  >(Prisma.sql`
+    SELECT n.id::text AS id, n.site_id::text AS "siteId", n.labels, (n.id = ANY(${canaryIds}::uuid[])) AS canary
+    FROM node n
+    WHERE n.organization_id = ${row.organizationId}::uuid AND (
+      n.id = ANY(${canaryIds}::uuid[])
+      OR (n.status = 'online' AND EXISTS (
+        SELECT 1 FROM app_instance i
+        WHERE i.node_id = n.id AND i.app_id = ${row.appId}::uuid AND i.state = 'running'
+          AND i.observed_version_id IS NOT NULL AND i.observed_version_id <> ${row.appVersionId}::uuid)
+        AND NOT EXISTS (
+          SELECT 1 FROM rollout_node rn
+          WHERE rn.rollout_id = ${row.id}::uuid AND rn.node_id = n.id AND rn.dispatched_at IS NOT NULL)))`);
+  const toCohort = (n: (typeof nodes)[number]): CohortNode => ({
+    id: n.id,
+    siteId: n.siteId,
+    labels: n.labels ?? {},
+  });
+  return {
+    appName: names?.app ?? "",
+    targetVersion: names?.version ?? "",
+    canary: nodes.filter((n) => n.canary).map(toCohort),
+    candidates: nodes.filter((n) => !n.canary).map(toCohort),
+  };
+}
+
+async function judgeOne(
+  mimir: MimirReader | null,
+  tenant: string,
+  gate: Gate,
+  due: DueGates,
+  context: CohortContext,
+  baselineIds: string[],
+): Promise<StoredGateVerdict> {
+  const canarySelector: CohortSelector = {
+    nodeIds: context.canary.map((n) => n.id),
+    app: context.appName,
+    version: { is: context.targetVersion },
+  };
+  const baselineSelector: CohortSelector = {
+    nodeIds: baselineIds,
+    app: context.appName,
+    version: { isNot: context.targetVersion },
+  };
+  const queries = { canary: gateQuery(gate, canarySelector), baseline: gateQuery(gate, baselineSelector) };
+  const stepSeconds = Math.max(15, Math.ceil((due.windowEnd - due.windowStart) / 1000 / CHART_POINTS));
+  const empty = {
+    queries,
+    samples: { canary: [], baseline: [] },
+    chart: { stepSeconds, canary: [], baseline: [] },
+  };
+  const inconclusive = (reason: string): StoredGateVerdict => ({
+    ...judgeGate(gate, [], []),
+    ...empty,
+    outcome: "inconclusive",
+    reason,
+  });
+  if (!mimir) return inconclusive("no metrics store configured: the gate cannot be judged");
+  try {
+    const canary = await perNode(mimir, tenant, queries.canary, due.windowEnd, canarySelector.nodeIds);
+    const baseline = await perNode(mimir, tenant, queries.baseline, due.windowEnd, baselineIds);
+    // The chart: the same per-node expression over a short trailing window, averaged per cohort.
+    const chartGate = { ...gate, windowSeconds: Math.max(60, 2 * stepSeconds) };
+    const range = { from: due.windowStart, to: due.windowEnd, stepSeconds };
+    const chart: GateChart = {
+      stepSeconds,
+      canary: await cohortMean(
+        mimir,
+        tenant,
+        gateQuery(chartGate, canarySelector),
+        range,
+        canarySelector.nodeIds,
+      ),
+      baseline: await cohortMean(mimir, tenant, gateQuery(chartGate, baselineSelector), range, baselineIds),
+    };
+    return { ...judgeGate(gate, canary, baseline), queries, samples: { canary, baseline }, chart };
+  } catch (error) {
+    if (error instanceof PromqlError) return inconclusive(`the query failed: ${error.message}`);
+    throw error;
+  }
+}
+
+async function perNode(
+  mimir: MimirReader,
+  tenant: string,
+  query: string,
+  at: number,
+  nodeIds: readonly string[],
+): Promise<NodeSample[]> {
+  if (nodeIds.length === 0) return [];
+  const wanted = new Set(nodeIds);
+  const byNode = new Map<string, number>();
+  for (const series of await queryVector(mimir, tenant, query, at)) {
+    const node = series.labels.node;
+    // Operator PromQL may return series of other nodes, or several per node: keep the cohort's, summed.
+    if (node !== undefined && wanted.has(node)) byNode.set(node, (byNode.get(node) ?? 0) + series.value);
+  }
+  return [...byNode]
+    .map(([nodeId, value]) => ({ nodeId, value }))
+    .sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1));
+}
+
+async function cohortMean(
+  mimir: MimirReader,
+  tenant: string,
+  query: string,
+  range: { from: number; to: number; stepSeconds: number },
+  nodeIds: readonly string[],
+): Promise<Array<[number, number]>> {
+  if (nodeIds.length === 0) return [];
+  const wanted = new Set(nodeIds);
+  const sums = new Map<number, { sum: number; count: number }>();
+  for (const series of await queryMatrix(mimir, tenant, query, range)) {
+    if (series.labels.node === undefined || !wanted.has(series.labels.node)) continue;
+    for (const [at, value] of series.points) {
+      if (!Number.isFinite(value)) continue;
+      const entry = sums.get(at) ?? { sum: 0, count: 0 };
+      entry.sum += value;
+      entry.count++;
+      sums.set(at, entry);
+    }
+  }
+  return [...sums]
+    .sort(([a], [b]) => a - b)
+    .map(([at, { sum, count }]) => [at, sum / count] as [number, number]);
+}
+
+async function holdsLease(tx: Tx, rolloutId: string, owner: string): Promise<boolean> {
+  const [result] = await tx.$queryRaw<Array<{ ok: boolean }>>(Prisma.sql`
+    SELECT (lease_owner = ${owner} AND lease_until > now()) AS ok FROM rollout WHERE id = ${rolloutId}::uuid`);
+  return result?.ok ?? false;
+}
+
+/** A rollout's recorded gate verdicts, batch by batch (for the API). */
+export async function loadGateVerdicts(
+  db: Pick<Tx, "$queryRaw">,
+  organizationId: string,
+  rolloutId: string,
+): Promise<
+  Array<{
+    batch: number;
+    outcome: string;
+    reason: string;
+    windowStart: Date;
+    windowEnd: Date;
+    evaluatedAt: Date;
+    gates: StoredGateVerdict[];
+    baseline: Baseline;
+  }>
+> {
+  return db.$queryRaw(Prisma.sql`
+    SELECT batch, outcome, reason, window_start AS "windowStart", window_end AS "windowEnd",
+      evaluated_at AS "evaluatedAt", gates, baseline
+    FROM rollout_gate_verdict
+    WHERE organization_id = ${organizationId}::uuid AND rollout_id = ${rolloutId}::uuid
+    ORDER BY batch`);
+}

@@ -1,0 +1,6 @@
+export * from "./cohort";
+export * from "./judge";
+export * from "./mann-whitney";
+export * from "./progress";
+export * from "./queries";
+export * from "./spec";
