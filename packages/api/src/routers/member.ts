@@ -1,9 +1,11 @@
 import {
+  getMember,
   invitedMember,
   inviteMember,
   inviteMemberInput,
   listMembers,
   listMembersOutput,
+  memberIdInput,
   memberSummary,
   removeMember,
   removeMemberInput,
@@ -21,6 +23,12 @@ export const memberRouter = createTRPCRouter({
     .meta({ openapi: { method: "GET", path: "/members", tags, summary: "List members" } })
     .output(listMembersOutput)
     .query(({ ctx }) => listMembers(ctx.db, ctx.organization.id, ctx.actor)),
+
+  byId: organizationProcedure
+    .meta({ openapi: { method: "GET", path: "/members/{userId}", tags, summary: "Get a member" } })
+    .input(memberIdInput)
+    .output(memberSummary)
+    .query(({ ctx, input }) => getMember(ctx.db, ctx.organization.id, input.userId)),
 
   /**
    * Creates a pending membership and the Keycloak organization membership (and account, whose
