@@ -141,7 +141,8 @@ ensure_tofu() {
       bash -c "cd '$build' && CGO_ENABLED=0 go build -v -trimpath -ldflags '-s -w -X github.com/opentofu/opentofu/version.dev=no' -o '$TOFU_BIN.tmp' ./cmd/tofu"
     mv "$TOFU_BIN.tmp" "$TOFU_BIN" && rm -rf "$build"
   fi
-  ok "opentofu $("$TOFU_BIN" version -json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).terraform_version))')"
+  # TF_CLI_CONFIG_FILE may name a missing file (tofu then warns on stdout): read no CLI config here.
+  ok "opentofu $(TF_CLI_CONFIG_FILE=/dev/null "$TOFU_BIN" version -json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).terraform_version))')"
 }
 
 ensure_node_modules() {

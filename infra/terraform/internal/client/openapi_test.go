@@ -2,23 +2,32 @@ package client
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// The OpenAPI document this checks against: EDGEFLEET_OPENAPI_FILE, else testdata/openapi.json,
-// which test.sh regenerates from packages/api before every run (so drift shows up in git too).
+// The OpenAPI document this checks against: the one a running console serves
+// (EDGEFLEET_OPENAPI_URL, set by scripts/test.sh with a stack up), else testdata/openapi.json,
+// which scripts/test.sh regenerates from packages/api before every run.
 func loadDocument(t *testing.T) map[string]any {
 	t.Helper()
-	path := os.Getenv("EDGEFLEET_OPENAPI_FILE")
-	if path == "" {
-		path = "testdata/openapi.json"
+	var data []byte
+	var err error
+	if url := os.Getenv("EDGEFLEET_OPENAPI_URL"); url != "" {
+		var resp *http.Response
+		if resp, err = http.Get(url); err == nil {
+			defer resp.Body.Close()
+			data, err = io.ReadAll(resp.Body)
+		}
+	} else {
+		data, err = os.ReadFile("testdata/openapi.json")
 	}
-	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("reading the OpenAPI document: %v (generate it with infra/terraform/scripts/openapi.sh)", err)
+		t.Fatalf("reading the OpenAPI document: %v (scripts/test.sh generates testdata/openapi.json)", err)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {

@@ -56,6 +56,7 @@ type EnrollmentToken struct {
 	RequiresApproval bool              `json:"requiresApproval"`
 	Site             *SiteRef          `json:"site"`
 	RevokedAt        *string           `json:"revokedAt"`
+	CreatedAt        string            `json:"createdAt"`
 	Usable           bool              `json:"usable"`
 }
 

@@ -24,12 +24,6 @@ export const memberRouter = createTRPCRouter({
     .output(listMembersOutput)
     .query(({ ctx }) => listMembers(ctx.db, ctx.organization.id, ctx.actor)),
 
-  byId: organizationProcedure
-    .meta({ openapi: { method: "GET", path: "/members/{userId}", tags, summary: "Get a member" } })
-    .input(memberIdInput)
-    .output(memberSummary)
-    .query(({ ctx, input }) => getMember(ctx.db, ctx.organization.id, input.userId)),
-
   /**
    * Creates a pending membership and the Keycloak organization membership (and account, whose
    * one-time password the response hands over once); the first sign-in activates it.
@@ -81,4 +75,11 @@ export const memberRouter = createTRPCRouter({
       ctx.audit.record({ targetId: input.userId, before, after: null });
       return before;
     }),
+
+  // Declared last: the REST contract test calls operations in document order (role change before removal).
+  byId: organizationProcedure
+    .meta({ openapi: { method: "GET", path: "/members/{userId}", tags, summary: "Get a member" } })
+    .input(memberIdInput)
+    .output(memberSummary)
+    .query(({ ctx, input }) => getMember(ctx.db, ctx.organization.id, input.userId)),
 });
