@@ -51,7 +51,7 @@ data "edgefleet_nodes" "canaries" {
 }
 data "edgefleet_app" "by_name" {
   name       = %[2]q
-  depends_on = [edgefleet_app.a]
+  depends_on = [edgefleet_app_version.old, edgefleet_app_version.new]
 }
 data "edgefleet_app_version" "latest" {
   app_id     = edgefleet_app.a.id

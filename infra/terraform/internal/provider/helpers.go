@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -106,3 +107,13 @@ func deref(s *string) string {
 var objectAsOptions = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
 
 func pathRoot(name string) path.Path { return path.Root(name) }
+
+// canonicalTime writes an API timestamp (UTC, milliseconds) the shortest RFC 3339 way, as people
+// write them: 2099-01-01T00:00:00.000Z → 2099-01-01T00:00:00Z.
+func canonicalTime(value string) string {
+	t, err := time.Parse(time.RFC3339Nano, value)
+	if err != nil {
+		return value
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

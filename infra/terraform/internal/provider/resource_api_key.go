@@ -76,7 +76,7 @@ func (m *apiKeyModel) fill(k *client.APIKey) {
 	if k.ExpiresAt == nil {
 		m.ExpiresAt = timetypes.NewRFC3339Null()
 	} else if same, _ := m.ExpiresAt.StringSemanticEquals(context.Background(), timetypes.NewRFC3339ValueMust(*k.ExpiresAt)); !same {
-		m.ExpiresAt = timetypes.NewRFC3339ValueMust(*k.ExpiresAt)
+		m.ExpiresAt = timetypes.NewRFC3339ValueMust(canonicalTime(*k.ExpiresAt))
 	}
 	if m.Key.IsUnknown() {
 		m.Key = types.StringNull()

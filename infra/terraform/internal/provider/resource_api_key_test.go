@@ -42,6 +42,7 @@ func TestAccAPIKey(t *testing.T) {
 		ProtoV6ProviderFactories: testProviders,
 		CheckDestroy:             checkGone("edgefleet_api_key", apiKeyActive),
 		Steps: []resource.TestStep{
+			{Config: apiKeyConfig(name, "god"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)role.*value must be one of`)},
 			{
 				Config: apiKeyConfig(name, "viewer"),
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -63,7 +64,8 @@ func TestAccAPIKey(t *testing.T) {
 				),
 			},
 			{
-				Config: apiKeyConfig(name, "operator"),
+				// A new key needs a new name: a revoked key's name stays taken (the audit log names it).
+				Config: apiKeyConfig(name+"-2", "operator"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("edgefleet_api_key.ci", plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -79,9 +81,8 @@ func TestAccAPIKey(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: apiKeyConfig(name, "operator"), PlanOnly: true, ExpectNonEmptyPlan: true,
+				Config: apiKeyConfig(name+"-2", "operator"), PlanOnly: true, ExpectNonEmptyPlan: true,
 			},
-			{Config: apiKeyConfig(name, "god"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)role.*value must be one of`)},
 		},
 	})
 }

@@ -37,6 +37,7 @@ func TestAccApp(t *testing.T) {
 		ProtoV6ProviderFactories: testProviders,
 		CheckDestroy:             checkGone("edgefleet_app", appExists),
 		Steps: []resource.TestStep{
+			{Config: appConfig("Upper Case", ""), PlanOnly: true, ExpectError: regexp.MustCompile(`lower-case`)},
 			{
 				Config: appConfig(name, "reads the sensors"),
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -60,7 +61,6 @@ func TestAccApp(t *testing.T) {
 				},
 				Config: appConfig(name+"-v2", "renamed"), PlanOnly: true, ExpectNonEmptyPlan: true,
 			},
-			{Config: appConfig("Upper Case", ""), PlanOnly: true, ExpectError: regexp.MustCompile(`lower-case`)},
 		},
 	})
 }

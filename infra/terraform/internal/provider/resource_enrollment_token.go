@@ -75,7 +75,7 @@ func (r *enrollmentTokenResource) Schema(_ context.Context, _ resource.SchemaReq
 				Validators:    []validator.Int64{int64validator.Between(1, 1000000)},
 				PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()}},
 			"labels": schema.MapAttribute{Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "Labels every node enrolled with it starts with.",
+				MarkdownDescription: "Labels every node enrolled with it starts with (with a site, the API adds `site = <site name>`).",
 				Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(tokenLabelKeyPattern, "must be a label key")),
 					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(63))},
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()}},
@@ -105,8 +105,21 @@ func (m *enrollmentTokenModel) fill(ctx context.Context, t *client.EnrollmentTok
 	m.ID = types.StringValue(t.ID)
 	m.Description = types.StringPointerValue(t.Description)
 	m.MaxUses = types.Int64PointerValue(t.MaxUses)
-	if len(t.Labels) > 0 || !m.Labels.IsNull() {
-		m.Labels, _ = types.MapValueFrom(ctx, types.StringType, t.Labels)
+	// The API adds `site = <site name>` to the labels of a token with a site; unless configured,
+	// that label is the site's, not the configuration's.
+	labels := map[string]string{}
+	configured := map[string]string{}
+	if !m.Labels.IsNull() && !m.Labels.IsUnknown() {
+		m.Labels.ElementsAs(ctx, &configured, false)
+	}
+	for key, value := range t.Labels {
+		if _, ok := configured[key]; !ok && key == "site" && t.Site != nil && value == t.Site.Name {
+			continue
+		}
+		labels[key] = value
+	}
+	if len(labels) > 0 || !m.Labels.IsNull() {
+		m.Labels, _ = types.MapValueFrom(ctx, types.StringType, labels)
 	}
 	m.RequiresApproval = types.BoolValue(t.RequiresApproval)
 	if t.Site != nil {

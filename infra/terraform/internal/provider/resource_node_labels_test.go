@@ -42,6 +42,7 @@ func TestAccNodeLabels(t *testing.T) {
 		ProtoV6ProviderFactories: testProviders,
 		CheckDestroy:             apiLabelsAre(nodeID, map[string]string{}),
 		Steps: []resource.TestStep{
+			{Config: nodeLabelsConfig(nodeID, `{ "bad key!" = "x" }`), PlanOnly: true, ExpectError: regexp.MustCompile(`must be a label key`)},
 			{
 				Config: nodeLabelsConfig(nodeID, `{ tier = "stable", "example.com/ring" = "r1" }`),
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -66,7 +67,6 @@ func TestAccNodeLabels(t *testing.T) {
 				},
 				Config: nodeLabelsConfig(nodeID, `{ tier = "canary" }`), PlanOnly: true, ExpectNonEmptyPlan: true,
 			},
-			{Config: nodeLabelsConfig(nodeID, `{ "bad key!" = "x" }`), PlanOnly: true, ExpectError: regexp.MustCompile(`must be a label key`)},
 		},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -38,30 +39,45 @@ resource "edgefleet_rollout" "r" {
 `, app, file, selector, strategy, start, wait)
 }
 
-// rolloutStatusIs checks the API's status of every rollout in the state (CheckDestroy: rollouts are history).
-func rolloutStatusIs(want ...string) func(*terraform.State) error {
-	return checkGone("edgefleet_rollout", func(ctx context.Context, c *client.Client, attrs map[string]string) (bool, error) {
-		rollout, err := c.GetRollout(ctx, attrs["id"])
+// rolloutStatusIs checks the API's status of a rollout (destroyed rollouts stay, as history).
+func rolloutStatusIs(id *string, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		rollout, err := testClient().GetRollout(context.Background(), *id)
 		if err != nil {
-			return false, err
+			return err
 		}
-		if !contains(want, rollout.Status) {
-			return true, fmt.Errorf("rollout %s is %s, want one of %v", rollout.ID, rollout.Status, want)
+		if rollout.Status != want {
+			return fmt.Errorf("rollout %s is %s, want %s", rollout.ID, rollout.Status, want)
 		}
+		return nil
+	}
+}
+
+// withoutRollout is the configuration with the app and its version but no rollout.
+func withoutRollout(config string) string {
+	return config[:strings.Index(config, `resource "edgefleet_rollout"`)]
+}
+
+// Deleting the app deletes its rollouts' history too: after the final destroy they are gone.
+func rolloutGone(ctx context.Context, c *client.Client, attrs map[string]string) (bool, error) {
+	_, err := c.GetRollout(ctx, attrs["id"])
+	if client.IsNotFound(err) {
 		return false, nil
-	})
+	}
+	return err == nil, err
 }
 
 // Created pending, started in place and waited for; a finished rollout is only forgotten on destroy.
 func TestAccRolloutStartAndWait(t *testing.T) {
 	app := unique("ro")
 	file, _ := artifactFile(t, "rollout build")
-	selector := "fleet=" + unique("none") // no node: the rollout completes at once
+	selector := "fleet=tf-offline" // one offline node, which batches skip: the rollout completes without an agent
 	strategy := `{ batches = [{ count = 1 }, { percent = 100 }], onBatchFailure = "pause" }`
+	var rolloutID string
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
 		ProtoV6ProviderFactories: testProviders,
-		CheckDestroy:             rolloutStatusIs("completed"),
+		CheckDestroy:             checkGone("edgefleet_rollout", rolloutGone),
 		Steps: []resource.TestStep{
 			{
 				Config: rolloutConfig(app, file, selector, strategy, false, false),
@@ -85,11 +101,19 @@ func TestAccRolloutStartAndWait(t *testing.T) {
 			},
 			{
 				// A new target is a new rollout.
-				Config: rolloutConfig(app, file, selector+"-b", strategy, true, true),
+				Config: rolloutConfig(app, file, selector+",!gpu", strategy, true, true),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("edgefleet_rollout.r", plancheck.ResourceActionDestroyBeforeCreate),
 				}},
-				Check: resource.TestCheckResourceAttr("edgefleet_rollout.r", "status", "completed"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("edgefleet_rollout.r", "status", "completed"),
+					captureID("edgefleet_rollout.r", &rolloutID),
+				),
+			},
+			{
+				// Destroying a finished rollout forgets it: it stays completed, as history.
+				Config: withoutRollout(rolloutConfig(app, file, selector+",!gpu", strategy, true, true)),
+				Check:  rolloutStatusIs(&rolloutID, "completed"),
 			},
 		},
 	})
@@ -99,16 +123,27 @@ func TestAccRolloutStartAndWait(t *testing.T) {
 func TestAccRolloutDestroyAborts(t *testing.T) {
 	app := unique("ro")
 	file, _ := artifactFile(t, "rollout build")
-	selector := "fleet=" + unique("none")
+	selector := "fleet=tf-offline"
+	config := rolloutConfig(app, file, selector, `{ batches = [{ count = 1, pauseAfter = "approval" }, { percent = 100 }] }`, true, false)
+	var rolloutID string
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { testAccPreCheck(t) },
 		ProtoV6ProviderFactories: testProviders,
-		CheckDestroy:             rolloutStatusIs("cancelled"),
+		CheckDestroy:             checkGone("edgefleet_rollout", rolloutGone),
 		Steps: []resource.TestStep{
 			{
-				Config: rolloutConfig(app, file, selector, `{ batches = [{ count = 1, pauseAfter = "approval" }, { percent = 100 }] }`, false, false),
-				Check:  resource.TestCheckResourceAttr("edgefleet_rollout.r", "status", "pending"),
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrWith("edgefleet_rollout.r", "status", func(status string) error {
+						if client.RolloutFinished(status) {
+							return fmt.Errorf("the rollout is %s already: it must still be active (it waits for approval)", status)
+						}
+						return nil
+					}),
+					captureID("edgefleet_rollout.r", &rolloutID),
+				),
 			},
+			{Config: withoutRollout(config), Check: rolloutStatusIs(&rolloutID, "cancelled")},
 		},
 	})
 }

@@ -103,18 +103,6 @@ func TestAccSiteBadInput(t *testing.T) {
 		PreCheck:                 func() { testAccPreCheck(t) },
 		ProtoV6ProviderFactories: testProviders,
 		Steps: []resource.TestStep{
-			// The schema says so at plan time.
-			{Config: siteConfig("not a name!", "", ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Value Match.*name`)},
-			// Only the API can say so: its error text, at apply.
-			{
-				Config: siteConfig(name, "one", "") + fmt.Sprintf(`
-resource "edgefleet_site" "twin" {
-  name       = %q
-  depends_on = [edgefleet_site.plant]
-}
-`, name),
-				ExpectError: regexp.MustCompile(`(?s)Could not create the site.*409 CONFLICT`),
-			},
 			// An API key without the role gets the API's refusal.
 			{
 				Config: fmt.Sprintf(`
@@ -126,6 +114,18 @@ resource "edgefleet_site" "refused" {
 }
 `, mustEnv(t, "EDGEFLEET_TEST_VIEWER_KEY"), unique("refused")),
 				ExpectError: regexp.MustCompile(`403 FORBIDDEN`),
+			},
+			// The schema says so at plan time.
+			{Config: siteConfig("not a name!", "", ""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Value Match.*name`)},
+			// Only the API can say so: its error text, at apply.
+			{
+				Config: siteConfig(name, "one", "") + fmt.Sprintf(`
+resource "edgefleet_site" "twin" {
+  name       = %q
+  depends_on = [edgefleet_site.plant]
+}
+`, name),
+				ExpectError: regexp.MustCompile(`(?s)Could not create the site.*409 CONFLICT`),
 			},
 		},
 	})
