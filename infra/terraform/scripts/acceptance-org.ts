@@ -19,9 +19,14 @@ async function createKeycloakOrganization(slug: string): Promise<void> {
   if (!issuer || !clientId || !clientSecret) throw new Error("AUTH_KEYCLOAK_* must be set: source stack.env");
   const tokenResponse = await fetch(`${issuer}/protocol/openid-connect/token`, {
     method: "POST",
-    body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }),
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: clientId,
+      client_secret: clientSecret,
+    }),
   });
-  if (!tokenResponse.ok) throw new Error(`Keycloak token: ${tokenResponse.status} ${await tokenResponse.text()}`);
+  if (!tokenResponse.ok)
+    throw new Error(`Keycloak token: ${tokenResponse.status} ${await tokenResponse.text()}`);
   const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
   const adminUrl = issuer.replace("/realms/", "/admin/realms/");
   const created = await fetch(`${adminUrl}/organizations`, {
@@ -39,7 +44,9 @@ try {
   const slug = `tf-${randomBytes(4).toString("hex")}`;
   await createKeycloakOrganization(slug);
   const organization = await db.organization.create({ data: { slug, name: `Terraform ${slug}` } });
-  const user = await db.user.create({ data: { email: `${slug}@terraform.example`, keycloakSubject: `kc-${slug}` } });
+  const user = await db.user.create({
+    data: { email: `${slug}@terraform.example`, keycloakSubject: `kc-${slug}` },
+  });
   await db.membership.create({ data: { organizationId: organization.id, userId: user.id, role: "owner" } });
   const owner = createCaller(
     createTRPCContext({

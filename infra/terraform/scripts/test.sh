@@ -10,7 +10,8 @@ cd "$here"
 source "$here/../../scripts/stack/versions.env"
 tofu="${EDGEFLEET_CACHE:-$HOME/.cache/edgefleet}/opentofu/$OPENTOFU_VERSION/tofu"
 
-node_modules/.bin/tsx scripts/openapi.ts > internal/client/testdata/openapi.json
+mkdir -p internal/client/testdata
+node_modules/.bin/tsx scripts/openapi.ts > internal/client/testdata/openapi.gen.json
 unformatted="$(gofmt -l .)"
 if [ -n "$unformatted" ]; then
   echo "gofmt: not formatted: $unformatted" >&2

@@ -66,9 +66,16 @@ describe("enrollment.getToken", () => {
   it("reads a token without its secret; another organization gets NOT_FOUND", async () => {
     const created = await owner.enrollment.createToken({ description: "read me", labels: { tier: "edge" } });
     const read = await keyCaller(db, keys.operator).enrollment.getToken({ id: created.id });
-    expect(read).toMatchObject({ id: created.id, description: "read me", labels: { tier: "edge" }, usable: true });
+    expect(read).toMatchObject({
+      id: created.id,
+      description: "read me",
+      labels: { tier: "edge" },
+      usable: true,
+    });
     expect(read).not.toHaveProperty("token");
-    await expect(outsider.enrollment.getToken({ id: created.id })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(outsider.enrollment.getToken({ id: created.id })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     await expect(keyCaller(db, keys.viewer).enrollment.getToken({ id: created.id })).rejects.toMatchObject({
       code: "FORBIDDEN",
     });
@@ -84,7 +91,9 @@ describe("member.byId", () => {
       role: "viewer",
       pending: true,
     });
-    await expect(outsider.member.byId({ userId: invited.userId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(outsider.member.byId({ userId: invited.userId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     await expect(owner.member.byId({ userId: MISSING })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });

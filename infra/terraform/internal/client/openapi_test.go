@@ -11,7 +11,7 @@ import (
 )
 
 // The OpenAPI document this checks against: the one a running console serves
-// (EDGEFLEET_OPENAPI_URL, set by scripts/test.sh with a stack up), else testdata/openapi.json,
+// (EDGEFLEET_OPENAPI_URL, set by scripts/test.sh with a stack up), else testdata/openapi.gen.json,
 // which scripts/test.sh regenerates from packages/api before every run.
 func loadDocument(t *testing.T) map[string]any {
 	t.Helper()
@@ -24,10 +24,10 @@ func loadDocument(t *testing.T) map[string]any {
 			data, err = io.ReadAll(resp.Body)
 		}
 	} else {
-		data, err = os.ReadFile("testdata/openapi.json")
+		data, err = os.ReadFile("testdata/openapi.gen.json")
 	}
 	if err != nil {
-		t.Fatalf("reading the OpenAPI document: %v (scripts/test.sh generates testdata/openapi.json)", err)
+		t.Fatalf("reading the OpenAPI document: %v (scripts/test.sh generates testdata/openapi.gen.json)", err)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {

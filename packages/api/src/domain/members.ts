@@ -13,7 +13,12 @@ import type { Db, Role } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { type IdentityDirectory, IdentityDirectoryError } from "../keycloak-directory";
-import { inviteMemberInput, memberIdInput, removeMemberInput, updateMemberRoleInput } from "../schemas/members";
+import {
+  inviteMemberInput,
+  memberIdInput,
+  removeMemberInput,
+  updateMemberRoleInput,
+} from "../schemas/members";
 import { type Actor, roleAtLeast, roleSchema } from "./roles";
 
 // Input schemas live in ../schemas (zod only) so the console can validate with them too.

@@ -21,7 +21,10 @@ export const apiKeyRouter = createTRPCRouter({
     .query(({ ctx }) => listApiKeys(ctx.tenantDb)),
 
   byId: organizationProcedure
-    .meta({ role: "admin", openapi: { method: "GET", path: "/api-keys/{id}", tags, summary: "Get an API key" } })
+    .meta({
+      role: "admin",
+      openapi: { method: "GET", path: "/api-keys/{id}", tags, summary: "Get an API key" },
+    })
     .input(apiKeyIdInput)
     .output(apiKeySummary)
     .query(({ ctx, input }) => getApiKey(ctx.tenantDb, input.id)),
