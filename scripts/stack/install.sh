@@ -128,6 +128,7 @@ ensure_schemathesis() {
 # replace directive and there is no HashiCorp download site here, so build inside the module.
 ensure_tofu() {
   if [ ! -x "$TOFU_BIN" ]; then
+    command -v go >/dev/null || die "go is missing" "install Go >= 1.26.6 (https://go.dev/dl): it builds OpenTofu"
     step "building OpenTofu $OPENTOFU_VERSION (first time only, ~6 min)"
     run_with_progress "download opentofu source" 120 "$EDGEFLEET_CACHE/logs/tofu-download.log" \
       go mod download -json "github.com/opentofu/opentofu@$OPENTOFU_VERSION"
