@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever is missing for the local stack, idempotently.
 #   install.sh           servers + node deps (what `./edgefleet up` needs)
-#   install.sh --test    also Chromium for browser tests
+#   install.sh --test    also Chromium for browser tests, the REST fuzzer and OpenTofu
+#   install.sh --tofu    only OpenTofu (the Terraform provider's acceptance tests)
 # Servers are cached by version under $EDGEFLEET_CACHE (default ~/.cache/edgefleet):
 # a first run takes ~10 minutes (Go builds of Mimir and nats-server, Keycloak download),
 # later runs take seconds.
@@ -9,6 +10,8 @@ source "$(dirname "$0")/lib.sh"
 
 WITH_TEST=0
 [ "${1:-}" = "--test" ] && WITH_TEST=1
+ONLY_TOFU=0
+[ "${1:-}" = "--tofu" ] && ONLY_TOFU=1
 
 apt_install() {
   step "apt-get install $*"
@@ -121,6 +124,28 @@ ensure_schemathesis() {
   ok "schemathesis $SCHEMATHESIS_VERSION"
 }
 
+# The Terraform provider's acceptance tests drive OpenTofu. `go install` fails on the module's
+# replace directive and there is no HashiCorp download site here, so build inside the module.
+ensure_tofu() {
+  if [ ! -x "$TOFU_BIN" ]; then
+    command -v go >/dev/null || die "go is missing" "install Go >= 1.26.6 (https://go.dev/dl): it builds OpenTofu"
+    step "building OpenTofu $OPENTOFU_VERSION (first time only, ~6 min)"
+    run_with_progress "download opentofu source" 120 "$EDGEFLEET_CACHE/logs/tofu-download.log" \
+      go mod download -json "github.com/opentofu/opentofu@$OPENTOFU_VERSION"
+    local src build="$EDGEFLEET_CACHE/opentofu/src-$OPENTOFU_VERSION"
+    src="$(go mod download -json "github.com/opentofu/opentofu@$OPENTOFU_VERSION" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).Dir))')"
+    mkdir -p "$(dirname "$TOFU_BIN")"
+    rm -rf "$build"
+    cp -r "$src" "$build"
+    chmod -R u+w "$build"
+    run_with_progress "go build tofu" 420 "$EDGEFLEET_CACHE/logs/tofu-build.log" \
+      bash -c "cd '$build' && CGO_ENABLED=0 go build -v -trimpath -ldflags '-s -w -X github.com/opentofu/opentofu/version.dev=no' -o '$TOFU_BIN.tmp' ./cmd/tofu"
+    mv "$TOFU_BIN.tmp" "$TOFU_BIN" && rm -rf "$build"
+  fi
+  # TF_CLI_CONFIG_FILE may name a missing file (tofu then warns on stdout): read no CLI config here.
+  ok "opentofu $(TF_CLI_CONFIG_FILE=/dev/null "$TOFU_BIN" version -json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).terraform_version))')"
+}
+
 ensure_node_modules() {
   step "installing node packages (pnpm install)"
   (cd "$REPO_ROOT" && pnpm install --frozen-lockfile --reporter=append-only 2>&1 | grep -vE '^(Progress|\s*$)' | tail -n 5) ||
@@ -130,6 +155,10 @@ ensure_node_modules() {
 
 main() {
   local start=$SECONDS
+  if [ "$ONLY_TOFU" = 1 ]; then
+    ensure_tofu
+    return
+  fi
   check_prereqs
   ensure_debian_packages
   ensure_pnpm
@@ -137,7 +166,10 @@ main() {
   ensure_nats
   ensure_keycloak
   ensure_mimir
-  if [ "$WITH_TEST" = 1 ]; then ensure_schemathesis; fi
+  if [ "$WITH_TEST" = 1 ]; then
+    ensure_schemathesis
+    ensure_tofu
+  fi
   step "install complete in $((SECONDS - start))s (cache: $EDGEFLEET_CACHE)"
 }
 

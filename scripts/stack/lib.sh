@@ -16,6 +16,7 @@ MIMIR_BIN="$EDGEFLEET_CACHE/mimir/$MIMIR_VERSION/mimir"
 KEYCLOAK_HOME="$EDGEFLEET_CACHE/keycloak/$KEYCLOAK_VERSION-stack/keycloak-$KEYCLOAK_VERSION"
 PG_BIN="/usr/lib/postgresql/$POSTGRES_MAJOR/bin"
 SCHEMATHESIS_BIN="$EDGEFLEET_CACHE/schemathesis/$SCHEMATHESIS_VERSION/venv/bin/st"
+TOFU_BIN="$EDGEFLEET_CACHE/opentofu/$OPENTOFU_VERSION/tofu"
 
 if [ -t 1 ]; then
   C_BOLD=$'\e[1m'; C_DIM=$'\e[2m'; C_RED=$'\e[31m'; C_GREEN=$'\e[32m'; C_YELLOW=$'\e[33m'; C_OFF=$'\e[0m'

@@ -170,10 +170,13 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     path: "/enrollment-tokens",
     body: { maxUses: 2, labels: { site: "plant-7" } },
   }),
+  "GET /enrollment-tokens/{id}": () => ({ path: `/enrollment-tokens/${ids.token}` }),
   "POST /enrollment-tokens/{id}/revoke": () => ({ path: `/enrollment-tokens/${ids.token}/revoke`, body: {} }),
   "POST /api-keys": () => ({ path: "/api-keys", body: { name: "made over REST", role: "operator" } }),
+  "GET /api-keys/{id}": () => ({ path: `/api-keys/${ids.apiKey}` }),
   "POST /api-keys/{id}/revoke": () => ({ path: `/api-keys/${ids.apiKey}/revoke`, body: {} }),
   "POST /members": () => ({ path: "/members", body: { email: "rest-new@acme.example", role: "viewer" } }),
+  "GET /members/{userId}": () => ({ path: `/members/${ids.invitee}` }),
   "POST /members/{userId}/role": () => ({ path: `/members/${ids.invitee}/role`, body: { role: "operator" } }),
   "DELETE /members/{userId}": () => ({ path: `/members/${ids.invitee}` }),
   "POST /nodes/search": () => ({

@@ -7,11 +7,11 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db, Role, tenantDb } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { createApiKeyInput, revokeApiKeyInput } from "../schemas/api-keys";
+import { apiKeyIdInput, createApiKeyInput, revokeApiKeyInput } from "../schemas/api-keys";
 import { type Actor, roleAtLeast, roleSchema } from "./roles";
 
 // Input schemas live in ../schemas (zod only) so the console can validate with them too.
-export { createApiKeyInput, revokeApiKeyInput };
+export { apiKeyIdInput, createApiKeyInput, revokeApiKeyInput };
 
 type TenantDb = ReturnType<typeof tenantDb>;
 
@@ -97,6 +97,13 @@ export const listApiKeysOutput = z.object({ items: z.array(apiKeySummary) });
 export async function listApiKeys(db: TenantDb): Promise<z.infer<typeof listApiKeysOutput>> {
   const items = await db.apiKey.findMany({ select: summarySelect, orderBy: { createdAt: "desc" } });
   return { items };
+}
+
+/** One key, revoked or not (read-by-id for REST clients such as the Terraform provider). */
+export async function getApiKey(db: TenantDb, id: string): Promise<ApiKeySummary> {
+  const row = await db.apiKey.findFirst({ where: { id }, select: summarySelect });
+  if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `API key ${id} not found` });
+  return row;
 }
 
 export const createdApiKey = apiKeySummary.extend({

@@ -201,6 +201,13 @@ export async function createToken(
   };
 }
 
+/** One token, revoked or not; its secret is never readable again. */
+export async function getToken(db: TenantDb, id: string, now = new Date()): Promise<EnrollmentTokenSummary> {
+  const row = await db.enrollmentToken.findFirst({ where: { id }, select: tokenSelect });
+  if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `enrollment token ${id} not found` });
+  return toSummary(row, now);
+}
+
 export async function revokeToken(db: TenantDb, id: string, now = new Date()) {
   const row = await db.enrollmentToken.findFirst({ where: { id }, select: tokenSelect });
   if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `enrollment token ${id} not found` });

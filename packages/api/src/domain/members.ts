@@ -13,11 +13,16 @@ import type { Db, Role } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { type IdentityDirectory, IdentityDirectoryError } from "../keycloak-directory";
-import { inviteMemberInput, removeMemberInput, updateMemberRoleInput } from "../schemas/members";
+import {
+  inviteMemberInput,
+  memberIdInput,
+  removeMemberInput,
+  updateMemberRoleInput,
+} from "../schemas/members";
 import { type Actor, roleAtLeast, roleSchema } from "./roles";
 
 // Input schemas live in ../schemas (zod only) so the console can validate with them too.
-export { inviteMemberInput, removeMemberInput, updateMemberRoleInput };
+export { inviteMemberInput, memberIdInput, removeMemberInput, updateMemberRoleInput };
 
 type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 
@@ -70,6 +75,13 @@ export async function listMembers(
     orderBy: { user: { email: "asc" } },
   });
   return { items: rows.map(toSummary), caller: { type: caller.type, id: caller.id, role: caller.role } };
+}
+
+/** One member of the organization by user id; NOT_FOUND for anyone else. */
+export async function getMember(db: Db, organizationId: string, userId: string): Promise<MemberSummary> {
+  const row = await db.membership.findFirst({ where: { organizationId, userId }, select: memberSelect });
+  if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `member ${userId} not found` });
+  return toSummary(row);
 }
 
 /** What the inviter hands over so the person can sign in. Not audited (it holds a password). */

@@ -12,6 +12,11 @@ export const myOrganization = z.object({
 });
 export type MyOrganization = z.infer<typeof myOrganization>;
 
+/** The caller's organization as the API shows it (id, slug, name, the caller's role). */
+export function currentOrganization(organization: MyOrganization): MyOrganization {
+  return { id: organization.id, slug: organization.slug, name: organization.name, role: organization.role };
+}
+
 export async function listOrganizationsOfUser(db: Db, userId: string): Promise<MyOrganization[]> {
   const memberships = await db.membership.findMany({
     where: { userId },

@@ -1,8 +1,10 @@
 import {
+  apiKeyIdInput,
   apiKeySummary,
   createApiKey,
   createApiKeyInput,
   createdApiKey,
+  getApiKey,
   listApiKeys,
   listApiKeysOutput,
   revokeApiKey,
@@ -17,6 +19,15 @@ export const apiKeyRouter = createTRPCRouter({
     .meta({ role: "admin", openapi: { method: "GET", path: "/api-keys", tags, summary: "List API keys" } })
     .output(listApiKeysOutput)
     .query(({ ctx }) => listApiKeys(ctx.tenantDb)),
+
+  byId: organizationProcedure
+    .meta({
+      role: "admin",
+      openapi: { method: "GET", path: "/api-keys/{id}", tags, summary: "Get an API key" },
+    })
+    .input(apiKeyIdInput)
+    .output(apiKeySummary)
+    .query(({ ctx, input }) => getApiKey(ctx.tenantDb, input.id)),
 
   /** The response carries the key itself, once; only its hash is stored. */
   create: organizationProcedure

@@ -5,6 +5,7 @@ import {
   createTokenInput,
   DEFAULT_AGENT_SERVER_URL,
   enrollmentTokenSummary,
+  getToken,
   listTokens,
   listTokensInput,
   listTokensOutput,
@@ -28,6 +29,15 @@ export const enrollmentRouter = createTRPCRouter({
     .input(listTokensInput)
     .output(listTokensOutput)
     .query(({ ctx, input }) => listTokens(ctx.tenantDb, input)),
+
+  getToken: organizationProcedure
+    .meta({
+      role: "operator",
+      openapi: { method: "GET", path: "/enrollment-tokens/{id}", tags, summary: "Get an enrollment token" },
+    })
+    .input(tokenIdInput)
+    .output(enrollmentTokenSummary)
+    .query(({ ctx, input }) => getToken(ctx.tenantDb, input.id)),
 
   /** The response carries the token secret and the agent install command, once. */
   createToken: organizationProcedure

@@ -1,9 +1,11 @@
 import {
+  getMember,
   invitedMember,
   inviteMember,
   inviteMemberInput,
   listMembers,
   listMembersOutput,
+  memberIdInput,
   memberSummary,
   removeMember,
   removeMemberInput,
@@ -73,4 +75,11 @@ export const memberRouter = createTRPCRouter({
       ctx.audit.record({ targetId: input.userId, before, after: null });
       return before;
     }),
+
+  // Declared last: the REST contract test calls operations in document order (role change before removal).
+  byId: organizationProcedure
+    .meta({ openapi: { method: "GET", path: "/members/{userId}", tags, summary: "Get a member" } })
+    .input(memberIdInput)
+    .output(memberSummary)
+    .query(({ ctx, input }) => getMember(ctx.db, ctx.organization.id, input.userId)),
 });

@@ -9,3 +9,4 @@ export const createApiKeyInput = z.object({
 });
 
 export const revokeApiKeyInput = z.object({ id: z.uuid() });
+export const apiKeyIdInput = z.object({ id: z.uuid() });

@@ -12,3 +12,4 @@ export const inviteMemberInput = z.object({
 
 export const updateMemberRoleInput = z.object({ userId: z.uuid(), role: roleSchema });
 export const removeMemberInput = z.object({ userId: z.uuid() });
+export const memberIdInput = z.object({ userId: z.uuid() });

@@ -1,0 +1,3 @@
+data "edgefleet_app" "sensor" {
+  name = "sensor-reader"
+}

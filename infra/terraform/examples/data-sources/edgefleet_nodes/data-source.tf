@@ -1,0 +1,3 @@
+data "edgefleet_nodes" "eu_canaries" {
+  selector = "tier=canary,region in (eu-west,eu-north)"
+}

@@ -1,0 +1,3 @@
+data "edgefleet_site" "plant7" {
+  name = "plant-7"
+}

@@ -1,0 +1,5 @@
+data "edgefleet_sites" "all" {}
+
+output "site_names" {
+  value = data.edgefleet_sites.all.sites[*].name
+}

@@ -1,0 +1,1 @@
+tofu import edgefleet_app.sensor <app id>

@@ -1,0 +1,4 @@
+resource "edgefleet_member" "oncall" {
+  email = "oncall@example.com"
+  role  = "operator"
+}

@@ -1,0 +1,1 @@
+tofu import edgefleet_node_labels.gateway <node id>

@@ -1,0 +1,1 @@
+tofu import edgefleet_site.plant7 <site id>
