@@ -1,9 +1,4 @@
-import {
-  EVENT_POLICY_KINDS,
-  NODE_INFO_SERIES,
-  NODE_ONLINE_SERIES,
-  nodeInfoLabels,
-} from "@edgefleet/alerts";
+import { EVENT_POLICY_KINDS, NODE_INFO_SERIES, NODE_ONLINE_SERIES, nodeInfoLabels } from "@edgefleet/alerts";
 import { type Db, Prisma } from "@edgefleet/db";
 import { pushTimeseries } from "prometheus-remote-write";
 import type { Logger } from "../logger.js";
