@@ -7,6 +7,7 @@ import { ArtifactService } from "./artifacts/artifact-service.js";
 import { ArtifactBuckets } from "./artifacts/bucket.js";
 import { ArtifactImporter } from "./artifacts/importer.js";
 import { createGatewayDatabase } from "./db.js";
+import { NodeCommandService } from "./edge/commands/node-command-service.js";
 import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
 import { loadGatewayEnvOrExit } from "./env.js";
@@ -85,6 +86,11 @@ const artifacts = new ArtifactService(db, new ArtifactBuckets(() => nats.nc), {
   maxBytes: env.GATEWAY_ARTIFACT_MAX_BYTES,
   allowPrivateAddresses: env.GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE,
 });
+// Commands to nodes: asked for over the internal API, sent on the platform connection.
+const nodeCommands = new NodeCommandService(db, metrics.registry, logger.child({ component: "node-commands" }), {
+  perOrganization: env.GATEWAY_COMMANDS_PER_ORG,
+  perNode: env.GATEWAY_COMMANDS_PER_NODE,
+});
 const server = createHttpServer({
   health,
   metrics,
@@ -98,6 +104,7 @@ const server = createHttpServer({
       : null,
     enrollCredentials: enrollment?.secrets.enroll.userCreds ?? null,
     artifacts,
+    nodeCommands,
   },
 });
 
@@ -157,6 +164,7 @@ edgeServices.push(
     logger.child({ component: "artifact-importer" }),
   ),
 );
+edgeServices.push(nodeCommands);
 // Rollouts: driven here, next to the desired publisher that turns their commits into deltas.
 edgeServices.push(
   new RolloutController(
