@@ -87,10 +87,15 @@ const artifacts = new ArtifactService(db, new ArtifactBuckets(() => nats.nc), {
   allowPrivateAddresses: env.GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE,
 });
 // Commands to nodes: asked for over the internal API, sent on the platform connection.
-const nodeCommands = new NodeCommandService(db, metrics.registry, logger.child({ component: "node-commands" }), {
-  perOrganization: env.GATEWAY_COMMANDS_PER_ORG,
-  perNode: env.GATEWAY_COMMANDS_PER_NODE,
-});
+const nodeCommands = new NodeCommandService(
+  db,
+  metrics.registry,
+  logger.child({ component: "node-commands" }),
+  {
+    perOrganization: env.GATEWAY_COMMANDS_PER_ORG,
+    perNode: env.GATEWAY_COMMANDS_PER_NODE,
+  },
+);
 const server = createHttpServer({
   health,
   metrics,

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { COMMANDS } from "@edgefleet/agent-sdk/protocol";
 import { z } from "zod";
 import { type ArtifactService, OrganizationNotFoundError } from "../artifacts/artifact-service.js";
 import { ArtifactStoreUnavailableError, SHA256_HEX } from "../artifacts/bucket.js";
@@ -9,7 +10,6 @@ import {
   ArtifactTooLargeError,
   ArtifactTruncatedError,
 } from "../artifacts/store-artifact.js";
-import { COMMANDS } from "@edgefleet/agent-sdk/protocol";
 import type { NodeCommandService } from "../edge/commands/node-command-service.js";
 import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sites/leaf-bundle.js";
 
@@ -283,6 +283,10 @@ async function handleNodeCommands(
   }
   if (!deps.nodeCommands) throw new HttpError(503, "node commands are not available on this gateway");
   const { app, ...rest } = parsed.data;
-  const results = await deps.nodeCommands.run({ organizationId, ...rest, ...(app !== undefined ? { app } : {}) });
+  const results = await deps.nodeCommands.run({
+    organizationId,
+    ...rest,
+    ...(app !== undefined ? { app } : {}),
+  });
   return { status: 200, body: { results } };
 }

@@ -426,7 +426,11 @@ export class Agent {
       return;
     }
     this.commandsInFlight++;
-    this.logger.info("command", { id: request.id, cmd: request.cmd, ...(request.app ? { app: request.app } : {}) });
+    this.logger.info("command", {
+      id: request.id,
+      cmd: request.cmd,
+      ...(request.app ? { app: request.app } : {}),
+    });
     void this.runCommand(request).finally(() => {
       this.commandsInFlight--;
     });

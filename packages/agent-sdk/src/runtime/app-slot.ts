@@ -160,7 +160,11 @@ export class AppSlot {
       if (failure === undefined) {
         return { ok: false, err: "no_health_check", why: `app ${this.app} has no health check` };
       }
-      return { ok: true, inst: this.status(), hl: failure === null ? { ok: true } : { ok: false, why: clip(failure) } };
+      return {
+        ok: true,
+        inst: this.status(),
+        hl: failure === null ? { ok: true } : { ok: false, why: clip(failure) },
+      };
     }
     if (command === "restart") await process.restartNow();
     else if (command === "stop") await process.hold();

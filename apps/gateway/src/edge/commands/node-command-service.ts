@@ -130,15 +130,17 @@ export class NodeCommandService implements EdgeService {
       FROM node n JOIN organization o ON o.id = n.organization_id
       WHERE n.organization_id = ${input.organizationId}::uuid AND n.id = ANY(${ids}::uuid[])`);
     const byId = new Map(rows.map((row) => [row.id, row]));
-    const outcomes = await Promise.all(
-      ids.map((nodeId) => this.runOne(input, nodeId, byId.get(nodeId))),
-    );
+    const outcomes = await Promise.all(ids.map((nodeId) => this.runOne(input, nodeId, byId.get(nodeId))));
     for (const outcome of outcomes)
       this.commands.inc({ cmd: input.cmd, result: outcome.ok ? "ok" : outcome.code });
     return outcomes;
   }
 
-  private async runOne(input: CommandInput, nodeId: string, row: TargetRow | undefined): Promise<CommandOutcome> {
+  private async runOne(
+    input: CommandInput,
+    nodeId: string,
+    row: TargetRow | undefined,
+  ): Promise<CommandOutcome> {
     const started = Date.now();
     const fail = (code: string, error: string): CommandOutcome => ({
       nodeId,
@@ -162,7 +164,11 @@ export class NodeCommandService implements EdgeService {
       const org = formatWireId(BigInt(row.org));
       const wid = formatWireId(BigInt(row.wid));
       const answer = await this.request(platform, org, wid, input);
-      if (!answer.ok) return fail(answer.code, answer.code === "timeout" ? `node ${row.name} ${answer.error}` : answer.error);
+      if (!answer.ok)
+        return fail(
+          answer.code,
+          answer.code === "timeout" ? `node ${row.name} ${answer.error}` : answer.error,
+        );
       const { v: _v, id: _id, ok, err, why, ...result } = answer.reply;
       if (!ok) return fail(err ?? "failed", why ?? `node ${row.name} refused the command`);
       return { nodeId, ok: true, ms: Date.now() - started, result };
@@ -232,10 +238,17 @@ export class NodeCommandService implements EdgeService {
       for (const pending of [...this.pending.values()]) {
         if (pending.org !== from.org || pending.wid !== from.wid) continue;
         failed++;
-        pending.finish({ ok: false, code: "bad_reply", error: `the node answered with an invalid reply (${detail})` });
+        pending.finish({
+          ok: false,
+          code: "bad_reply",
+          error: `the node answered with an invalid reply (${detail})`,
+        });
       }
       if (failed > 0) this.replies.inc({ result: "bad_reply" });
-      this.logger.warn({ subject: msg.subject, reason: decoded.reason, detail: decoded.detail }, "invalid command reply");
+      this.logger.warn(
+        { subject: msg.subject, reason: decoded.reason, detail: decoded.detail },
+        "invalid command reply",
+      );
       return;
     }
     const reply = decoded.msg;
