@@ -222,7 +222,7 @@ export class NodeCommandService implements EdgeService {
 
   private onReply(msg: Msg): void {
     const from = parsePlatformUpSubject(msg.subject);
-    if (!from || from.type !== "cmd") {
+    if (from?.type !== "cmd") {
       this.replies.inc({ result: "bad_subject" });
       return;
     }
