@@ -177,7 +177,7 @@ func Start(options Options) (*Agent, error) {
 	recent := &recentLog{}
 	a := &Agent{
 		options: options, bootID: hex.EncodeToString(boot), recent: recent, startedAt: time.Now(),
-		logger: slog.New(teeHandler{inner: options.Logger.Handler(), recent: recent}),
+		logger:       slog.New(teeHandler{inner: options.Logger.Handler(), recent: recent}),
 		intervalsSet: make(chan struct{}, 1), helloSignal: make(chan struct{}, 1), flushSignal: make(chan struct{}, 1),
 		rejected: map[protocol.Reason]int64{},
 	}
