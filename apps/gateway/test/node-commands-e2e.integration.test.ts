@@ -301,7 +301,9 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
   it("a node that does not answer times out; one answering garbage or too much is a clear error", async () => {
     // A node the inventory has online but whose replies we write ourselves, on the platform
     // subject its own uplink maps to (what the hub delivers when that node publishes).
-    const fake = await db.node.create({ data: { organizationId, name: "fake", status: "online" } });
+    const fake = await db.node.create({
+      data: { organizationId, name: "fake", status: "online", lastSeenAt: new Date() },
+    });
     const org = formatWireId(
       (await db.organization.findUniqueOrThrow({ where: { id: organizationId } })).wireId,
     );
@@ -316,13 +318,13 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
       for await (const _request of requests) platform.publish(`ef.t.${org}.up.${wid}.cmd`, payload);
       return pending;
     };
-    await db.node.update({ where: { id: fake.id }, data: { status: "online" } });
+    await db.node.update({ where: { id: fake.id }, data: { status: "online", lastSeenAt: new Date() } });
     const garbage = await answerWith(new Uint8Array([0xc1, 0x00, 0xff]));
     expect(garbage).toMatchObject({ ok: false, code: "bad_reply" });
     expect(garbage.error).toContain("invalid reply");
     expect(garbage.ms).toBeLessThan(4_000);
 
-    await db.node.update({ where: { id: fake.id }, data: { status: "online" } });
+    await db.node.update({ where: { id: fake.id }, data: { status: "online", lastSeenAt: new Date() } });
     const huge = await answerWith(encode({ v: 1, id: "x", ok: true, pad: "y".repeat(300 * 1024) }));
     expect(huge).toMatchObject({ ok: false, code: "bad_reply" });
     expect(huge.error).toContain("limit");
