@@ -132,7 +132,7 @@ test("the node page runs app operations, a forced report and a diagnostics downl
   await page.getByLabel("Label selector").fill("site=plant-9,tier=canary");
   await page.getByLabel("Select acme-plant-9-01").check();
   await page.getByTestId("bulk-commands").click();
-  await page.getByLabel("Command").selectOption("report");
+  await page.getByLabel("Command", { exact: true }).selectOption("report");
   await page.getByRole("button", { name: "Run on 2 selected" }).click();
   const results = page.getByTestId("bulk-command-results");
   await expect(results).toContainText(`✓ Report forced on ${nodeName}`);
