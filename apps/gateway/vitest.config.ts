@@ -1,7 +1,11 @@
 import { defineConfig } from "vitest/config";
 
 /** The end-to-end tests every edge agent must pass (issue 14): run once per agent. */
-const agentE2e = ["test/agent-e2e.integration.test.ts", "test/artifact-e2e.integration.test.ts"];
+const agentE2e = [
+  "test/agent-e2e.integration.test.ts",
+  "test/artifact-e2e.integration.test.ts",
+  "test/node-commands-e2e.integration.test.ts",
+];
 
 export default defineConfig({
   test: {

@@ -30,6 +30,8 @@ import (
 // Runtime is where desired apps run (runtime.Runtime).
 type Runtime interface {
 	Put(app, version string, spec protocol.RunSpec, art *protocol.ArtifactRef)
+	// Operate runs an operator's app command (restart, stop, start, health); the agent sets the id.
+	Operate(app, command string) protocol.CommandReply
 	Remove(app string)
 	Instances() []protocol.InstanceStatus
 	OnChange(listener func())
@@ -78,6 +80,8 @@ type Options struct {
 	OS, Arch     string
 	Name         string
 	Logger       *slog.Logger
+	// Settings are shown in diagnostics bundles (no secrets: name credentials by path).
+	Settings protocol.StringMap
 }
 
 // Stats are counters for tests and diagnostics.
@@ -134,6 +138,11 @@ type Agent struct {
 	}
 	rejectedMu sync.Mutex
 	rejected   map[protocol.Reason]int64
+
+	// recent holds the agent's own last log lines (diagnostics bundles).
+	recent           *recentLog
+	startedAt        time.Time
+	commandsInFlight atomic.Int64
 }
 
 // Start restores the state, restarts the desired apps, and connects in the background: the agent
@@ -165,8 +174,10 @@ func Start(options Options) (*Agent, error) {
 	}
 	boot := make([]byte, 6)
 	_, _ = rand.Read(boot)
+	recent := &recentLog{}
 	a := &Agent{
-		options: options, logger: options.Logger, bootID: hex.EncodeToString(boot),
+		options: options, bootID: hex.EncodeToString(boot), recent: recent, startedAt: time.Now(),
+		logger:       slog.New(teeHandler{inner: options.Logger.Handler(), recent: recent}),
 		intervalsSet: make(chan struct{}, 1), helloSignal: make(chan struct{}, 1), flushSignal: make(chan struct{}, 1),
 		rejected: map[protocol.Reason]int64{},
 	}
@@ -248,7 +259,8 @@ func (a *Agent) connect() error {
 		nc.Close()
 		return err
 	}
-	if _, err := nc.Subscribe(protocol.DownSubject(a.options.Wid), a.onDelta); err != nil {
+	// One downlink subscription for deltas and commands (docs/protocol.md "Commands").
+	if _, err := nc.Subscribe(protocol.DownSubject(a.options.Wid), a.onDownlink); err != nil {
 		nc.Close()
 		return fmt.Errorf("subscribe to desired state: %w", err)
 	}

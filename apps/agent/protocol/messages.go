@@ -22,13 +22,15 @@ const (
 	TypeMetricsReport        MessageType = "metricsReport"
 	TypeArtifactChunkRequest MessageType = "artifactChunkRequest"
 	TypeArtifactChunkReply   MessageType = "artifactChunkReply"
+	TypeCommandRequest       MessageType = "commandRequest"
+	TypeCommandReply         MessageType = "commandReply"
 )
 
 // MessageTypes lists every message type, in the order of messages.ts.
 var MessageTypes = []MessageType{
 	TypeEnrollRequest, TypeEnrollReply, TypeEnrollReplyBody, TypeHello, TypeHelloReply,
 	TypeHeartbeat, TypeDesiredDelta, TypeDesiredAck, TypeStatusReport, TypeMetricsReport,
-	TypeArtifactChunkRequest, TypeArtifactChunkReply,
+	TypeArtifactChunkRequest, TypeArtifactChunkReply, TypeCommandRequest, TypeCommandReply,
 }
 
 // Artifact sizes (artifacts.ts).
@@ -51,6 +53,8 @@ var SizeLimits = map[MessageType]int{
 	TypeMetricsReport:        16 * 1024,
 	TypeArtifactChunkRequest: 128,
 	TypeArtifactChunkReply:   MaxArtifactChunkBytes + 512,
+	TypeCommandRequest:       512,
+	TypeCommandReply:         CommandReplyLimit,
 }
 
 // Message is one protocol message.
@@ -390,47 +394,65 @@ type StatusReport struct {
 func (StatusReport) Type() MessageType { return TypeStatusReport }
 
 func (m StatusReport) toMap() *Map {
-	inst := make([]any, len(m.Inst))
-	for i, s := range m.Inst {
-		entry := NewMap().Put("app", s.App)
-		putNonEmpty(entry, "ver", s.Ver)
-		entry.Put("st", s.St)
-		putOptString(entry, "why", s.Why)
-		entry.Put("rs", s.Rs)
-		putNonEmpty(entry, "tgt", s.Tgt)
-		putOptInt(entry, "pb", s.Pb)
-		putOptInt(entry, "pt", s.Pt)
-		inst[i] = entry
-	}
-	return version().Put("seq", m.Seq).Put("at", m.At).Put("inst", inst)
+	return version().Put("seq", m.Seq).Put("at", m.At).Put("inst", instancesToList(m.Inst))
 }
 
-func readStatusReport(o object) Message {
-	report := StatusReport{Seq: o.int("seq", 1, maxSafeInteger), At: o.int("at", 0, maxSafeInteger), Inst: []InstanceStatus{}}
-	o.array("inst", 0, 512, func(value any, path string) {
+func instancesToList(list []InstanceStatus) []any {
+	inst := make([]any, len(list))
+	for i, s := range list {
+		inst[i] = s.toMap()
+	}
+	return inst
+}
+
+func (s InstanceStatus) toMap() *Map {
+	entry := NewMap().Put("app", s.App)
+	putNonEmpty(entry, "ver", s.Ver)
+	entry.Put("st", s.St)
+	putOptString(entry, "why", s.Why)
+	entry.Put("rs", s.Rs)
+	putNonEmpty(entry, "tgt", s.Tgt)
+	putOptInt(entry, "pb", s.Pb)
+	putOptInt(entry, "pt", s.Pt)
+	return entry
+}
+
+// readInstances reads an array of instance statuses (at most max).
+func readInstances(o object, key string, max int) []InstanceStatus {
+	list := []InstanceStatus{}
+	o.array(key, 0, max, func(value any, path string) {
 		entry, ok := asObject(value, path, o.issues)
 		if !ok {
 			return
 		}
-		status := InstanceStatus{App: entry.text("app", appNameText)}
-		if entry.has("ver") {
-			status.Ver = *entry.optText("ver", versionText)
-		}
-		status.St = entry.enum("st", InstanceStates)
-		status.Why = entry.optText("why", reasonText)
-		status.Rs = entry.int("rs", 0, Int4Max)
-		if entry.has("tgt") {
-			status.Tgt = *entry.optText("tgt", versionText)
-		}
-		status.Pb = entry.optInt("pb", 0, maxSafeInteger)
-		status.Pt = entry.optInt("pt", 0, maxSafeInteger)
-		report.Inst = append(report.Inst, status)
+		list = append(list, readInstanceStatus(entry))
 	})
-	return report
+	return list
+}
+
+func readInstanceStatus(entry object) InstanceStatus {
+	status := InstanceStatus{App: entry.text("app", appNameText)}
+	if entry.has("ver") {
+		status.Ver = *entry.optText("ver", versionText)
+	}
+	status.St = entry.enum("st", InstanceStates)
+	status.Why = entry.optText("why", reasonText)
+	status.Rs = entry.int("rs", 0, Int4Max)
+	if entry.has("tgt") {
+		status.Tgt = *entry.optText("tgt", versionText)
+	}
+	status.Pb = entry.optInt("pb", 0, maxSafeInteger)
+	status.Pt = entry.optInt("pt", 0, maxSafeInteger)
+	return status
+}
+
+func readStatusReport(o object) Message {
+	seq, at := o.int("seq", 1, maxSafeInteger), o.int("at", 0, maxSafeInteger)
+	return StatusReport{Seq: seq, At: at, Inst: readInstances(o, "inst", 512)}
 }
 
 // ControlMessageTypes are the types control bytes are counted by (MetricsReport.ctl).
-var ControlMessageTypes = []string{"enroll", "hello", "hb", "st", "mx", "ack", "delta", "art"}
+var ControlMessageTypes = []string{"enroll", "hello", "hb", "st", "mx", "ack", "delta", "art", "cmd"}
 
 // ControlCount is the bytes sent and received for one control message type.
 type ControlCount struct {
@@ -624,4 +646,6 @@ var readers = map[MessageType]func(object) Message{
 	TypeMetricsReport:        readMetricsReport,
 	TypeArtifactChunkRequest: readArtifactChunkRequest,
 	TypeArtifactChunkReply:   readArtifactChunkReply,
+	TypeCommandRequest:       readCommandRequest,
+	TypeCommandReply:         readCommandReply,
 }

@@ -19,6 +19,8 @@ const (
 	UpMx    = "mx"
 	UpAck   = "ack"
 	UpArt   = "art"
+	// UpCmd carries command replies (core publish); requests come down on DownSubject.
+	UpCmd = "cmd"
 )
 
 // DurableUpTypes go through JetStream (stream EF_UP), buffered in the outbox while offline.
@@ -35,7 +37,7 @@ func UpSubject(wid, upType string) string {
 	return "ef.up." + wid + "." + upType
 }
 
-// DownSubject is `ef.down.<wid>` (DesiredDelta).
+// DownSubject is `ef.down.<wid>` (DesiredDelta and CommandRequest: see DownlinkMessageType).
 func DownSubject(wid string) string {
 	mustWireID(wid)
 	return "ef.down." + wid

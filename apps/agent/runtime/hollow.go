@@ -21,6 +21,9 @@ type hollowInstance struct {
 	pulled  int64
 	pulling bool
 	timer   *time.Timer
+	// restarts by operators (the only restarts a hollow app has); why: an operator's stop.
+	restarts int64
+	why      string
 }
 
 // Hollow pretends to run apps: state transitions on timers (pending → [pulling →] starting →
@@ -136,7 +139,11 @@ func (h *Hollow) Instances() []protocol.InstanceStatus {
 	defer h.mu.Unlock()
 	out := make([]protocol.InstanceStatus, 0, len(h.apps))
 	for app, instance := range h.apps {
-		status := protocol.InstanceStatus{App: app, St: instance.state, Ver: instance.running}
+		status := protocol.InstanceStatus{App: app, St: instance.state, Ver: instance.running, Rs: instance.restarts}
+		if instance.why != "" {
+			why := instance.why
+			status.Why = &why
+		}
 		if instance.pulling {
 			pulled, total := instance.pulled, int64(simulatedArtifactBytes)
 			status.St, status.Tgt, status.Pb, status.Pt = protocol.StatePulling, instance.release.Version, &pulled, &total
@@ -147,6 +154,41 @@ func (h *Hollow) Instances() []protocol.InstanceStatus {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].App < out[b].App })
 	return out
+}
+
+// Operate answers like a real runtime, without processes: restart counts, stop holds, health is healthy.
+func (h *Hollow) Operate(app, command string) protocol.CommandReply {
+	h.mu.Lock()
+	instance := h.apps[app]
+	if instance == nil {
+		h.mu.Unlock()
+		return failedReply(protocol.CmdErrUnknownApp, "no app "+app+" on this node")
+	}
+	if instance.pulling || instance.state != protocol.StateRunning && instance.state != protocol.StateStopped {
+		state := instance.state
+		h.mu.Unlock()
+		return failedReply(protocol.CmdErrNotRunning, "app "+app+" is "+state)
+	}
+	reply := protocol.CommandReply{OK: true}
+	switch command {
+	case protocol.CmdHealth:
+		reply.Hl = &protocol.HealthResult{OK: instance.state == protocol.StateRunning}
+	case protocol.CmdRestart, protocol.CmdStart:
+		if command == protocol.CmdRestart {
+			instance.restarts++
+		}
+		instance.state, instance.why = protocol.StateRunning, ""
+	case protocol.CmdStop:
+		instance.state, instance.why = protocol.StateStopped, "stopped by an operator"
+	}
+	h.mu.Unlock()
+	h.emit()
+	for _, status := range h.Instances() {
+		if status.App == app {
+			reply.Inst = &status
+		}
+	}
+	return reply
 }
 
 // SampleUsage is empty: no processes.

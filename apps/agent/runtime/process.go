@@ -65,7 +65,12 @@ type Process struct {
 	killReason     string
 	stopping       bool
 	stopped        chan struct{}
+	// held: an operator stopped the process (stop, or the first half of restart): no automatic restart.
+	held bool
 }
+
+// operatorStopped is the reason a held process reports.
+const operatorStopped = "stopped by an operator"
 
 // NewProcess prepares a process; Start runs it.
 func NewProcess(options ProcessOptions) *Process {
@@ -204,6 +209,91 @@ func (p *Process) Stop() {
 	p.changed(changed)
 }
 
+// RestartNow is an operator restart: stop the process (grace, then SIGKILL) and start it again;
+// it counts as a restart.
+func (p *Process) RestartNow() {
+	if !p.holdProcess() {
+		return
+	}
+	p.mu.Lock()
+	if p.stopping {
+		p.mu.Unlock()
+		return
+	}
+	p.held = false
+	p.restarts++
+	p.failuresInARow = 0
+	p.mu.Unlock()
+	p.Start()
+}
+
+// Hold is an operator stop: the process ends and stays stopped until Resume (the app stays desired).
+func (p *Process) Hold() {
+	if !p.holdProcess() {
+		return
+	}
+	p.mu.Lock()
+	changed := p.setState(protocol.StateStopped, operatorStopped)
+	p.mu.Unlock()
+	p.changed(changed)
+}
+
+// Resume is an operator start: a held or failed process starts at once; a live one is left alone.
+func (p *Process) Resume() {
+	p.mu.Lock()
+	if p.stopping || p.cmd != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.held = false
+	if p.restartTimer != nil {
+		p.restartTimer.Stop()
+	}
+	p.mu.Unlock()
+	p.Start()
+}
+
+// CheckHealthNow runs the health check once: "" when healthy, else why not; false without a check.
+func (p *Process) CheckHealthNow() (string, bool) {
+	if p.options.Spec.Health == nil {
+		return "", false
+	}
+	return p.checkHealth(context.Background()), true
+}
+
+// holdProcess ends the running process (if any) without a restart; false once the process is stopping for good.
+func (p *Process) holdProcess() bool {
+	p.mu.Lock()
+	if p.stopping {
+		p.mu.Unlock()
+		return false
+	}
+	p.held = true
+	if p.restartTimer != nil {
+		p.restartTimer.Stop()
+	}
+	if p.healthCancel != nil {
+		p.healthCancel()
+	}
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		pid := cmd.Process.Pid
+		signalGroup(pid, syscall.SIGTERM)
+		kill := time.AfterFunc(p.options.Spec.StopGrace(), func() { signalGroup(pid, syscall.SIGKILL) })
+		<-exited
+		kill.Stop()
+		signalGroup(pid, syscall.SIGKILL)
+		p.mu.Lock()
+		if p.cmd == cmd {
+			removePIDFile(p.options.AppDir)
+			p.cmd = nil
+		}
+		p.mu.Unlock()
+	}
+	return true
+}
+
 func (p *Process) onExit(generation int, exitReason string) {
 	p.mu.Lock()
 	if generation >= 0 {
@@ -222,6 +312,12 @@ func (p *Process) onExit(generation int, exitReason string) {
 	}
 	if p.stopping {
 		p.mu.Unlock()
+		return
+	}
+	if p.held {
+		changed := p.setState(protocol.StateStopped, operatorStopped)
+		p.mu.Unlock()
+		p.changed(changed)
 		return
 	}
 	reason := exitReason

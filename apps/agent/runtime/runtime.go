@@ -114,6 +114,17 @@ func (r *Runtime) Put(app, version string, spec protocol.RunSpec, art *protocol.
 	slot.Put(Release{Version: version, Spec: spec, Art: art})
 }
 
+// Operate runs an operator's app command (the agent sets the reply's id).
+func (r *Runtime) Operate(app, command string) protocol.CommandReply {
+	r.mu.Lock()
+	slot := r.apps[app]
+	r.mu.Unlock()
+	if slot == nil {
+		return failedReply(protocol.CmdErrUnknownApp, "no app "+app+" on this node")
+	}
+	return slot.Operate(command)
+}
+
 // Remove stops and forgets app (a no-op if unknown); it is reported until its process is gone.
 func (r *Runtime) Remove(app string) {
 	r.mu.Lock()

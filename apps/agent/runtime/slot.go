@@ -220,6 +220,46 @@ func (s *Slot) Remove() {
 	})
 }
 
+// Operate runs an operator's app command on the running version (restart, stop, start, health).
+// Not through the switch queue: a restart must not wait behind a download.
+func (s *Slot) Operate(command string) protocol.CommandReply {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	process := s.currentProcess()
+	if closed || process == nil {
+		return failedReply(protocol.CmdErrNotRunning, "app "+s.options.App+" has no started version on this node")
+	}
+	reply := protocol.CommandReply{OK: true}
+	switch command {
+	case protocol.CmdHealth:
+		failure, checked := process.CheckHealthNow()
+		if !checked {
+			return failedReply(protocol.CmdErrNoHealthCheck, "app "+s.options.App+" has no health check")
+		}
+		reply.Hl = &protocol.HealthResult{OK: failure == ""}
+		if failure != "" {
+			why := clip(failure)
+			reply.Hl.Why = &why
+		}
+	case protocol.CmdRestart:
+		process.RestartNow()
+	case protocol.CmdStop:
+		process.Hold()
+	case protocol.CmdStart:
+		process.Resume()
+	default:
+		return failedReply(protocol.CmdErrUnsupported, "not an app command: "+command)
+	}
+	status := s.Status()
+	reply.Inst = &status
+	return reply
+}
+
+func failedReply(code, why string) protocol.CommandReply {
+	return protocol.CommandReply{Err: code, Why: &why}
+}
+
 func (s *Slot) currentProcess() *Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()

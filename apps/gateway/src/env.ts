@@ -114,6 +114,9 @@ const gatewayEnvSchema = {
   // system temp dir), least recently used evicted past the size.
   GATEWAY_ARTIFACT_CACHE_DIR: z.string().min(1).optional(),
   GATEWAY_ARTIFACT_CACHE_MB: integerInRange("GATEWAY_ARTIFACT_CACHE_MB", 16, 1_048_576, 2048),
+  // Node commands in flight (per replica): per organization, and per node (docs/protocol.md, "Commands").
+  GATEWAY_COMMANDS_PER_ORG: integerInRange("GATEWAY_COMMANDS_PER_ORG", 1, 10_000, 32),
+  GATEWAY_COMMANDS_PER_NODE: integerInRange("GATEWAY_COMMANDS_PER_NODE", 1, 16, 1),
   // Enrollment attempts that fail (bad token, bad proof, malformed) are budgeted: this many at
   // once, refilled this many a second; past it agents are told to ask again later.
   GATEWAY_ENROLL_FAILURE_BURST: integerInRange("GATEWAY_ENROLL_FAILURE_BURST", 1, 1_000_000, 200),

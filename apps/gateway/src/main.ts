@@ -8,6 +8,7 @@ import { ArtifactService } from "./artifacts/artifact-service.js";
 import { ArtifactBuckets } from "./artifacts/bucket.js";
 import { ArtifactImporter } from "./artifacts/importer.js";
 import { createGatewayDatabase } from "./db.js";
+import { NodeCommandService } from "./edge/commands/node-command-service.js";
 import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
 import { loadGatewayEnvOrExit } from "./env.js";
@@ -92,6 +93,16 @@ const alerting = env.GATEWAY_ALERT_RELAY_SECRET
   : null;
 if (!alerting)
   logger.warn("GATEWAY_ALERT_RELAY_SECRET not set: alerting (Mimir sync, relay, delivery) is off");
+// Commands to nodes: asked for over the internal API, sent on the platform connection.
+const nodeCommands = new NodeCommandService(
+  db,
+  metrics.registry,
+  logger.child({ component: "node-commands" }),
+  {
+    perOrganization: env.GATEWAY_COMMANDS_PER_ORG,
+    perNode: env.GATEWAY_COMMANDS_PER_NODE,
+  },
+);
 const server = createHttpServer({
   health,
   metrics,
@@ -106,6 +117,7 @@ const server = createHttpServer({
       : null,
     enrollCredentials: enrollment?.secrets.enroll.userCreds ?? null,
     artifacts,
+    nodeCommands,
   },
 });
 
@@ -165,6 +177,7 @@ edgeServices.push(
     logger.child({ component: "artifact-importer" }),
   ),
 );
+edgeServices.push(nodeCommands);
 // Rollouts: driven here, next to the desired publisher that turns their commits into deltas.
 edgeServices.push(
   new RolloutController(

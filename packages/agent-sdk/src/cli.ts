@@ -69,6 +69,12 @@ async function runAgent(config: AgentConfig, logger: Logger): Promise<void> {
     statusRefreshSeconds: config.intervals.statusRefreshSeconds,
     reconnect: config.reconnect,
     name: `edgefleet-agent ${config.enroll.name}`,
+    settings: {
+      stateDir: config.stateDir,
+      name: config.enroll.name,
+      bufferMaxBytes: String(config.buffer.maxBytes),
+      reconnect: `${config.reconnect.baseMs}-${config.reconnect.maxMs} ms`,
+    },
     logger,
   });
   logger.info("agent running", { wid: identity.wid, pid: process.pid });

@@ -39,7 +39,7 @@ function requireGateway(gateway: GatewayConnection | null): GatewayConnection {
 async function call<T>(
   gateway: GatewayConnection | null,
   path: string,
-  init: { method: "GET" | "POST"; body?: unknown },
+  init: { method: "GET" | "POST"; body?: unknown; timeoutMs?: number },
   schema: z.ZodType<T>,
 ): Promise<T> {
   const { url, internalToken } = requireGateway(gateway);
@@ -52,7 +52,7 @@ async function call<T>(
         ...(init.body === undefined ? {} : { "content-type": "application/json" }),
       },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS),
     });
   } catch (error) {
     throw new TRPCError({
@@ -70,10 +70,13 @@ async function call<T>(
   const detail =
     body && typeof body === "object" && "error" in body ? String(body.error) : `HTTP ${response.status}`;
   if (response.status === 404) throw new TRPCError({ code: "NOT_FOUND", message: detail });
+  if (response.status === 400) {
+    throw new TRPCError({ code: "BAD_REQUEST", message: `the gateway refused the request: ${detail}` });
+  }
   if (response.status === 503) {
     throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: `the gateway cannot do this: ${detail}` });
   }
-  // 400/401 are our own mistake (a bug or a secret that differs between console and gateway).
+  // 401 is our own mistake (a bug or a secret that differs between console and gateway).
   throw new TRPCError({
     code: "INTERNAL_SERVER_ERROR",
     message: `the gateway refused the request: ${detail}`,
@@ -201,4 +204,56 @@ export async function streamArtifactToGateway(
     field: typeof body?.field === "string" ? body.field : null,
     maxBytes: typeof body?.maxBytes === "number" ? body.maxBytes : null,
   };
+}
+
+const instanceAnswer = z.object({
+  app: z.string(),
+  ver: z.string().optional(),
+  st: z.string(),
+  why: z.string().optional(),
+  rs: z.number(),
+});
+
+/** One node's answer from POST /internal/orgs/{orgId}/node-commands (the wire's short names). */
+const nodeCommandAnswerSchema = z.union([
+  z.object({
+    nodeId: z.string(),
+    ok: z.literal(true),
+    ms: z.number(),
+    result: z.object({
+      inst: instanceAnswer.optional(),
+      hl: z.object({ ok: z.boolean(), why: z.string().optional() }).optional(),
+      rep: z.object({ st: z.number(), mx: z.number() }).optional(),
+      diag: z
+        .object({
+          av: z.string(),
+          os: z.string(),
+          arch: z.string(),
+          up: z.number(),
+          cfg: z.record(z.string(), z.string()),
+          du: z.number(),
+          dt: z.number(),
+          log: z.array(z.string()),
+          inst: z.array(instanceAnswer),
+        })
+        .optional(),
+    }),
+  }),
+  z.object({ nodeId: z.string(), ok: z.literal(false), ms: z.number(), code: z.string(), error: z.string() }),
+]);
+export type NodeCommandAnswer = z.infer<typeof nodeCommandAnswerSchema>;
+
+/** Runs a command on nodes through the gateway; waits for the nodes (up to timeoutMs each, in parallel). */
+export async function runNodeCommand(
+  gateway: GatewayConnection | null,
+  input: { organizationId: string; nodeIds: string[]; cmd: string; app?: string; timeoutMs: number },
+): Promise<NodeCommandAnswer[]> {
+  const { organizationId, ...body } = input;
+  const { results } = await call(
+    gateway,
+    `/internal/orgs/${encodeURIComponent(organizationId)}/node-commands`,
+    { method: "POST", body, timeoutMs: input.timeoutMs + 5_000 },
+    z.object({ results: z.array(nodeCommandAnswerSchema) }),
+  );
+  return results;
 }

@@ -45,6 +45,20 @@ export async function startGatewayStandIn(secret = "s".repeat(40)): Promise<Gate
       const bytes = body as Buffer;
       return send(200, { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length });
     }
+    // Node commands: every node answers as an offline node does (the real path is tested in
+    // node-commands.test.ts against a real gateway, and end to end in apps/gateway).
+    if (req.method === "POST" && /^\/internal\/orgs\/[^/]+\/node-commands$/.test(req.url ?? "")) {
+      const { nodeIds } = body as { nodeIds: string[] };
+      return send(200, {
+        results: nodeIds.map((nodeId) => ({
+          nodeId,
+          ok: false,
+          ms: 0,
+          code: "offline",
+          error: "node is offline",
+        })),
+      });
+    }
     if (req.url?.includes(UNAVAILABLE_SITE_ID)) return send(503, { error: "NATS_LEAF_URL is not set" });
     send(200, {
       config: 'listen: "0.0.0.0:4222"\n',

@@ -192,6 +192,14 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     path: "/nodes/labels",
     body: { target: { selector: "tier=canary" }, add: { "set-over": "rest" } },
   }),
+  "POST /nodes/commands": () => ({
+    path: "/nodes/commands",
+    body: { nodeIds: [ids.onlineNode], command: "restart", app: "vision" },
+  }),
+  "POST /nodes/{id}/commands": () => ({
+    path: `/nodes/${ids.onlineNode}/commands`,
+    body: { command: "report" },
+  }),
   "POST /nodes/{nodeId}/approve": () => ({ path: `/nodes/${ids.pendingNode}/approve`, body: {} }),
   "POST /nodes/{nodeId}/revoke": () => ({ path: `/nodes/${ids.onlineNode}/revoke`, body: {} }),
   "POST /sites": () => ({ path: "/sites", body: { name: "made-over-rest", description: "REST" } }),

@@ -145,6 +145,12 @@ func runAgent(ctx context.Context, cfg config.Config, identity enroll.Identity, 
 		Reconnect:    backoff.Policy{Base: cfg.Reconnect.Base, Max: cfg.Reconnect.Max},
 		AgentVersion: version, OS: goruntime.GOOS, Arch: nodeArch(),
 		Name: "edgefleet-agent " + cfg.Enroll.Name, Logger: logger,
+		Settings: protocol.StringMap{
+			{Key: "stateDir", Value: cfg.StateDir},
+			{Key: "name", Value: cfg.Enroll.Name},
+			{Key: "bufferMaxBytes", Value: fmt.Sprint(cfg.Buffer.MaxBytes)},
+			{Key: "reconnect", Value: fmt.Sprintf("%s-%s", cfg.Reconnect.Base, cfg.Reconnect.Max)},
+		},
 	})
 	if err != nil {
 		return err

@@ -381,3 +381,35 @@ func AnswerHellos(t *testing.T, server *Server, put protocol.DesiredPut) {
 	}
 	_ = nc.Flush()
 }
+
+// Command sends a CommandRequest down to the node and waits for its CommandReply on the node's
+// `ef.up.<wid>.cmd` (what the gateway does on the platform side).
+func (p *Platform) Command(request protocol.CommandRequest, timeout time.Duration) (protocol.CommandReply, error) {
+	replies := make(chan *nats.Msg, 8)
+	sub, err := p.nc.ChanSubscribe(protocol.UpSubject(p.wid, protocol.UpCmd), replies)
+	if err != nil {
+		return protocol.CommandReply{}, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := p.nc.Flush(); err != nil {
+		return protocol.CommandReply{}, err
+	}
+	if err := p.nc.Publish(protocol.DownSubject(p.wid), protocol.MustEncode(request)); err != nil {
+		return protocol.CommandReply{}, err
+	}
+	deadline := time.After(timeout)
+	for {
+		select {
+		case msg := <-replies:
+			reply, err := protocol.DecodeAs[protocol.CommandReply](msg.Data)
+			if err != nil {
+				return protocol.CommandReply{}, err
+			}
+			if reply.ID == request.ID {
+				return reply, nil
+			}
+		case <-deadline:
+			return protocol.CommandReply{}, fmt.Errorf("no reply to %s within %s", request.ID, timeout)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { COMMANDS } from "@edgefleet/agent-sdk/protocol";
 import { z } from "zod";
 import { type ArtifactService, OrganizationNotFoundError } from "../artifacts/artifact-service.js";
 import { ArtifactStoreUnavailableError, SHA256_HEX } from "../artifacts/bucket.js";
@@ -9,6 +10,7 @@ import {
   ArtifactTooLargeError,
   ArtifactTruncatedError,
 } from "../artifacts/store-artifact.js";
+import type { NodeCommandService } from "../edge/commands/node-command-service.js";
 import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sites/leaf-bundle.js";
 
 /**
@@ -25,6 +27,8 @@ import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sit
  *   POST /internal/orgs/{orgId}/artifacts/import {url, sha256?} → {sha256, size, deduplicated}:
  *        fetches an https URL into the bucket (synchronously; the importer does it for versions)
  *   GET  /internal/orgs/{orgId}/artifacts/{sha256} → {sha256, size}, 404 when not in that org's bucket
+ *   POST /internal/orgs/{orgId}/node-commands {nodeIds, cmd, app?, timeoutMs?} → {results: [one per
+ *        node: {nodeId, ok, ms, result} | {nodeId, ok: false, ms, code, error}]}; waits for the nodes
  */
 export interface InternalApiDeps {
   /** Shared secret; undefined turns the internal API off (503). */
@@ -37,12 +41,35 @@ export interface InternalApiDeps {
   enrollCredentials: string | null;
   /** Artifact upload/import into the organizations' object store buckets. */
   artifacts?: ArtifactService | null;
+  /** Commands to nodes over NATS. */
+  nodeCommands?: Pick<NodeCommandService, "run"> | null;
 }
 
 export const INTERNAL_PREFIX = "/internal/";
 const LEAF_BUNDLE_PATH = /^\/internal\/sites\/([^/]+)\/leaf-bundle$/;
 const ENROLL_CREDENTIALS_PATH = "/internal/enroll-credentials";
 const ARTIFACTS_PATH = /^\/internal\/orgs\/([^/]+)\/artifacts(?:\/(import|[^/]+))?$/;
+const NODE_COMMANDS_PATH = /^\/internal\/orgs\/([^/]+)\/node-commands$/;
+
+/** Most nodes one command call names (a console selection page); diagnostics name one. */
+export const MAX_COMMAND_NODES = 100;
+
+export const nodeCommandRequest = z
+  .object({
+    nodeIds: z.array(z.uuid()).min(1).max(MAX_COMMAND_NODES),
+    cmd: z.enum(COMMANDS),
+    app: z.string().min(1).max(128).optional(),
+    timeoutMs: z.int().min(500).max(30_000).default(10_000),
+  })
+  .strict()
+  .refine((body) => !["restart", "stop", "start", "health"].includes(body.cmd) || body.app !== undefined, {
+    message: "restart, stop, start and health name an app",
+    path: ["app"],
+  })
+  .refine((body) => body.cmd !== "diag" || body.nodeIds.length === 1, {
+    message: "a diagnostics bundle is collected from one node at a time",
+    path: ["nodeIds"],
+  });
 
 export const importRequest = z
   .object({
@@ -83,6 +110,7 @@ export class HttpError extends Error {
 export function internalRouteOf(path: string): string | null {
   if (path === ENROLL_CREDENTIALS_PATH) return ENROLL_CREDENTIALS_PATH;
   if (LEAF_BUNDLE_PATH.test(path)) return "/internal/sites/:siteId/leaf-bundle";
+  if (NODE_COMMANDS_PATH.test(path)) return "/internal/orgs/:orgId/node-commands";
   const artifacts = ARTIFACTS_PATH.exec(path);
   if (artifacts) {
     if (artifacts[2] === undefined) return "/internal/orgs/:orgId/artifacts";
@@ -142,6 +170,8 @@ export async function handleInternalRequest(
       if (!deps.enrollCredentials) throw new HttpError(503, "enrollment is disabled on this gateway");
       return { status: 200, body: { creds: deps.enrollCredentials } };
     }
+    const commandsOrg = NODE_COMMANDS_PATH.exec(path)?.[1];
+    if (commandsOrg !== undefined) return await handleNodeCommands(deps, req, res, commandsOrg);
     const artifactRoute = ARTIFACTS_PATH.exec(path);
     if (artifactRoute) return await handleArtifacts(deps, req, res, artifactRoute[1] ?? "", artifactRoute[2]);
     const siteId = LEAF_BUNDLE_PATH.exec(path)?.[1];
@@ -235,4 +265,28 @@ async function handleArtifacts(
   const found = await artifacts.info(organizationId, sub);
   if (!found) throw new HttpError(404, `artifact ${sub} not found`);
   return { status: 200, body: found };
+}
+
+async function handleNodeCommands(
+  deps: InternalApiDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  organizationId: string,
+): Promise<{ status: number; body: unknown }> {
+  requireMethod(req, res, "POST");
+  if (!z.uuid().safeParse(organizationId).success) {
+    throw new HttpError(404, `organization ${organizationId} not found`);
+  }
+  const parsed = nodeCommandRequest.safeParse(await readJson(req));
+  if (!parsed.success) {
+    throw new HttpError(400, parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  }
+  if (!deps.nodeCommands) throw new HttpError(503, "node commands are not available on this gateway");
+  const { app, ...rest } = parsed.data;
+  const results = await deps.nodeCommands.run({
+    organizationId,
+    ...rest,
+    ...(app !== undefined ? { app } : {}),
+  });
+  return { status: 200, body: { results } };
 }

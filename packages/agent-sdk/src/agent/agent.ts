@@ -12,12 +12,17 @@ import type { ChunkAnswer, ChunkSource } from "../artifacts/chunk-source.js";
 import { type Logger, silentLogger } from "../logger.js";
 import type { HostSampler } from "../metrics/host.js";
 import {
+  AGENT_MAX_COMMANDS_IN_FLIGHT,
   agentDownSubject,
   agentUpSubject,
+  type CommandReply,
+  type CommandRequest,
   type DecodeFailureReason,
   type DesiredDeltaBody,
+  type Diagnostics,
   type DurableUpType,
   decodeMessage,
+  downlinkMessageType,
   encodeMessage,
   nodeInboxPrefix,
   PROTOCOL_VERSION,
@@ -25,6 +30,7 @@ import {
 import type { Runtime } from "../runtime/runtime.js";
 import { AGENT_VERSION } from "../version.js";
 import { type BackoffPolicy, type ConnectPacer, fullJitterDelay, ReconnectBackoff } from "./backoff.js";
+import { answerCommand, encodeCommandReply, RecentLog } from "./commands.js";
 import { ControlBytes } from "./control-bytes.js";
 import { type Outbox, SerialQueue } from "./outbox.js";
 import type { AgentState, StateStore } from "./state-store.js";
@@ -53,6 +59,8 @@ export interface AgentOptions {
   chunkTimeoutMs?: number;
   /** Connection name shown in the server's monitoring. */
   name?: string;
+  /** Settings shown in a diagnostics bundle (no secrets: name credentials by path). */
+  settings?: Record<string, string>;
   logger?: Logger;
 }
 
@@ -113,9 +121,13 @@ export class Agent {
     this.markFirstConnection = resolve;
   });
   private readonly rejected: Partial<Record<DecodeFailureReason, number>> = {};
+  /** The agent's own recent log, for diagnostics bundles. */
+  private readonly recentLog = new RecentLog();
+  private readonly startedAt = Date.now();
+  private commandsInFlight = 0;
 
   private constructor(private readonly options: AgentOptions) {
-    this.logger = options.logger ?? silentLogger;
+    this.logger = this.recentLog.tee(options.logger ?? silentLogger);
     this.backoff = new ReconnectBackoff(
       options.reconnect ?? DEFAULT_RECONNECT,
       Math.random,
@@ -259,9 +271,12 @@ export class Agent {
     this.markFirstConnection();
     this.backoff.reset();
     this.logger.info("connected", { server: nc.getServer() });
+    // One downlink subscription for deltas and commands (docs/protocol.md, "Commands").
     nc.subscribe(agentDownSubject(this.options.wid), {
       callback: (error, msg) => {
-        if (!error) this.onDelta(msg);
+        if (error) return;
+        if (downlinkMessageType(msg.data) === "commandRequest") this.onCommand(msg);
+        else this.onDelta(msg);
       },
     });
     void (async () => {
@@ -387,6 +402,90 @@ export class Agent {
       this.metricsMs = metricsMs;
       this.scheduleMetrics();
     }
+  }
+
+  // --- commands --------------------------------------------------------------------------------
+
+  /** An operator's command: answered on the node's own `ef.up.<wid>.cmd`, at most 4 at once. */
+  private onCommand(msg: Msg): void {
+    this.control.received("cmd", msg.subject.length + msg.data.byteLength + FRAMING_BYTES);
+    const decoded = decodeMessage("commandRequest", msg.data);
+    if (!decoded.ok) {
+      this.reject("commandRequest", decoded.reason, decoded.detail);
+      return;
+    }
+    const request = decoded.msg;
+    if (this.commandsInFlight >= AGENT_MAX_COMMANDS_IN_FLIGHT) {
+      this.sendCommandReply({
+        v: PROTOCOL_VERSION,
+        id: request.id,
+        ok: false,
+        err: "busy",
+        why: `the node already runs ${AGENT_MAX_COMMANDS_IN_FLIGHT} commands`,
+      });
+      return;
+    }
+    this.commandsInFlight++;
+    this.logger.info("command", {
+      id: request.id,
+      cmd: request.cmd,
+      ...(request.app ? { app: request.app } : {}),
+    });
+    void this.runCommand(request).finally(() => {
+      this.commandsInFlight--;
+    });
+  }
+
+  private async runCommand(request: CommandRequest): Promise<void> {
+    const reply = await answerCommand(request, {
+      runtime: this.options.runtime,
+      diagnostics: () => this.diagnostics(),
+      forceReport: () => this.forceReport(),
+    });
+    this.sendCommandReply(reply);
+  }
+
+  private sendCommandReply(reply: CommandReply): void {
+    const nc = this.nc;
+    if (!nc || !this.connected) return;
+    const subject = agentUpSubject(this.options.wid, "cmd");
+    const payload = encodeCommandReply(reply);
+    try {
+      nc.publish(subject, payload);
+      this.control.sent("cmd", subject.length + payload.byteLength + FRAMING_BYTES);
+    } catch (error) {
+      this.logger.warn("command reply not sent", { id: reply.id, error: errorText(error) });
+    }
+  }
+
+  private async diagnostics(): Promise<Diagnostics> {
+    const host = await this.options.hostSampler.sample();
+    return {
+      av: AGENT_VERSION,
+      os: platform(),
+      arch: osArch(),
+      up: Math.floor((Date.now() - this.startedAt) / 1000),
+      cfg: {
+        servers: this.options.servers.join(","),
+        wid: this.options.wid,
+        heartbeatSeconds: String(this.heartbeatMs / 1000),
+        metricsSeconds: String(this.metricsMs / 1000),
+        appliedRevision: String(this.state.rev),
+        outboxRecords: String(this.options.outbox.stats().records),
+        ...this.options.settings,
+      },
+      du: host.du,
+      dt: host.dt,
+      log: this.recentLog.snapshot(),
+      inst: this.options.runtime.instances(),
+    };
+  }
+
+  /** A status snapshot and a metrics report, queued now (delivered like any other). */
+  private async forceReport(): Promise<{ st: number; mx: number }> {
+    await this.reportStatus(true);
+    await this.reportMetrics();
+    return { st: this.state.seq.st, mx: this.state.seq.mx };
   }
 
   // --- artifacts -------------------------------------------------------------------------------

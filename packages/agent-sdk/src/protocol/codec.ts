@@ -37,6 +37,28 @@ export function encodeMessage<T extends MessageType>(type: T, msg: MessageOf<T>)
   return bytes;
 }
 
+/**
+ * What a payload on a node's downlink `ef.down.<wid>` is: a CommandRequest (a map with a `cmd`
+ * key) or a DesiredDelta (anything else, whose decoding then says what is wrong with it). One
+ * subject for both keeps a node at its two subscriptions (downlink and inbox).
+ */
+export function downlinkMessageType(bytes: Uint8Array): "commandRequest" | "desiredDelta" {
+  if (bytes.byteLength > MESSAGE_SIZE_LIMITS.commandRequest) return "desiredDelta";
+  try {
+    const value = decode(bytes, {
+      maxStrLength: 512,
+      maxBinLength: 512,
+      maxArrayLength: 64,
+      maxMapLength: 64,
+    });
+    if (typeof value === "object" && value !== null && !Array.isArray(value) && "cmd" in value)
+      return "commandRequest";
+  } catch {
+    // Not MessagePack: the delta decoder reports it.
+  }
+  return "desiredDelta";
+}
+
 /** Decodes and validates one received payload. Never throws: bad input is a result, not a crash. */
 export function decodeMessage<T extends MessageType>(type: T, bytes: Uint8Array): DecodeResult<T> {
   const limit = MESSAGE_SIZE_LIMITS[type];

@@ -5,6 +5,16 @@ import {
   MAX_ARTIFACT_CHUNK_BYTES,
   SHA256_HEX_PATTERN,
 } from "./artifacts.js";
+import {
+  COMMAND_ERRORS,
+  COMMAND_ID_PATTERN,
+  COMMAND_REPLY_LIMIT,
+  COMMANDS,
+  DIAG_MAX_CONFIG_ENTRIES,
+  DIAG_MAX_LOG_LINE_CHARS,
+  DIAG_MAX_LOG_LINES,
+  isAppCommand,
+} from "./commands.js";
 import { runSpecSchema } from "./run-spec.js";
 import { WIRE_ID_PATTERN } from "./subjects.js";
 
@@ -223,7 +233,77 @@ export const artifactChunkReplySchema = z
     { message: "a chunk reply carries either err, or off, size and data" },
   );
 
-export const CONTROL_MESSAGE_TYPES = ["enroll", "hello", "hb", "st", "mx", "ack", "delta", "art"] as const;
+const commandId = z.string().regex(COMMAND_ID_PATTERN, "id must be [A-Za-z0-9_-]{1,32}");
+
+/** Command request (gateway → agent, on the node's `ef.down.<wid>`; told from a delta by `cmd`). */
+export const commandRequestSchema = z
+  .object({
+    v: version,
+    id: commandId,
+    cmd: z.enum(COMMANDS),
+    /** The app an app command (restart, stop, start, health) acts on. */
+    app: appName.optional(),
+  })
+  .refine((request) => !isAppCommand(request.cmd) || request.app !== undefined, {
+    message: "restart, stop, start and health name an app",
+    path: ["app"],
+  });
+
+/** Diagnostics bundle (`diag` of a CommandReply): what an operator needs to see, no secret. */
+export const diagnosticsSchema = z.object({
+  av: shortText,
+  os: shortText,
+  arch: shortText,
+  /** Seconds since the agent started. */
+  up: count,
+  /** Agent settings, secrets left out (credentials are named by path, never included). */
+  cfg: z
+    .record(text(1, 64), text(0, 512))
+    .refine((cfg) => Object.keys(cfg).length <= DIAG_MAX_CONFIG_ENTRIES, {
+      message: `at most ${DIAG_MAX_CONFIG_ENTRIES} settings`,
+    }),
+  /** Disk used and total of the filesystem holding the state dir, bytes. */
+  du: count,
+  dt: count,
+  /** The agent's own recent log, oldest first. */
+  log: z.array(text(0, DIAG_MAX_LOG_LINE_CHARS)).max(DIAG_MAX_LOG_LINES),
+  inst: z.array(instanceStatusSchema).max(512),
+});
+
+/**
+ * Command reply (agent → gateway, core publish on the node's own `ef.up.<wid>.cmd`). `ok` false
+ * carries `err` and `why`; the result fields depend on the command: `inst` (app commands: the
+ * instance after the action), `hl` (health: the check's result), `diag`, `rep` (report: the
+ * sequences of the status and metrics reports it queued).
+ */
+export const commandReplySchema = z
+  .object({
+    v: version,
+    id: commandId,
+    ok: z.boolean(),
+    err: z.enum(COMMAND_ERRORS).optional(),
+    why: reason.optional(),
+    inst: instanceStatusSchema.optional(),
+    hl: z.object({ ok: z.boolean(), why: reason.optional() }).optional(),
+    diag: diagnosticsSchema.optional(),
+    rep: z.object({ st: count, mx: count }).optional(),
+  })
+  .refine((reply) => reply.ok === (reply.err === undefined), {
+    message: "a failed reply carries err, a successful one does not",
+    path: ["err"],
+  });
+
+export const CONTROL_MESSAGE_TYPES = [
+  "enroll",
+  "hello",
+  "hb",
+  "st",
+  "mx",
+  "ack",
+  "delta",
+  "art",
+  "cmd",
+] as const;
 export type ControlMessageType = (typeof CONTROL_MESSAGE_TYPES)[number];
 
 export const metricsReportSchema = z.object({
@@ -261,6 +341,8 @@ export const messageSchemas = {
   metricsReport: metricsReportSchema,
   artifactChunkRequest: artifactChunkRequestSchema,
   artifactChunkReply: artifactChunkReplySchema,
+  commandRequest: commandRequestSchema,
+  commandReply: commandReplySchema,
 } as const;
 
 export type MessageType = keyof typeof messageSchemas;
@@ -281,6 +363,8 @@ export const MESSAGE_SIZE_LIMITS: Record<MessageType, number> = {
   metricsReport: 16 * 1024,
   artifactChunkRequest: 128,
   artifactChunkReply: MAX_ARTIFACT_CHUNK_BYTES + 512,
+  commandRequest: 512,
+  commandReply: COMMAND_REPLY_LIMIT,
 };
 
 export type MessageOf<T extends MessageType> = z.output<(typeof messageSchemas)[T]>;
@@ -301,3 +385,6 @@ export type MetricsReport = MessageOf<"metricsReport">;
 export type ArtifactRef = z.output<typeof artifactRefSchema>;
 export type ArtifactChunkRequest = MessageOf<"artifactChunkRequest">;
 export type ArtifactChunkReply = MessageOf<"artifactChunkReply">;
+export type CommandRequest = MessageOf<"commandRequest">;
+export type CommandReply = MessageOf<"commandReply">;
+export type Diagnostics = z.output<typeof diagnosticsSchema>;

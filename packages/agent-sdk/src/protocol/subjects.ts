@@ -8,8 +8,11 @@
 /** Wire ids (node `wid`, organization `org`): short lowercase base-36, a single subject token. */
 export const WIRE_ID_PATTERN = /^[0-9a-z]{1,20}$/;
 
-/** `art`: artifact chunk requests (request/reply, queue group `gateway`), see artifacts.ts. */
-export const UP_TYPES = ["hello", "hb", "st", "mx", "ack", "art"] as const;
+/**
+ * `art`: artifact chunk requests (request/reply, queue group `gateway`), see artifacts.ts.
+ * `cmd`: replies to commands (core publish, heard by every gateway replica), see commands.ts.
+ */
+export const UP_TYPES = ["hello", "hb", "st", "mx", "ack", "art", "cmd"] as const;
 export type UpType = (typeof UP_TYPES)[number];
 
 /** Up messages that go through JetStream (stream `EF_UP`), buffered at the edge while offline. */
@@ -53,7 +56,7 @@ export function agentUpSubject(wid: string, type: UpType): string {
   return `ef.up.${wid}.${type}`;
 }
 
-/** Agent's view: `ef.down.<wid>` (DesiredDelta). */
+/** Agent's view: `ef.down.<wid>` (DesiredDelta and CommandRequest: `downlinkMessageType`). */
 export function agentDownSubject(wid: string): string {
   assertWireId("node", wid);
   return `ef.down.${wid}`;

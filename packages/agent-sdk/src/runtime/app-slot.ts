@@ -8,6 +8,7 @@ import { type FetchArtifactOptions, fetchArtifact } from "../artifacts/fetcher.j
 import { exists, installArtifact } from "../artifacts/install.js";
 import type { Logger } from "../logger.js";
 import {
+  type AppCommand,
   type ArtifactRef,
   artifactRefSchema,
   type InstanceStatus,
@@ -16,6 +17,7 @@ import {
   startWindowMs,
 } from "../protocol/index.js";
 import { ManagedProcess, type RestartBackoff } from "./managed-process.js";
+import type { AppOperationResult } from "./runtime.js";
 
 /** What the desired state names for one app: a version, how to run it, and its artifact. */
 export interface Release {
@@ -142,6 +144,32 @@ export class AppSlot {
 
   pid(): number | undefined {
     return this.current?.process?.pid();
+  }
+
+  /**
+   * An operator's command on the running version. Not through the switch queue: a restart must
+   * not wait behind a download, and it acts on whichever process runs at the time.
+   */
+  async operate(command: AppCommand): Promise<AppOperationResult> {
+    const process = this.current?.process;
+    if (this.closed || !process) {
+      return { ok: false, err: "not_running", why: `app ${this.app} has no started version on this node` };
+    }
+    if (command === "health") {
+      const failure = await process.checkHealthNow();
+      if (failure === undefined) {
+        return { ok: false, err: "no_health_check", why: `app ${this.app} has no health check` };
+      }
+      return {
+        ok: true,
+        inst: this.status(),
+        hl: failure === null ? { ok: true } : { ok: false, why: clip(failure) },
+      };
+    }
+    if (command === "restart") await process.restartNow();
+    else if (command === "stop") await process.hold();
+    else process.resume();
+    return { ok: true, inst: this.status() };
   }
 
   /** Stops the app, keeping its versions on disk (agent shutdown). */

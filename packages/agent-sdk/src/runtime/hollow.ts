@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ChunkSource } from "../artifacts/chunk-source.js";
 import {
+  type AppCommand,
   type ArtifactRef,
   type InstanceState,
   type InstanceStatus,
@@ -8,7 +9,7 @@ import {
   MAX_ARTIFACT_CHUNK_BYTES,
   type RunSpec,
 } from "../protocol/index.js";
-import { type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
+import { type AppOperationResult, type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
 
 export interface HollowRuntimeOptions {
   /** Each transition (pending → [pulling →] starting → running) waits a random time in this range, ms. */
@@ -43,6 +44,8 @@ interface HollowInstance {
   pulled?: { done: number; total: number };
   timer: NodeJS.Timeout | undefined;
   cancelled: boolean;
+  /** Operator restarts (the only restarts a hollow app has). */
+  restarts: number;
 }
 
 /**
@@ -82,6 +85,7 @@ export class HollowRuntime implements Runtime {
       running: current?.state === "running" ? current.version : current?.running,
       timer: undefined,
       cancelled: false,
+      restarts: current?.restarts ?? 0,
     };
     this.apps.set(app, instance);
     this.listeners.emit();
@@ -117,13 +121,30 @@ export class HollowRuntime implements Runtime {
           ...(ver !== undefined ? { ver } : {}),
           st: instance.state,
           ...(instance.why !== undefined ? { why: instance.why } : {}),
-          rs: 0,
+          rs: instance.restarts,
           ...(instance.state === "pulling" || instance.state === "failed" ? { tgt: instance.version } : {}),
           ...(instance.state === "pulling" && instance.pulled
             ? { pb: instance.pulled.done, pt: instance.pulled.total }
             : {}),
         };
       });
+  }
+
+  /** Answers like a real runtime, without processes: restart counts, stop holds, health is healthy. */
+  async operate(app: string, command: AppCommand): Promise<AppOperationResult> {
+    const instance = this.apps.get(app);
+    if (!instance) return { ok: false, err: "unknown_app", why: `no app ${app} on this node` };
+    if (instance.state !== "running" && instance.state !== "stopped") {
+      return { ok: false, err: "not_running", why: `app ${app} is ${instance.state}` };
+    }
+    const status = () => this.instances().find((entry) => entry.app === app) as InstanceStatus;
+    if (command === "health") return { ok: true, inst: status(), hl: { ok: instance.state === "running" } };
+    if (command === "restart") instance.restarts++;
+    instance.state = command === "stop" ? "stopped" : "running";
+    if (command === "stop") instance.why = "stopped by an operator";
+    else delete instance.why;
+    this.listeners.emit();
+    return { ok: true, inst: status() };
   }
 
   onChange(listener: () => void): () => void {

@@ -52,6 +52,9 @@ export class ManagedProcess {
   /** Why the agent itself killed the process (failed health check), reported instead of the signal. */
   private killReason: string | undefined;
   private stopping: Promise<void> | undefined;
+  /** An operator stopped the process (stop, or the first half of restart): no automatic restart. */
+  private held = false;
+  private operatorStopping: Promise<void> | undefined;
 
   constructor(private readonly options: ManagedProcessOptions) {
     this.app = options.app;
@@ -141,6 +144,58 @@ export class ManagedProcess {
     return this.stopping;
   }
 
+  /** Operator restart: stop the process (grace, then SIGKILL) and start it again; counts as a restart. */
+  async restartNow(): Promise<void> {
+    if (this.stopping) return;
+    await this.holdProcess();
+    if (this.stopping) return;
+    this.held = false;
+    this.restarts++;
+    this.failuresInARow = 0;
+    this.start();
+  }
+
+  /** Operator stop: the process ends and stays stopped until `resume` (the app stays desired). */
+  async hold(): Promise<void> {
+    if (this.stopping) return;
+    await this.holdProcess();
+    this.setState("stopped", "stopped by an operator");
+  }
+
+  /** Operator start: starts a held or failed process at once; a live one is left as it is. */
+  resume(): void {
+    if (this.stopping || this.child) return;
+    clearTimeout(this.restartTimer);
+    this.held = false;
+    this.start();
+  }
+
+  /** Runs the health check once now: null when healthy, else why not; undefined without a check. */
+  async checkHealthNow(): Promise<string | null | undefined> {
+    if (!this.options.spec.health) return undefined;
+    return this.runHealthCheck();
+  }
+
+  private holdProcess(): Promise<void> {
+    this.operatorStopping ??= (async () => {
+      this.held = true;
+      clearTimeout(this.restartTimer);
+      clearTimeout(this.healthTimer);
+      const child = this.child;
+      if (child?.pid !== undefined && this.childExited) {
+        const exited = this.childExited;
+        signalGroup(child.pid, "SIGTERM");
+        const graceMs = (this.options.spec.stopGraceSeconds ?? DEFAULT_STOP_GRACE_SECONDS) * 1000;
+        const killTimer = setTimeout(() => signalGroup(child.pid as number, "SIGKILL"), graceMs);
+        await exited;
+        clearTimeout(killTimer);
+      }
+    })().finally(() => {
+      this.operatorStopping = undefined;
+    });
+    return this.operatorStopping;
+  }
+
   private onExit(child: ChildProcess | undefined, exitReason: string): void {
     if (child !== undefined && this.child !== child) return;
     this.child = undefined;
@@ -148,6 +203,10 @@ export class ManagedProcess {
     // Leave nothing of the group behind (children the app spawned would otherwise be orphans).
     if (child?.pid !== undefined) signalGroup(child.pid, "SIGKILL");
     if (this.stopping) return;
+    if (this.held) {
+      this.setState("stopped", "stopped by an operator");
+      return;
+    }
     const reason = this.killReason ?? exitReason;
     const clean = this.killReason === undefined && exitReason === "exited with code 0";
     this.killReason = undefined;

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import type { ChunkSource } from "../artifacts/chunk-source.js";
 import { type Logger, silentLogger } from "../logger.js";
 import { cpuPerMille, sampleProcess } from "../metrics/proc.js";
-import type { ArtifactRef, InstanceStatus, RunSpec } from "../protocol/index.js";
+import type { AppCommand, ArtifactRef, InstanceStatus, RunSpec } from "../protocol/index.js";
 import { AppSlot, type AppSlotOptions } from "./app-slot.js";
 import type { RestartBackoff } from "./managed-process.js";
-import { type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
+import { type AppOperationResult, type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
 
 export interface ProcessRuntimeOptions {
   /**
@@ -92,6 +92,12 @@ export class ProcessRuntime implements Runtime {
     for (const [app, { slot }] of this.removing) all.set(app, slot.status());
     for (const [app, slot] of this.apps) all.set(app, slot.status());
     return [...all.values()].sort((a, b) => (a.app < b.app ? -1 : a.app > b.app ? 1 : 0));
+  }
+
+  operate(app: string, command: AppCommand): Promise<AppOperationResult> {
+    const slot = this.apps.get(app);
+    if (!slot) return Promise.resolve({ ok: false, err: "unknown_app", why: `no app ${app} on this node` });
+    return slot.operate(command);
   }
 
   onChange(listener: () => void): () => void {

@@ -1,5 +1,5 @@
 import type { ChunkSource } from "../artifacts/chunk-source.js";
-import type { ArtifactRef, InstanceStatus, RunSpec } from "../protocol/index.js";
+import type { AppCommand, ArtifactRef, CommandError, InstanceStatus, RunSpec } from "../protocol/index.js";
 
 /** Resource use of one app's main process, sampled for MetricsReport. */
 export interface AppUsage {
@@ -9,6 +9,11 @@ export interface AppUsage {
   /** Resident memory, bytes. */
   mem: number;
 }
+
+/** What an operator's app command did: the instance after it, or why it could not be done. */
+export type AppOperationResult =
+  | { ok: true; inst: InstanceStatus; hl?: { ok: boolean; why?: string } }
+  | { ok: false; err: CommandError; why: string };
 
 /**
  * Where desired apps run. The agent calls `put`/`remove` with absolute desired state (re-applying is
@@ -30,6 +35,12 @@ export interface Runtime {
   sampleUsage(): Promise<AppUsage[]>;
   /** Stops every app and waits until they are gone. */
   shutdown(): Promise<void>;
+  /**
+   * An operator's command on one app (docs/protocol.md, "Commands"): restart the running version,
+   * stop it until `start` (or an agent restart, or a new version), start it again, or run its
+   * health check once now. Absent: the agent answers `unsupported`.
+   */
+  operate?(app: string, command: AppCommand): Promise<AppOperationResult>;
   /** Where artifacts come from (the agent's connection); given once, before the first put. */
   useChunkSource?(source: ChunkSource): void;
 }

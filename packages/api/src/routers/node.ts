@@ -1,4 +1,12 @@
 import { TRPCError } from "@trpc/server";
+import {
+  auditOfRun,
+  bulkNodeCommandInput,
+  commandRunOutput,
+  nodeCommandInput,
+  requireCommandRole,
+  runCommandOnNodes,
+} from "../domain/node-commands";
 import { getNodeDetail, nodeByIdInput, nodeDetailOutput } from "../domain/node-detail";
 import {
   availabilityOutput,
@@ -120,6 +128,56 @@ export const nodeRouter = createTRPCRouter({
       if (!availability)
         throw new TRPCError({ code: "NOT_FOUND", message: `node ${input.nodeId} not found` });
       return availability;
+    }),
+
+  /**
+   * Runs a command on the nodes of a selection (restart, stop or start an app, re-run its health
+   * check, force a report), one result per node. Roles per command: domain/node-commands.ts.
+   */
+  // Declared above /nodes/{id}/commands and the other /nodes/{id} paths (REST matches in order).
+  bulkCommand: organizationProcedure
+    .meta({
+      role: "operator",
+      audit: { action: "node.command", target: "node" },
+      openapi: {
+        method: "POST",
+        path: "/nodes/commands",
+        tags: ["Nodes"],
+        summary: "Run a command on several nodes (per-node results)",
+      },
+    })
+    .input(bulkNodeCommandInput)
+    .output(commandRunOutput)
+    .mutation(async ({ ctx, input }) => {
+      requireCommandRole(ctx.actor.role, input.command);
+      const run = await runCommandOnNodes(ctx.tenantDb, ctx.gateway, ctx.organization.id, input);
+      ctx.audit.record({ targetId: null, before: null, after: auditOfRun(run) });
+      return run;
+    }),
+
+  /** Runs a command on one node: an app command, a diagnostics bundle, a forced report. */
+  command: organizationProcedure
+    .meta({
+      role: "operator",
+      audit: { action: "node.command", target: "node" },
+      openapi: {
+        method: "POST",
+        path: "/nodes/{id}/commands",
+        tags: ["Nodes"],
+        summary: "Run a command on a node (restart/stop/start an app, health, diagnostics, report)",
+      },
+    })
+    .input(nodeCommandInput)
+    .output(commandRunOutput)
+    .mutation(async ({ ctx, input }) => {
+      requireCommandRole(ctx.actor.role, input.command);
+      const { id, ...command } = input;
+      const run = await runCommandOnNodes(ctx.tenantDb, ctx.gateway, ctx.organization.id, {
+        ...command,
+        nodeIds: [id],
+      });
+      ctx.audit.record({ targetId: id, before: null, after: auditOfRun(run) });
+      return run;
     }),
 
   /** Adds and removes labels on the nodes a selector picks, or on a list of node ids. */

@@ -18,6 +18,7 @@ import { Label } from "~/components/ui/label";
 import { NativeSelect } from "~/components/ui/native-select";
 import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
+import { BulkCommands } from "./bulk-commands";
 import { BulkLabels } from "./bulk-labels";
 import { NodeTable } from "./node-table";
 
@@ -151,11 +152,14 @@ export function NodesView() {
               if (!nodes.isFetchingNextPage) void nodes.fetchNextPage();
             }}
             toolbar={
-              <BulkLabels
-                selectedIds={selectedIds}
-                selector={deferredSelector}
-                onDone={() => setSelected({})}
-              />
+              <>
+                <BulkCommands selectedIds={selectedIds} />
+                <BulkLabels
+                  selectedIds={selectedIds}
+                  selector={deferredSelector}
+                  onDone={() => setSelected({})}
+                />
+              </>
             }
           />
         )}

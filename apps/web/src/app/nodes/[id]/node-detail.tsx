@@ -3,7 +3,7 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { BoxIcon } from "lucide-react";
-import { type ReactNode, useCallback } from "react";
+import { type ReactNode, useCallback, useMemo } from "react";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { ErrorNotice } from "~/components/error-notice";
 import { NodeCredentialsControl } from "~/components/node-credentials-control";
@@ -18,6 +18,7 @@ import { useTRPC } from "~/trpc/react";
 import { useFleetLive } from "~/trpc/use-fleet-live";
 import { LabelsEditor } from "./labels-editor";
 import { NodeCharts } from "./node-charts";
+import { AppOperations, NodeOperations } from "./node-operations";
 import { StatusHistory } from "./status-history";
 
 type Node = RouterOutputs["node"]["byId"];
@@ -96,6 +97,49 @@ const appColumns: DataColumn<AppRow>[] = [
   { id: "restarts", accessorKey: "restarts", meta: { title: "Restarts", className: "tabular-nums" } },
 ];
 
+/** The apps table with an operations column (restart, stop/start, health check) for this node. */
+function useAppColumns(node: Node): DataColumn<AppRow>[] {
+  const { id, name, status } = node;
+  return useMemo(
+    () => [
+      ...appColumns,
+      {
+        id: "operations",
+        enableSorting: false,
+        meta: { title: "Operations" },
+        cell: ({ row }) => (
+          <AppOperations
+            nodeId={id}
+            nodeName={name}
+            app={row.original.app}
+            state={row.original.state}
+            status={status}
+          />
+        ),
+      },
+    ],
+    [id, name, status],
+  );
+}
+
+function AppsTable({ node }: { node: Node }) {
+  const columns = useAppColumns(node);
+  return (
+    <DataTable
+      label="Apps on this node"
+      testId="apps-table"
+      columns={columns}
+      data={node.apps}
+      getRowId={(app) => app.id}
+      empty={
+        <EmptyState icon={<BoxIcon />} title="No apps on this node.">
+          Apps arrive with a rollout that selects this node by its labels.
+        </EmptyState>
+      }
+    />
+  );
+}
+
 export function NodeDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -132,23 +176,15 @@ export function NodeDetail({ id }: { id: string }) {
         <Section title="Credentials">
           <NodeCredentialsControl nodeId={node.data.id} name={node.data.name} status={node.data.status} />
         </Section>
+        <Section title="Operations">
+          <NodeOperations nodeId={node.data.id} status={node.data.status} />
+        </Section>
       </div>
       <Section className="lg:col-span-3" title="Status history">
         <StatusHistory nodeId={node.data.id} />
       </Section>
       <Section className="lg:col-span-3" title="Apps">
-        <DataTable
-          label="Apps on this node"
-          testId="apps-table"
-          columns={appColumns}
-          data={node.data.apps}
-          getRowId={(app) => app.id}
-          empty={
-            <EmptyState icon={<BoxIcon />} title="No apps on this node.">
-              Apps arrive with a rollout that selects this node by its labels.
-            </EmptyState>
-          }
-        />
+        <AppsTable node={node.data} />
       </Section>
       <Section className="lg:col-span-3" title="Metrics">
         <NodeCharts nodeId={node.data.id} />

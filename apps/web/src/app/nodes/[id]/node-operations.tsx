@@ -1,0 +1,103 @@
+"use client";
+
+import { ActivityIcon, DownloadIcon, PlayIcon, RefreshCwIcon } from "lucide-react";
+import { ConfirmAction } from "~/components/confirm-action";
+import { useNodeCommand } from "~/components/node-commands";
+import { Button } from "~/components/ui/button";
+
+function offlineReason(status: string): string | null {
+  return status === "online" ? null : `the node is ${status}: commands reach online nodes only`;
+}
+
+/** Node-wide operations: force a status and metrics report, download a diagnostics bundle. */
+export function NodeOperations(props: { nodeId: string; status: string }) {
+  const command = useNodeCommand();
+  const reason = offlineReason(props.status);
+  const pending = command.isPending ? command.variables?.command : null;
+  return (
+    <div className="flex flex-wrap gap-2" data-testid="node-operations">
+      <Button
+        type="button"
+        size="sm"
+        variant="outline"
+        disabled={Boolean(reason) || command.isPending}
+        title={reason ?? "Ask the node for a status and a metrics report now"}
+        onClick={() => command.mutate({ id: props.nodeId, command: "report" })}
+      >
+        <RefreshCwIcon aria-hidden />
+        {pending === "report" ? "Reporting…" : "Force report"}
+      </Button>
+      <Button
+        type="button"
+        size="sm"
+        variant="outline"
+        disabled={Boolean(reason) || command.isPending}
+        title={reason ?? "Agent version, settings, disk, recent log and apps, as a JSON file"}
+        onClick={() => command.mutate({ id: props.nodeId, command: "diag" })}
+      >
+        <DownloadIcon aria-hidden />
+        {pending === "diag" ? "Collecting…" : "Download diagnostics"}
+      </Button>
+    </div>
+  );
+}
+
+/** Restart, stop, start and health check of one app on one node (a cell of the apps table). */
+export function AppOperations(props: {
+  nodeId: string;
+  nodeName: string;
+  app: string;
+  state: string;
+  status: string;
+}) {
+  const command = useNodeCommand();
+  const reason = offlineReason(props.status) ?? (command.isPending ? "a command is running" : null);
+  const run = (name: "restart" | "stop" | "start" | "health") =>
+    command.mutate({ id: props.nodeId, command: name, app: props.app });
+  return (
+    <div className="flex flex-wrap justify-end gap-1" data-testid={`app-operations-${props.app}`}>
+      <ConfirmAction
+        label="Restart"
+        question={`Restart ${props.app} on ${props.nodeName}?`}
+        consequence="Its process is stopped (SIGTERM, then SIGKILL after its grace period) and started again."
+        confirmLabel="Yes, restart"
+        pending={command.isPending && command.variables?.command === "restart"}
+        disabledReason={reason}
+        onConfirm={() => run("restart")}
+      />
+      {props.state === "stopped" ? (
+        <Button
+          type="button"
+          size="sm"
+          variant="outline"
+          disabled={Boolean(reason)}
+          onClick={() => run("start")}
+        >
+          <PlayIcon aria-hidden />
+          Start
+        </Button>
+      ) : (
+        <ConfirmAction
+          label="Stop"
+          variant="destructive"
+          question={`Stop ${props.app} on ${props.nodeName}?`}
+          consequence="It stays stopped until somebody starts it, the agent restarts or a new version arrives."
+          confirmLabel="Yes, stop"
+          disabledReason={reason}
+          onConfirm={() => run("stop")}
+        />
+      )}
+      <Button
+        type="button"
+        size="sm"
+        variant="ghost"
+        disabled={Boolean(reason)}
+        title="Run the app's health check once, now"
+        onClick={() => run("health")}
+      >
+        <ActivityIcon aria-hidden />
+        Health check
+      </Button>
+    </div>
+  );
+}
