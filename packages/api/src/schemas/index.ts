@@ -4,10 +4,12 @@
  */
 export * from "../domain/roles";
 export * from "./api-keys";
+export * from "./apps";
 export * from "./audit";
 export * from "./enrollment";
 export * from "./labels";
 export * from "./members";
 export * from "./nodes";
+export * from "./rollouts";
 export * from "./search";
 export * from "./sites";
