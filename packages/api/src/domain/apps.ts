@@ -14,9 +14,7 @@ import type { TenantDb } from "./nodes";
 import { ACTIVE_ROLLOUT_STATUSES } from "./rollouts";
 
 /** Rollout states in which a rollout still acts on its version (its app cannot go away). */
-export { ACTIVE_ROLLOUT_STATUSES };
-
-export { appIdInput, appName, createAppInput, updateAppInput };
+export { ACTIVE_ROLLOUT_STATUSES, appIdInput, appName, createAppInput, updateAppInput };
 
 const instanceStateSchema = z.enum(AppInstanceState);
 type InstanceState = z.infer<typeof instanceStateSchema>;

@@ -1,5 +1,7 @@
-import { runSpecSchema } from "@edgefleet/agent-sdk/run-spec";
+import { RESTART_POLICIES, runSpecSchema } from "@edgefleet/agent-sdk/run-spec";
 import { z } from "zod";
+
+export { RESTART_POLICIES, runSpecSchema };
 
 /** App names: what agents call the app (a folder on the node), so path-safe label characters only. */
 export const appName = z
