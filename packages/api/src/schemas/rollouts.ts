@@ -1,8 +1,8 @@
-import { rolloutStrategySchema } from "@edgefleet/rollout";
+import { rolloutStrategySchema, WEEKDAYS } from "@edgefleet/rollout";
 import { parseSelector, SELECTOR_MAX_LENGTH, SelectorSyntaxError } from "@edgefleet/selectors";
 import { z } from "zod";
 
-export { rolloutStrategySchema };
+export { rolloutStrategySchema, WEEKDAYS };
 
 const selectorField = z
   .string()
