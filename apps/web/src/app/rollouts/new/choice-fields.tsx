@@ -4,7 +4,6 @@ import { type FieldPath, type FieldValues, useFormContext } from "react-hook-for
 import { Checkbox } from "~/components/ui/checkbox";
 import { FormField, FormItem, FormMessage } from "~/components/ui/form";
 import { Label } from "~/components/ui/label";
-import { cn } from "~/lib/utils";
 
 /** Several choices of one list field (sites, week days) as labelled checkboxes in a fieldset. */
 export function CheckboxGroupField<Values extends FieldValues>(props: {
