@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useWatch } from "react-hook-form";
+import { formatBytes } from "~/app/fleet/top-bandwidth";
 import { ApiForm } from "~/components/forms/api-form";
 import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
@@ -12,7 +13,6 @@ import { FormControl, FormField, FormItem, FormLabel, FormMessage } from "~/comp
 import { Input } from "~/components/ui/input";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
-import { formatBytes } from "./format-bytes";
 import { uploadArtifact } from "./upload-artifact";
 import { createVersionInputOf, versionFormDefaults, versionFormSchema } from "./version-form";
 

@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { PackageIcon } from "lucide-react";
 import Link from "next/link";
 import { useMemo } from "react";
+import { formatBytes } from "~/app/fleet/top-bandwidth";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { QueryContent } from "~/components/query-content";
@@ -16,7 +17,6 @@ import { EmptyState } from "~/components/ui/empty-state";
 import { Hint } from "~/components/ui/tooltip";
 import { useTRPC } from "~/trpc/react";
 import { InstanceCounts } from "../instance-counts";
-import { formatBytes } from "./format-bytes";
 
 type Version = RouterOutputs["appVersion"]["list"]["items"][number];
 type Deployment = RouterOutputs["app"]["deployment"]["versions"][number];

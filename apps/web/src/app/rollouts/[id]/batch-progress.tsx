@@ -1,9 +1,9 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
+import { formatBytes } from "~/app/fleet/top-bandwidth";
 import { stateColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { formatBytes } from "../../apps/[appId]/format-bytes";
 
 type Detail = RouterOutputs["rollout"]["byId"];
 export type BatchProgress = Detail["batches"][number];

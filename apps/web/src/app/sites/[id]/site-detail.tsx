@@ -2,20 +2,14 @@
 
 import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { updateSiteInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { ConfirmAction } from "~/components/confirm-action";
 import { ErrorNotice } from "~/components/error-notice";
-import { ApiForm } from "~/components/forms/api-form";
-import { TextField } from "~/components/forms/fields";
-import { FormFooter } from "~/components/forms/form-footer";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { EditNameForm } from "~/components/forms/edit-name-form";
 import { RelativeTime } from "~/components/relative-time";
 import { Button } from "~/components/ui/button";
 import { Card, CardHeader, Section } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
-import { toast } from "~/components/ui/sonner";
 import { cn } from "~/lib/utils";
 import { useTRPC } from "~/trpc/react";
 import { siteNodesHref } from "../sites-view";
@@ -35,6 +29,8 @@ export function SiteDetail(props: { id: string; role: Role }) {
   const site = useQuery(
     trpc.site.byId.queryOptions({ id: props.id }, { refetchInterval: 5_000, retry: false }),
   );
+  const update = useMutation(trpc.site.update.mutationOptions());
+  const remove = useMutation(trpc.site.delete.mutationOptions());
   const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
   if (site.error) return <ErrorNotice error={site.error} />;
   if (!site.data) return <Skeleton className="h-48" aria-label="Loading the site" />;
@@ -81,90 +77,21 @@ export function SiteDetail(props: { id: string; role: Role }) {
         <LeafBundle siteId={data.id} disabledReason={denied} />
       </Section>
       <Section title="Edit">
-        <EditSite
-          id={data.id}
-          name={data.name}
-          description={data.description}
-          total={data.total}
+        <EditNameForm
+          noun="site"
+          record={data}
+          schema={updateSiteInput}
+          save={update.mutateAsync}
+          remove={remove.mutateAsync}
+          listHref="/sites"
+          deleteConsequence={
+            data.total > 0
+              ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
+              : "The site and its leaf-node credentials are deleted."
+          }
           disabledReason={denied}
         />
       </Section>
     </div>
-  );
-}
-
-function EditSite(props: {
-  id: string;
-  name: string;
-  description: string | null;
-  total: number;
-  disabledReason: string | null;
-}) {
-  const trpc = useTRPC();
-  const router = useRouter();
-  const queryClient = useQueryClient();
-  const form = useApiForm(updateSiteInput, {
-    id: props.id,
-    name: props.name,
-    description: props.description ?? "",
-  });
-  const update = useMutation(
-    trpc.site.update.mutationOptions({
-      onSuccess: (site) => {
-        toast.success(`Saved ${site.name}`);
-        form.reset({ id: site.id, name: site.name, description: site.description ?? "" });
-        return queryClient.invalidateQueries();
-      },
-      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
-    }),
-  );
-  const remove = useMutation(
-    trpc.site.delete.mutationOptions({
-      onSuccess: async (site) => {
-        toast.success(`Deleted ${site.name}`);
-        await queryClient.invalidateQueries(trpc.site.list.queryFilter());
-        router.push("/sites");
-      },
-      onError: (error) => form.setError("root.server", { type: "server", message: error.message }),
-    }),
-  );
-  return (
-    <ApiForm
-      form={form}
-      label="Edit the site"
-      className="sm:grid-cols-1"
-      onSubmit={(values) =>
-        update.mutate({
-          id: props.id,
-          name: values.name,
-          description: values.description ? values.description : null,
-        })
-      }
-    >
-      <TextField name="name" label="Name" accessibleName="New site name" />
-      <TextField name="description" label="Description" accessibleName="New site description" />
-      <FormFooter
-        label="Save"
-        pendingLabel="Saving…"
-        pending={update.isPending}
-        disabledReason={props.disabledReason}
-      >
-        <ConfirmAction
-          label="Delete site"
-          variant="destructive"
-          size="default"
-          question={`Delete ${props.name}?`}
-          consequence={
-            props.total > 0
-              ? `${props.name} still has ${props.total} nodes; the server will refuse until they are moved or deleted.`
-              : "The site and its leaf-node credentials are deleted."
-          }
-          confirmLabel="Yes, delete"
-          disabledReason={props.disabledReason}
-          pending={remove.isPending}
-          onConfirm={() => remove.mutate({ id: props.id })}
-        />
-      </FormFooter>
-    </ApiForm>
   );
 }
