@@ -2,10 +2,11 @@
 
 import { updateAppInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
+import { DetailCard } from "~/components/detail-card";
 import { ErrorNotice } from "~/components/error-notice";
 import { EditNameForm } from "~/components/forms/edit-name-form";
 import { type Role, roleDenial } from "~/components/role-reason";
-import { Card, CardHeader, Section } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 import { RolloutsTable } from "../../rollouts/rollouts-table";
@@ -26,23 +27,19 @@ export function AppDetail(props: { id: string; role: Role }) {
   const data = app.data;
   return (
     <div className="grid gap-6 lg:grid-cols-2">
-      <Card aria-labelledby="app-title" className="lg:col-span-2">
-        <CardHeader>
-          <h2 id="app-title" className="mr-auto font-mono text-xl font-semibold" data-testid="app-title">
-            {data.name}
-          </h2>
-        </CardHeader>
-        <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-[max-content_1fr]">
-          <dt className="text-muted-foreground">Description</dt>
-          <dd>{data.description ?? "—"}</dd>
-          <dt className="text-muted-foreground">Nodes</dt>
-          <dd>
-            <InstanceCounts total={data.instances} byState={data.byState} testId="app-instances" />
-          </dd>
-          <dt className="text-muted-foreground">Id</dt>
-          <dd className="font-mono break-all">{data.id}</dd>
-        </dl>
-      </Card>
+      <DetailCard
+        id="app-title"
+        className="lg:col-span-2"
+        title={data.name}
+        facts={[
+          { term: "Description", value: data.description ?? "—" },
+          {
+            term: "Nodes",
+            value: <InstanceCounts total={data.instances} byState={data.byState} testId="app-instances" />,
+          },
+          { term: "Id", value: data.id, className: "font-mono break-all" },
+        ]}
+      />
       <VersionsTable appId={data.id} role={props.role} className="lg:col-span-2" />
       <AddVersion appId={data.id} disabledReason={denied} />
       <Section title="Edit">

@@ -4,11 +4,12 @@ import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
 import { HourglassIcon } from "lucide-react";
 import Link from "next/link";
+import { DetailCard } from "~/components/detail-card";
 import { ErrorNotice } from "~/components/error-notice";
 import { RelativeTime } from "~/components/relative-time";
 import { Alert } from "~/components/ui/alert";
 import { Badge } from "~/components/ui/badge";
-import { Card, CardHeader, Section } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
 import { LiveIndicator } from "~/trpc/live-indicator";
 import { useTRPC } from "~/trpc/react";
@@ -96,47 +97,38 @@ function Summary(props: { detail: Detail; live: "live" | "offline" | null }) {
   const waits = (Array.isArray(d.waits) ? d.waits : []) as Wait[];
   const roleReason = Object.values(d.actions).find((a) => a.reason?.startsWith("needs the"))?.reason;
   return (
-    <Card aria-labelledby="rollout-title">
-      <CardHeader>
-        <h2
-          id="rollout-title"
-          className="mr-auto font-mono text-xl font-semibold"
-          data-testid="rollout-title"
-        >
+    <DetailCard
+      id="rollout-title"
+      title={
+        <>
           <Link href={`/apps/${d.appId}`} className="text-primary hover:underline">
             {d.appName}
           </Link>{" "}
           → {d.version}
-        </h2>
-        {props.live ? <LiveIndicator state={props.live} /> : null}
-        <Badge variant={status.variant} data-testid="rollout-status" data-status={d.status}>
-          {status.label}
-        </Badge>
-      </CardHeader>
-      {d.statusReason ? (
-        <p className="text-sm" data-testid="rollout-reason">
-          {d.statusReason}
-        </p>
-      ) : null}
-      <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-[max-content_1fr]">
-        <dt className="text-muted-foreground">Target</dt>
-        <dd className="font-mono break-all">
-          {d.target.selector || "every node"}
-          {d.target.siteIds.length > 0 ? ` · ${d.target.siteIds.length} site(s)` : ""}
-        </dd>
-        <dt className="text-muted-foreground">Created</dt>
-        <dd>
-          <RelativeTime date={d.createdAt} />
-        </dd>
-        <dt className="text-muted-foreground">Started</dt>
-        <dd>
-          <RelativeTime date={d.startedAt} never="not yet" />
-        </dd>
-        <dt className="text-muted-foreground">Finished</dt>
-        <dd>
-          <RelativeTime date={d.finishedAt} never="not yet" />
-        </dd>
-      </dl>
+        </>
+      }
+      actions={
+        <>
+          {props.live ? <LiveIndicator state={props.live} /> : null}
+          <Badge variant={status.variant} data-testid="rollout-status" data-status={d.status}>
+            {status.label}
+          </Badge>
+        </>
+      }
+      facts={[
+        ...(d.statusReason
+          ? [{ term: "Why", value: <span data-testid="rollout-reason">{d.statusReason}</span> }]
+          : []),
+        {
+          term: "Target",
+          value: `${d.target.selector || "every node"}${d.target.siteIds.length > 0 ? ` · ${d.target.siteIds.length} site(s)` : ""}`,
+          className: "font-mono break-all",
+        },
+        { term: "Created", value: <RelativeTime date={d.createdAt} /> },
+        { term: "Started", value: <RelativeTime date={d.startedAt} never="not yet" /> },
+        { term: "Finished", value: <RelativeTime date={d.finishedAt} never="not yet" /> },
+      ]}
+    >
       {waits.map((wait) => (
         <Alert
           key={`${wait.reason}-${wait.siteId}-${wait.message}`}
@@ -160,6 +152,6 @@ function Summary(props: { detail: Detail; live: "live" | "offline" | null }) {
           Actions disabled: {roleReason}
         </p>
       ) : null}
-    </Card>
+    </DetailCard>
   );
 }

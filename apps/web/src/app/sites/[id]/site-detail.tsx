@@ -4,11 +4,12 @@ import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { updateSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { DetailCard } from "~/components/detail-card";
 import { ErrorNotice } from "~/components/error-notice";
 import { EditNameForm } from "~/components/forms/edit-name-form";
 import { RelativeTime } from "~/components/relative-time";
 import { Button } from "~/components/ui/button";
-import { Card, CardHeader, Section } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
 import { cn } from "~/lib/utils";
 import { useTRPC } from "~/trpc/react";
@@ -37,25 +38,21 @@ export function SiteDetail(props: { id: string; role: Role }) {
   const data = site.data;
   return (
     <div className="grid gap-6 lg:grid-cols-2">
-      <Card aria-labelledby="site-title" className="lg:col-span-2">
-        <CardHeader>
-          <h2 id="site-title" className="mr-auto font-mono text-xl font-semibold" data-testid="site-title">
-            {data.name}
-          </h2>
+      <DetailCard
+        id="site-title"
+        className="lg:col-span-2"
+        title={data.name}
+        actions={
           <Button asChild size="sm">
             <Link href={`/enrollment?site=${data.id}`}>Enroll nodes here</Link>
           </Button>
-        </CardHeader>
-        <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-[max-content_1fr]">
-          <dt className="text-muted-foreground">Description</dt>
-          <dd>{data.description ?? "—"}</dd>
-          <dt className="text-muted-foreground">Id</dt>
-          <dd className="font-mono break-all">{data.id}</dd>
-          <dt className="text-muted-foreground">Created</dt>
-          <dd>
-            <RelativeTime date={data.createdAt} />
-          </dd>
-        </dl>
+        }
+        facts={[
+          { term: "Description", value: data.description ?? "—" },
+          { term: "Id", value: data.id, className: "font-mono break-all" },
+          { term: "Created", value: <RelativeTime date={data.createdAt} /> },
+        ]}
+      >
         <div className="grid grid-cols-2 gap-2 sm:grid-cols-4" data-testid="site-counts">
           {STATUSES.map(({ status, className }) => (
             <div key={status} className="rounded-lg border p-3">
@@ -72,7 +69,7 @@ export function SiteDetail(props: { id: string; role: Role }) {
         <Link href={siteNodesHref(data.name)} className="text-sm text-primary hover:underline">
           Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
         </Link>
-      </Card>
+      </DetailCard>
       <Section title="Leaf node">
         <LeafBundle siteId={data.id} disabledReason={denied} />
       </Section>
