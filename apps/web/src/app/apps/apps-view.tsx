@@ -5,18 +5,13 @@ import { createAppInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BoxIcon } from "lucide-react";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { useMemo, useRef } from "react";
+import { useMemo } from "react";
 import { ConfirmAction } from "~/components/confirm-action";
 import { actionsColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ApiForm } from "~/components/forms/api-form";
-import { TextField } from "~/components/forms/fields";
-import { FormFooter } from "~/components/forms/form-footer";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { CreateNameForm } from "~/components/forms/create-name-form";
 import { QueryContent } from "~/components/query-content";
 import { type Role, roleDenial } from "~/components/role-reason";
-import { useFocusTarget } from "~/components/shell/focus-target";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
@@ -66,6 +61,7 @@ export function AppsView(props: { role: Role }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const apps = useQuery(trpc.app.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
+  const create = useMutation(trpc.app.create.mutationOptions());
   const denied = roleDenial(props.role, "operator");
   const remove = useMutation(
     trpc.app.delete.mutationOptions({
@@ -99,7 +95,16 @@ export function AppsView(props: { role: Role }) {
   );
   return (
     <>
-      <CreateAppForm disabledReason={denied} />
+      <CreateNameForm
+        noun="app"
+        id="new-app"
+        description="Agents know an app by its name (its folder on the node), so the name cannot change while nodes have it."
+        schema={createAppInput}
+        create={create.mutateAsync}
+        href={(id) => `/apps/${id}`}
+        placeholders={{ name: "telemetry-collector", description: "Ships sensor readings upstream" }}
+        disabledReason={denied}
+      />
       <Section title="Apps">
         <QueryContent query={apps} loading="Loading apps">
           {(data) => (
@@ -123,51 +128,5 @@ export function AppsView(props: { role: Role }) {
         </QueryContent>
       </Section>
     </>
-  );
-}
-
-function CreateAppForm(props: { disabledReason: string | null }) {
-  const trpc = useTRPC();
-  const router = useRouter();
-  const queryClient = useQueryClient();
-  const ref = useRef<HTMLElement>(null);
-  useFocusTarget("new-app", ref);
-  const form = useApiForm(createAppInput, { name: "", description: "" });
-  const create = useMutation(
-    trpc.app.create.mutationOptions({
-      onSuccess: async (app) => {
-        await queryClient.invalidateQueries(trpc.app.list.queryFilter());
-        router.push(`/apps/${app.id}`);
-      },
-      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
-    }),
-  );
-  return (
-    <Section
-      ref={ref}
-      id="new-app"
-      title="New app"
-      description="Agents know an app by its name (its folder on the node), so the name cannot change while nodes have it."
-    >
-      <ApiForm
-        form={form}
-        label="Create an app"
-        onSubmit={({ name, description }) => create.mutate({ name, ...(description ? { description } : {}) })}
-      >
-        <TextField name="name" label="Name" accessibleName="App name" placeholder="telemetry-collector" />
-        <TextField
-          name="description"
-          label="Description"
-          accessibleName="App description"
-          placeholder="Ships sensor readings upstream"
-        />
-        <FormFooter
-          label="Create app"
-          pendingLabel="Creating…"
-          pending={create.isPending}
-          disabledReason={props.disabledReason}
-        />
-      </ApiForm>
-    </Section>
   );
 }

@@ -47,7 +47,7 @@ export function EditNameForm(props: {
   const { id, name, description } = props.record;
   const form = useApiForm(props.schema, { id, name, description: description ?? "" });
   const onError = (error: unknown) =>
-    showServerError(form, error as TRPCClientErrorLike<AppRouter>, { CONFLICT: "name" });
+    showServerError(form, error as unknown as TRPCClientErrorLike<AppRouter>, { CONFLICT: "name" });
   const update = useMutation({
     mutationFn: props.save,
     onSuccess: (saved) => {
