@@ -132,11 +132,11 @@ function CommandPalette(props: { onClose: () => void }) {
       open
       onOpenChange={(open) => (open ? null : props.onClose())}
       title="Find anything"
-      description="Jump to a node, site or page by name, or run an action"
+      description="Jump to a node, site, app, rollout or page by name, or run an action"
     >
       <CommandInput
         aria-label="Find anything"
-        placeholder="Jump to a node, site or page, or run an action…"
+        placeholder="Jump to a node, site, app, rollout or page, or run an action…"
         value={text}
         onValueChange={setText}
       />
