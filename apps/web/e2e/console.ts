@@ -46,8 +46,8 @@ export async function query<T>(page: Page, path: string, input: unknown): Promis
 }
 
 /**
- * Every page of the console with what shows it has rendered; node and site pages are those of a
- * seeded node and site of Acme (found through the palette's search procedure).
+ * Every page of the console with what shows it has rendered; node, site, app and rollout pages are
+ * those of a seeded node, site, app and rollout of Acme (found through the palette's search procedure).
  */
 export async function consolePages(
   page: Page,
@@ -60,12 +60,29 @@ export async function consolePages(
   const node = hits.find((hit) => hit.kind === "node" && hit.name === "acme-plant-9-01");
   const site = hits.find((hit) => hit.kind === "site" && hit.name === "plant-9");
   if (!node || !site) throw new Error(`seeded node or site missing: ${JSON.stringify(hits)}`);
+  const seeded = await query<{ hits: Array<{ kind: string; id: string; name: string }> }>(
+    page,
+    "search.byName",
+    { query: "telemetry-collector" },
+  );
+  const app = seeded.hits.find((hit) => hit.kind === "app");
+  const rollout = seeded.hits.find((hit) => hit.kind === "rollout");
+  if (!app || !rollout) throw new Error(`seeded app or rollout missing: ${JSON.stringify(seeded.hits)}`);
   return [
     { name: "fleet", path: "/fleet", ready: page.getByTestId("recent-events") },
     { name: "nodes", path: "/nodes", ready: page.getByTestId("node-name").first() },
     { name: "node detail", path: `/nodes/${node.id}`, ready: page.getByTestId("availability-strip") },
     { name: "sites", path: "/sites", ready: page.getByTestId("site-row").first() },
     { name: "site detail", path: `/sites/${site.id}`, ready: page.getByTestId("site-title") },
+    { name: "apps", path: "/apps", ready: page.getByTestId("app-row").first() },
+    { name: "app detail", path: `/apps/${app.id}`, ready: page.getByTestId("version-row").first() },
+    { name: "rollouts", path: "/rollouts", ready: page.getByTestId("rollout-row").first() },
+    { name: "rollout detail", path: `/rollouts/${rollout.id}`, ready: page.getByTestId("rollout-status") },
+    {
+      name: "new rollout",
+      path: `/rollouts/new?appId=${app.id}`,
+      ready: page.getByTestId("batch-editor").first(),
+    },
     {
       name: "enrollment",
       path: "/enrollment",

@@ -37,7 +37,17 @@ test("every page fits a phone screen (390 px) and every page is reachable by thu
   await expect(bar.getByRole("link", { name: "Nodes" })).toHaveAttribute("aria-current", "page");
   await bar.getByRole("button", { name: "More" }).click();
   const drawer = page.getByRole("dialog");
-  for (const name of ["Fleet", "Nodes", "Sites", "Enrollment", "Members", "API keys", "Audit log"]) {
+  for (const name of [
+    "Fleet",
+    "Nodes",
+    "Sites",
+    "Apps",
+    "Rollouts",
+    "Enrollment",
+    "Members",
+    "API keys",
+    "Audit log",
+  ]) {
     await expect(drawer.getByRole("link", { name, exact: true })).toBeInViewport();
   }
   await drawer.getByRole("link", { name: "Audit log", exact: true }).click();

@@ -61,6 +61,19 @@ describe("search.byName", () => {
     expect((await callerFor(db, alice, ORG).search.byName({ query: "acme_plant" })).hits).toEqual([]);
   });
 
+  it("finds apps by name and rollouts by their app's name, never another organization's", async () => {
+    const { hits } = await callerFor(db, viewer, ORG).search.byName({ query: "telemetry" });
+    const apps = hits.filter((h) => h.kind === "app");
+    expect(apps.map((a) => a.name)).toEqual(["telemetry-collector"]);
+    const rollouts = hits.filter((h) => h.kind === "rollout");
+    expect(rollouts.length).toBeGreaterThan(0);
+    for (const rollout of rollouts) expect(rollout.name).toMatch(/^telemetry-collector → \S+$/);
+    const row = await db.rollout.findUniqueOrThrow({ where: { id: rollouts[0]?.id ?? "" } });
+    expect(row.appId).toBe(apps[0]?.id);
+    const globex = await callerFor(db, bob, OTHER_ORG).search.byName({ query: "telemetry", limit: 20 });
+    expect(globex.hits.filter((h) => h.kind === "app" || h.kind === "rollout")).toEqual([]);
+  });
+
   it("refuses empty or oversized text with BAD_REQUEST naming the field, and strangers with NOT_FOUND", async () => {
     await expect(callerFor(db, alice, ORG).search.byName({ query: "   " })).rejects.toMatchObject({
       code: "BAD_REQUEST",

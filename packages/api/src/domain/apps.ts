@@ -8,31 +8,13 @@
 import { AppInstanceState, Prisma } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { appIdInput, appName, createAppInput, updateAppInput } from "../schemas/apps";
 import type { TenantDb } from "./nodes";
 
 import { ACTIVE_ROLLOUT_STATUSES } from "./rollouts";
 
 /** Rollout states in which a rollout still acts on its version (its app cannot go away). */
-export { ACTIVE_ROLLOUT_STATUSES };
-
-/** App names: what agents call the app (a folder on the node), so path-safe label characters only. */
-export const appName = z
-  .string()
-  .trim()
-  .regex(
-    /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/,
-    "app names: 1-63 lower-case letters, digits, . _ -, starting and ending with a letter or digit",
-  );
-const appDescription = z.string().trim().max(500);
-
-export const appIdInput = z.object({ id: z.uuid() });
-export const createAppInput = z.object({ name: appName, description: appDescription.optional() });
-export const updateAppInput = z.object({
-  id: z.uuid(),
-  name: appName.optional(),
-  /** null clears it. */
-  description: appDescription.nullable().optional(),
-});
+export { ACTIVE_ROLLOUT_STATUSES, appIdInput, appName, createAppInput, updateAppInput };
 
 const instanceStateSchema = z.enum(AppInstanceState);
 type InstanceState = z.infer<typeof instanceStateSchema>;

@@ -15,7 +15,6 @@ import {
   RolloutInputError,
   type RolloutPlan,
   type RolloutState,
-  rolloutStrategySchema,
   rolloutView,
   strategySiteIds,
 } from "@edgefleet/rollout";
@@ -30,9 +29,9 @@ import {
   type RolloutTarget,
   targetNodes,
 } from "@edgefleet/rollout-store";
-import { parseSelector, SELECTOR_MAX_LENGTH, SelectorSyntaxError } from "@edgefleet/selectors";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { rolloutPlanInput, rolloutTargetInput } from "../schemas/rollouts";
 import type { TenantDb } from "./nodes";
 import { type Actor, roleAtLeast } from "./roles";
 
@@ -46,33 +45,7 @@ export const ACTIVE_ROLLOUT_STATUSES = [
   "rolling_back",
 ] as const;
 
-const selectorField = z
-  .string()
-  .trim()
-  .max(SELECTOR_MAX_LENGTH)
-  .superRefine((text, ctx) => {
-    try {
-      parseSelector(text);
-    } catch (error) {
-      ctx.addIssue({
-        code: "custom",
-        message: error instanceof SelectorSyntaxError ? error.message : "invalid selector",
-      });
-    }
-  });
-
-export const rolloutTargetInput = z.object({
-  /** Label selector (Kubernetes syntax); "" or absent: every node (of `siteIds`, if given). */
-  selector: selectorField.default(""),
-  /** Limit the target to these sites; empty or absent: every site. */
-  siteIds: z.array(z.uuid()).max(500).default([]),
-});
-
-export const rolloutPlanInput = z.object({
-  appVersionId: z.uuid(),
-  target: rolloutTargetInput,
-  strategy: rolloutStrategySchema,
-});
+export { rolloutPlanInput, rolloutTargetInput };
 export const rolloutIdInput = z.object({ id: z.uuid() });
 export const rolloutNoteInput = z.object({ id: z.uuid(), note: z.string().trim().max(500).optional() });
 export const listRolloutsInput = z.object({

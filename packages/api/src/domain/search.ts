@@ -1,7 +1,8 @@
 /**
  * Find anything by name, for the console's command palette: one small query per kind, all scoped
- * to the organization, answered by the trigram indexes on names. A new kind (apps, rollouts)
- * adds its name to `searchKinds` and one searcher to `SEARCHERS`; nothing else changes.
+ * to the organization: nodes and sites by their trigram indexes on names; apps and rollouts
+ * (tens per organization, not thousands) by the organization's own index. A new kind adds its
+ * name to `searchKinds` and one searcher to `SEARCHERS`; nothing else changes.
  */
 import { type Db, Prisma } from "@edgefleet/db";
 import { z } from "zod";
@@ -49,6 +50,30 @@ const SEARCHERS: Record<SearchKind, Searcher> = {
       ORDER BY ${rank(Prisma.sql`s.name`, query)}
       LIMIT ${limit}`;
     return rows.map((row) => ({ kind: "site", id: row.id, name: row.name, detail: row.description }));
+  },
+  app: async (db, organizationId, query, limit) => {
+    const rows = await db.$queryRaw<Array<{ id: string; name: string; description: string | null }>>`
+      SELECT a.id::text AS id, a.name, a.description
+      FROM app a
+      WHERE a.organization_id = ${organizationId}::uuid AND a.name ILIKE ${likePattern(query)}
+      ORDER BY ${rank(Prisma.sql`a.name`, query)}
+      LIMIT ${limit}`;
+    return rows.map((row) => ({ kind: "app", id: row.id, name: row.name, detail: row.description }));
+  },
+  // A rollout has no name of its own: it is found by its app's name, newest first.
+  rollout: async (db, organizationId, query, limit) => {
+    const rows = await db.$queryRaw<Array<{ id: string; app: string; version: string; status: string }>>`
+      SELECT r.id::text AS id, a.name AS app, v.version, r.status::text AS status
+      FROM rollout r JOIN app a ON a.id = r.app_id JOIN app_version v ON v.id = r.app_version_id
+      WHERE r.organization_id = ${organizationId}::uuid AND a.name ILIKE ${likePattern(query)}
+      ORDER BY r.created_at DESC
+      LIMIT ${limit}`;
+    return rows.map((row) => ({
+      kind: "rollout",
+      id: row.id,
+      name: `${row.app} → ${row.version}`,
+      detail: row.status.replace(/_/g, " "),
+    }));
   },
 };
 

@@ -2,7 +2,7 @@ import { searchByName, searchInput, searchOutput } from "../domain/search";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
 export const searchRouter = createTRPCRouter({
-  /** Nodes and sites (later apps, rollouts) of the active organization whose name contains the text. */
+  /** Nodes, sites, apps and rollouts (by their app's name) of the active organization whose name contains the text. */
   byName: organizationProcedure
     .input(searchInput)
     .output(searchOutput)

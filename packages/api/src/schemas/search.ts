@@ -1,7 +1,7 @@
 import { z } from "zod";
 
-/** What "find anything" (the console's command palette) can find. Apps and rollouts join here. */
-export const searchKinds = ["node", "site"] as const;
+/** What "find anything" (the console's command palette) can find. */
+export const searchKinds = ["node", "site", "app", "rollout"] as const;
 export type SearchKind = (typeof searchKinds)[number];
 
 export const searchInput = z.object({

@@ -3,18 +3,12 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { createSiteInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { MapPinIcon } from "lucide-react";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { useRef } from "react";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ApiForm } from "~/components/forms/api-form";
-import { TextField } from "~/components/forms/fields";
-import { FormFooter } from "~/components/forms/form-footer";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { CreateNameForm } from "~/components/forms/create-name-form";
 import { QueryContent } from "~/components/query-content";
-import { useFocusTarget } from "~/components/shell/focus-target";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
@@ -81,10 +75,26 @@ const columns: DataColumn<SiteRow>[] = [
 export function SitesView(props: { role: Role }) {
   const trpc = useTRPC();
   const sites = useQuery(trpc.site.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
+  const create = useMutation(trpc.site.create.mutationOptions());
   const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
   return (
     <>
-      <CreateSiteForm disabledReason={denied} />
+      <CreateNameForm
+        noun="site"
+        id="new-site"
+        description={
+          <>
+            A site is a place with nodes (a plant, a depot, a vehicle). Its NATS leaf node lets the
+            site&apos;s agents keep working locally when the link to the cloud is down; generate its
+            configuration on the site&apos;s page.
+          </>
+        }
+        schema={createSiteInput}
+        create={create.mutateAsync}
+        href={(id) => `/sites/${id}`}
+        placeholders={{ name: "plant-7", description: "Plant 7, Rotterdam" }}
+        disabledReason={denied}
+      />
       <Section title="Sites">
         <QueryContent query={sites} loading="Loading sites">
           {(data) => (
@@ -108,63 +118,5 @@ export function SitesView(props: { role: Role }) {
         </QueryContent>
       </Section>
     </>
-  );
-}
-
-function CreateSiteForm(props: { disabledReason: string | null }) {
-  const trpc = useTRPC();
-  const router = useRouter();
-  const queryClient = useQueryClient();
-  const ref = useRef<HTMLElement>(null);
-  useFocusTarget("new-site", ref);
-  const form = useApiForm(createSiteInput, { name: "", description: "" });
-  const create = useMutation(
-    trpc.site.create.mutationOptions({
-      onSuccess: async (site) => {
-        await queryClient.invalidateQueries(trpc.site.list.queryFilter());
-        router.push(`/sites/${site.id}`);
-      },
-      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
-    }),
-  );
-  return (
-    <Section
-      ref={ref}
-      id="new-site"
-      title="New site"
-      description={
-        <>
-          A site is a place with nodes (a plant, a depot, a vehicle). Its NATS leaf node lets the site&apos;s
-          agents keep working locally when the link to the cloud is down; generate its configuration on the
-          site&apos;s page.
-        </>
-      }
-    >
-      <ApiForm
-        form={form}
-        label="Create a site"
-        onSubmit={(values) =>
-          create.mutate({
-            name: values.name,
-            ...(values.description ? { description: values.description } : {}),
-          })
-        }
-      >
-        <TextField name="name" label="Name" accessibleName="Site name" placeholder="plant-7" maxLength={63} />
-        <TextField
-          name="description"
-          label="Description"
-          accessibleName="Site description"
-          placeholder="Plant 7, Rotterdam"
-          maxLength={500}
-        />
-        <FormFooter
-          label="Create site"
-          pendingLabel="Creating…"
-          pending={create.isPending}
-          disabledReason={props.disabledReason}
-        />
-      </ApiForm>
-    </Section>
   );
 }

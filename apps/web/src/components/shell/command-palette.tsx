@@ -3,12 +3,14 @@
 import type { SearchKind } from "@edgefleet/api/schemas";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import {
+  BoxIcon,
   CircleOffIcon,
   LogOutIcon,
   MapPinIcon,
   MonitorIcon,
   MoonIcon,
   PlusIcon,
+  RocketIcon,
   ServerIcon,
   SunIcon,
 } from "lucide-react";
@@ -30,8 +32,8 @@ import { requestFocusTarget } from "./focus-target";
 import { CONSOLE_PAGES } from "./pages";
 
 /**
- * Where a search hit of each kind opens. Typed by the API's `searchKinds`: when apps and rollouts
- * become searchable, this map fails to compile until their pages are named here.
+ * Where a search hit of each kind opens. Typed by the API's `searchKinds`: a new searchable kind
+ * fails to compile until its page is named here.
  */
 const HIT_TARGETS: Record<
   SearchKind,
@@ -39,6 +41,8 @@ const HIT_TARGETS: Record<
 > = {
   node: { group: "Nodes", href: (id) => `/nodes/${id}`, icon: ServerIcon },
   site: { group: "Sites", href: (id) => `/sites/${id}`, icon: MapPinIcon },
+  app: { group: "Apps", href: (id) => `/apps/${id}`, icon: BoxIcon },
+  rollout: { group: "Rollouts", href: (id) => `/rollouts/${id}`, icon: RocketIcon },
 };
 
 /** Common actions: a page, optionally with the form to focus on it. */
@@ -50,6 +54,7 @@ const ACTIONS = [
     keywords: ["enroll", "add node"],
   },
   { label: "Create a site", href: "/sites#new-site", focus: "new-site", keywords: ["add site", "place"] },
+  { label: "Create an app", href: "/apps#new-app", focus: "new-app", keywords: ["add app", "deploy"] },
   { label: "Invite a member", href: "/members#invite", focus: "invite", keywords: ["add person", "user"] },
   {
     label: "Create an API key",
@@ -127,11 +132,11 @@ function CommandPalette(props: { onClose: () => void }) {
       open
       onOpenChange={(open) => (open ? null : props.onClose())}
       title="Find anything"
-      description="Jump to a node, site or page by name, or run an action"
+      description="Jump to a node, site, app, rollout or page by name, or run an action"
     >
       <CommandInput
         aria-label="Find anything"
-        placeholder="Jump to a node, site or page, or run an action…"
+        placeholder="Jump to a node, site, app, rollout or page, or run an action…"
         value={text}
         onValueChange={setText}
       />

@@ -1,9 +1,11 @@
 import {
   BookOpenIcon,
+  BoxIcon,
   KeyRoundIcon,
   LayoutDashboardIcon,
   type LucideIcon,
   MapPinIcon,
+  RocketIcon,
   ScrollTextIcon,
   ServerIcon,
   TicketIcon,
@@ -27,7 +29,7 @@ export interface ConsolePage {
 
 /**
  * Every page of the console, in navigation order: the sidebar, the phone drawer and bottom bar
- * and the command palette all read this list. New pages (apps, rollouts, alerts) are added here.
+ * and the command palette all read this list. New pages are added here.
  */
 export const CONSOLE_PAGES: ConsolePage[] = [
   {
@@ -45,6 +47,13 @@ export const CONSOLE_PAGES: ConsolePage[] = [
     thumb: true,
   },
   { href: "/sites", label: "Sites", icon: MapPinIcon, keywords: ["places", "leaf"], thumb: true },
+  { href: "/apps", label: "Apps", icon: BoxIcon, keywords: ["software", "versions", "artifacts"] },
+  {
+    href: "/rollouts",
+    label: "Rollouts",
+    icon: RocketIcon,
+    keywords: ["deploy", "release", "update", "batches"],
+  },
   { href: "/enrollment", label: "Enrollment", icon: TicketIcon, keywords: ["tokens", "approve", "enroll"] },
   { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },
   { href: "/api-keys", label: "API keys", icon: KeyRoundIcon, keywords: ["tokens", "rest", "terraform"] },

@@ -2,20 +2,15 @@
 
 import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { updateSiteInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { ConfirmAction } from "~/components/confirm-action";
+import { DetailCard } from "~/components/detail-card";
 import { ErrorNotice } from "~/components/error-notice";
-import { ApiForm } from "~/components/forms/api-form";
-import { TextField } from "~/components/forms/fields";
-import { FormFooter } from "~/components/forms/form-footer";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { EditNameForm } from "~/components/forms/edit-name-form";
 import { RelativeTime } from "~/components/relative-time";
 import { Button } from "~/components/ui/button";
-import { Card, CardHeader, Section } from "~/components/ui/card";
+import { Section } from "~/components/ui/card";
 import { Skeleton } from "~/components/ui/skeleton";
-import { toast } from "~/components/ui/sonner";
 import { cn } from "~/lib/utils";
 import { useTRPC } from "~/trpc/react";
 import { siteNodesHref } from "../sites-view";
@@ -35,31 +30,29 @@ export function SiteDetail(props: { id: string; role: Role }) {
   const site = useQuery(
     trpc.site.byId.queryOptions({ id: props.id }, { refetchInterval: 5_000, retry: false }),
   );
+  const update = useMutation(trpc.site.update.mutationOptions());
+  const remove = useMutation(trpc.site.delete.mutationOptions());
   const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
   if (site.error) return <ErrorNotice error={site.error} />;
   if (!site.data) return <Skeleton className="h-48" aria-label="Loading the site" />;
   const data = site.data;
   return (
     <div className="grid gap-6 lg:grid-cols-2">
-      <Card aria-labelledby="site-title" className="lg:col-span-2">
-        <CardHeader>
-          <h2 id="site-title" className="mr-auto font-mono text-xl font-semibold" data-testid="site-title">
-            {data.name}
-          </h2>
+      <DetailCard
+        id="site-title"
+        className="lg:col-span-2"
+        title={data.name}
+        actions={
           <Button asChild size="sm">
             <Link href={`/enrollment?site=${data.id}`}>Enroll nodes here</Link>
           </Button>
-        </CardHeader>
-        <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-[max-content_1fr]">
-          <dt className="text-muted-foreground">Description</dt>
-          <dd>{data.description ?? "—"}</dd>
-          <dt className="text-muted-foreground">Id</dt>
-          <dd className="font-mono break-all">{data.id}</dd>
-          <dt className="text-muted-foreground">Created</dt>
-          <dd>
-            <RelativeTime date={data.createdAt} />
-          </dd>
-        </dl>
+        }
+        facts={[
+          { term: "Description", value: data.description ?? "—" },
+          { term: "Id", value: data.id, className: "font-mono break-all" },
+          { term: "Created", value: <RelativeTime date={data.createdAt} /> },
+        ]}
+      >
         <div className="grid grid-cols-2 gap-2 sm:grid-cols-4" data-testid="site-counts">
           {STATUSES.map(({ status, className }) => (
             <div key={status} className="rounded-lg border p-3">
@@ -76,95 +69,26 @@ export function SiteDetail(props: { id: string; role: Role }) {
         <Link href={siteNodesHref(data.name)} className="text-sm text-primary hover:underline">
           Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
         </Link>
-      </Card>
+      </DetailCard>
       <Section title="Leaf node">
         <LeafBundle siteId={data.id} disabledReason={denied} />
       </Section>
       <Section title="Edit">
-        <EditSite
-          id={data.id}
-          name={data.name}
-          description={data.description}
-          total={data.total}
+        <EditNameForm
+          noun="site"
+          record={data}
+          schema={updateSiteInput}
+          save={update.mutateAsync}
+          remove={remove.mutateAsync}
+          listHref="/sites"
+          deleteConsequence={
+            data.total > 0
+              ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
+              : "The site and its leaf-node credentials are deleted."
+          }
           disabledReason={denied}
         />
       </Section>
     </div>
-  );
-}
-
-function EditSite(props: {
-  id: string;
-  name: string;
-  description: string | null;
-  total: number;
-  disabledReason: string | null;
-}) {
-  const trpc = useTRPC();
-  const router = useRouter();
-  const queryClient = useQueryClient();
-  const form = useApiForm(updateSiteInput, {
-    id: props.id,
-    name: props.name,
-    description: props.description ?? "",
-  });
-  const update = useMutation(
-    trpc.site.update.mutationOptions({
-      onSuccess: (site) => {
-        toast.success(`Saved ${site.name}`);
-        form.reset({ id: site.id, name: site.name, description: site.description ?? "" });
-        return queryClient.invalidateQueries();
-      },
-      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
-    }),
-  );
-  const remove = useMutation(
-    trpc.site.delete.mutationOptions({
-      onSuccess: async (site) => {
-        toast.success(`Deleted ${site.name}`);
-        await queryClient.invalidateQueries(trpc.site.list.queryFilter());
-        router.push("/sites");
-      },
-      onError: (error) => form.setError("root.server", { type: "server", message: error.message }),
-    }),
-  );
-  return (
-    <ApiForm
-      form={form}
-      label="Edit the site"
-      className="sm:grid-cols-1"
-      onSubmit={(values) =>
-        update.mutate({
-          id: props.id,
-          name: values.name,
-          description: values.description ? values.description : null,
-        })
-      }
-    >
-      <TextField name="name" label="Name" accessibleName="New site name" />
-      <TextField name="description" label="Description" accessibleName="New site description" />
-      <FormFooter
-        label="Save"
-        pendingLabel="Saving…"
-        pending={update.isPending}
-        disabledReason={props.disabledReason}
-      >
-        <ConfirmAction
-          label="Delete site"
-          variant="destructive"
-          size="default"
-          question={`Delete ${props.name}?`}
-          consequence={
-            props.total > 0
-              ? `${props.name} still has ${props.total} nodes; the server will refuse until they are moved or deleted.`
-              : "The site and its leaf-node credentials are deleted."
-          }
-          confirmLabel="Yes, delete"
-          disabledReason={props.disabledReason}
-          pending={remove.isPending}
-          onConfirm={() => remove.mutate({ id: props.id })}
-        />
-      </FormFooter>
-    </ApiForm>
   );
 }

@@ -1,0 +1,132 @@
+"use client";
+
+import type { RouterOutputs } from "@edgefleet/api";
+import { createAppInput } from "@edgefleet/api/schemas";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { BoxIcon } from "lucide-react";
+import Link from "next/link";
+import { useMemo } from "react";
+import { ConfirmAction } from "~/components/confirm-action";
+import { actionsColumn } from "~/components/data-table/columns";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { CreateNameForm } from "~/components/forms/create-name-form";
+import { QueryContent } from "~/components/query-content";
+import { type Role, roleDenial } from "~/components/role-reason";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+import { toast } from "~/components/ui/sonner";
+import { useTRPC } from "~/trpc/react";
+import { InstanceCounts } from "./instance-counts";
+
+type AppRow = RouterOutputs["app"]["list"][number];
+
+/** Instance counts move as agents report: poll. */
+const REFRESH_MS = 5_000;
+
+const baseColumns: DataColumn<AppRow>[] = [
+  {
+    id: "name",
+    accessorFn: (app) => app.name,
+    meta: { title: "App" },
+    cell: ({ row }) => (
+      <Link
+        href={`/apps/${row.original.id}`}
+        className="font-mono font-medium text-primary hover:underline"
+        data-testid="app-name"
+      >
+        {row.original.name}
+      </Link>
+    ),
+  },
+  {
+    id: "description",
+    accessorFn: (app) => app.description ?? "",
+    meta: { title: "Description" },
+    cell: ({ getValue }) => getValue() || <span className="text-muted-foreground">—</span>,
+  },
+  {
+    id: "versions",
+    accessorFn: (app) => app.versions,
+    meta: { title: "Versions", className: "tabular-nums" },
+  },
+  {
+    id: "instances",
+    accessorFn: (app) => app.instances,
+    meta: { title: "Nodes", className: "tabular-nums" },
+    cell: ({ row }) => <InstanceCounts total={row.original.instances} byState={row.original.byState} />,
+  },
+];
+
+export function AppsView(props: { role: Role }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const apps = useQuery(trpc.app.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
+  const create = useMutation(trpc.app.create.mutationOptions());
+  const denied = roleDenial(props.role, "operator");
+  const remove = useMutation(
+    trpc.app.delete.mutationOptions({
+      onSuccess: (app) => {
+        toast.success(`Deleted ${app.name}`);
+        return queryClient.invalidateQueries(trpc.app.list.queryFilter());
+      },
+      onError: (error) => toast.error(error.message),
+    }),
+  );
+  const columns = useMemo(
+    () => [
+      ...baseColumns,
+      actionsColumn<AppRow>((app) => (
+        <ConfirmAction
+          label="Delete"
+          question={`Delete ${app.name}?`}
+          consequence={
+            app.instances > 0
+              ? `${app.name} is on ${app.instances} nodes; the server refuses until a rollout removes it from them.`
+              : `${app.name} and its ${app.versions} version${app.versions === 1 ? "" : "s"} are deleted.`
+          }
+          confirmLabel="Yes, delete"
+          disabledReason={denied}
+          pending={remove.isPending}
+          onConfirm={() => remove.mutate({ id: app.id })}
+        />
+      )),
+    ],
+    [denied, remove.isPending, remove.mutate],
+  );
+  return (
+    <>
+      <CreateNameForm
+        noun="app"
+        id="new-app"
+        description="Agents know an app by its name (its folder on the node), so the name cannot change while nodes have it."
+        schema={createAppInput}
+        create={create.mutateAsync}
+        href={(id) => `/apps/${id}`}
+        placeholders={{ name: "telemetry-collector", description: "Ships sensor readings upstream" }}
+        disabledReason={denied}
+      />
+      <Section title="Apps">
+        <QueryContent query={apps} loading="Loading apps">
+          {(data) => (
+            <DataTable
+              label="Apps"
+              testId="apps"
+              urlKey=""
+              columns={columns}
+              data={data}
+              getRowId={(app) => app.id}
+              rowAttributes={(app) => ({ "data-testid": "app-row", "data-name": app.name })}
+              empty={
+                <EmptyState icon={<BoxIcon />} title="No apps yet">
+                  An app is a program your nodes run, known to them by its name. Create one above, add a
+                  version (its run command and an artifact: a tarball or a binary), then roll the version out
+                  to your nodes batch by batch.
+                </EmptyState>
+              }
+            />
+          )}
+        </QueryContent>
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,79 @@
+"use client";
+
+import type { RouterOutputs } from "@edgefleet/api";
+import Link from "next/link";
+import { timeColumn } from "~/components/data-table/columns";
+import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+
+type Detail = RouterOutputs["rollout"]["byId"];
+type Failure = Detail["failures"][number];
+type Event = Detail["events"][number];
+
+const failureColumns: DataColumn<Failure>[] = [
+  {
+    id: "node",
+    accessorFn: (f) => f.nodeName,
+    meta: { title: "Node" },
+    cell: ({ row }) => (
+      <Link href={`/nodes/${row.original.nodeId}`} className="font-mono text-primary hover:underline">
+        {row.original.nodeName}
+      </Link>
+    ),
+  },
+  {
+    id: "batch",
+    accessorFn: (f) => f.batch ?? -1,
+    meta: { title: "Batch" },
+    cell: ({ row }) =>
+      `${row.original.phase === "rollback" ? "rollback " : ""}${(row.original.batch ?? -1) + 1 || "late"}`,
+  },
+  {
+    id: "reason",
+    accessorFn: (f) => f.reason ?? "",
+    meta: { title: "Why" },
+    cell: ({ getValue }) => getValue() || <span className="text-muted-foreground">no reason reported</span>,
+  },
+];
+
+const eventColumns: DataColumn<Event>[] = [
+  timeColumn<Event>("at", "When", (e) => e.at),
+  { id: "kind", accessorFn: (e) => e.kind, meta: { title: "What", className: "font-mono" } },
+  { id: "message", accessorFn: (e) => e.message, meta: { title: "Details" } },
+  {
+    id: "actor",
+    accessorFn: (e) => (e.actorType === "system" ? "controller" : (e.actorId ?? e.actorType)),
+    meta: { title: "Who" },
+  },
+];
+
+/** Each failed node with its reason, and the rollout's events, newest first. */
+export function RolloutHistory(props: { detail: Detail }) {
+  return (
+    <div className="grid gap-6 lg:grid-cols-2">
+      <Section title="Failures">
+        <DataTable
+          label="Failed nodes"
+          testId="rollout-failures"
+          columns={failureColumns}
+          data={props.detail.failures}
+          getRowId={(f) => `${f.phase}-${f.nodeId}`}
+          rowAttributes={() => ({ "data-testid": "rollout-failure" })}
+          empty={<EmptyState title="No node failed" className="py-4" />}
+        />
+      </Section>
+      <Section title="Events">
+        <DataTable
+          label="Rollout events"
+          testId="rollout-events"
+          columns={eventColumns}
+          data={props.detail.events}
+          getRowId={(e) => e.id}
+          rowAttributes={(e) => ({ "data-testid": "rollout-event", "data-kind": e.kind })}
+          empty={<EmptyState title="No events yet" className="py-4" />}
+        />
+      </Section>
+    </div>
+  );
+}

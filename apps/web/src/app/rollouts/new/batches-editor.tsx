@@ -1,0 +1,101 @@
+"use client";
+
+import { PlusIcon, Trash2Icon } from "lucide-react";
+import { useFieldArray, useFormContext, useWatch } from "react-hook-form";
+import { SelectField, TextField } from "~/components/forms/fields";
+import { Button } from "~/components/ui/button";
+import { Section } from "~/components/ui/card";
+import { PolicyFields } from "./policy-fields";
+import { emptyBatch, type RolloutFormValues } from "./rollout-form";
+
+/** The batch sequence; the nodes no batch takes form an implicit last batch (with the defaults). */
+export function BatchesEditor() {
+  const { control } = useFormContext<RolloutFormValues>();
+  const batches = useFieldArray({ control, name: "batches" });
+  return (
+    <Section
+      title="Batches"
+      description="In order; each takes nodes no earlier batch took. The nodes left over form a last batch of their own."
+      actions={
+        <Button
+          type="button"
+          size="sm"
+          variant="outline"
+          onClick={() => batches.append(emptyBatch("percent"))}
+        >
+          <PlusIcon aria-hidden />
+          Add batch
+        </Button>
+      }
+    >
+      {batches.fields.map((field, index) => (
+        <BatchRow
+          key={field.id}
+          index={index}
+          onRemove={batches.fields.length > 1 ? () => batches.remove(index) : null}
+        />
+      ))}
+    </Section>
+  );
+}
+
+function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
+  const { control } = useFormContext<RolloutFormValues>();
+  const prefix = `batches.${props.index}` as const;
+  const kind = useWatch({ control, name: `${prefix}.kind` });
+  const caption = `Batch ${props.index + 1}`;
+  return (
+    <fieldset
+      className="grid gap-4 rounded-lg border p-3 sm:grid-cols-[repeat(auto-fill,minmax(11rem,1fr))]"
+      data-testid="batch-editor"
+    >
+      <legend className="px-1 text-sm font-medium">{caption}</legend>
+      <SelectField<RolloutFormValues>
+        name={`${prefix}.kind`}
+        label="Size"
+        accessibleName={`${caption} size`}
+        options={[
+          { value: "count", label: "a number of nodes" },
+          { value: "percent", label: "a percentage" },
+          { value: "selector", label: "nodes matching a selector" },
+        ]}
+      />
+      {kind === "selector" ? (
+        <>
+          <TextField<RolloutFormValues>
+            name={`${prefix}.selector`}
+            label="Selector"
+            accessibleName={`${caption} selector`}
+            placeholder="tier=canary"
+          />
+          <TextField<RolloutFormValues>
+            name={`${prefix}.limit`}
+            label="At most"
+            accessibleName={`${caption} limit`}
+            placeholder="10 or 25%"
+          />
+        </>
+      ) : (
+        <TextField<RolloutFormValues>
+          name={`${prefix}.${kind}`}
+          label={kind === "count" ? "Nodes" : "Percent of the target"}
+          accessibleName={`${caption} ${kind}`}
+          inputMode="decimal"
+        />
+      )}
+      <PolicyFields prefix={prefix} caption={caption} />
+      {props.onRemove ? (
+        <Button
+          type="button"
+          variant="ghost"
+          size="sm"
+          className="self-end justify-self-start"
+          onClick={props.onRemove}
+        >
+          <Trash2Icon aria-hidden />
+          Remove {caption.toLowerCase()}
+        </Button>
+      ) : null}
+    </fieldset>
+  );
+}

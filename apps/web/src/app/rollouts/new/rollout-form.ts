@@ -1,0 +1,226 @@
+/**
+ * The new-rollout form: what a person types (strings, choices, rows), turned into the API's
+ * `rolloutPlanInput` and judged by it, i.e. by @edgefleet/rollout's strategy schema, the one the
+ * server parses and the planner trusts. Each issue lands on the field that produced the value it
+ * is about (the conversion records which form field each part of the strategy came from).
+ */
+import { rolloutPlanInput } from "@edgefleet/api/schemas";
+import type { FieldErrors, Resolver } from "react-hook-form";
+import type { z } from "zod";
+
+export type PlanInput = z.output<typeof rolloutPlanInput>;
+type Pause = "" | "none" | "approval" | "timed";
+type Offline = "" | "skip" | "wait" | "fail";
+
+export interface BatchRow {
+  kind: "count" | "percent" | "selector";
+  count: string;
+  percent: string;
+  selector: string;
+  /** For selector batches: "10" or "25%"; empty: every match. */
+  limit: string;
+  /** Empty: the rollout's default. */
+  successThreshold: string;
+  timeoutSeconds: string;
+  offline: Offline;
+  pauseAfter: Pause;
+  pauseSeconds: string;
+}
+
+export interface WindowRow {
+  siteId: string;
+  days: string[];
+  start: string;
+  end: string;
+}
+
+export interface RolloutFormValues {
+  appVersionId: string;
+  target: { selector: string; siteIds: string[] };
+  batches: BatchRow[];
+  defaults: {
+    successThreshold: string;
+    timeoutSeconds: string;
+    offline: Exclude<Offline, "">;
+    waitSeconds: string;
+    afterWait: "skip" | "fail";
+    pauseAfter: Exclude<Pause, "">;
+    pauseSeconds: string;
+  };
+  budget: { kind: "" | "count" | "percent"; value: string };
+  windows: WindowRow[];
+  onBatchFailure: "pause" | "rollback";
+}
+
+export const emptyBatch = (kind: BatchRow["kind"], size = ""): BatchRow => ({
+  kind,
+  count: kind === "count" ? size : "",
+  percent: kind === "percent" ? size : "",
+  selector: "",
+  limit: "",
+  successThreshold: "",
+  timeoutSeconds: "",
+  offline: "",
+  pauseAfter: "",
+  pauseSeconds: "",
+});
+
+/** A canary of one node, then a quarter, then the rest, approved by a person after the canary. */
+export function rolloutFormDefaults(appVersionId: string): RolloutFormValues {
+  return {
+    appVersionId,
+    target: { selector: "", siteIds: [] },
+    batches: [{ ...emptyBatch("count", "1"), pauseAfter: "approval" }, emptyBatch("percent", "25")],
+    defaults: {
+      successThreshold: "100",
+      timeoutSeconds: "1800",
+      offline: "skip",
+      waitSeconds: "900",
+      afterWait: "skip",
+      pauseAfter: "none",
+      pauseSeconds: "300",
+    },
+    budget: { kind: "", value: "" },
+    windows: [],
+    onBatchFailure: "pause",
+  };
+}
+
+/** Text to number; empty is "not given". Not-a-number stays NaN so that the schema says so. */
+const num = (text: string): number | undefined => (text.trim() === "" ? undefined : Number(text.trim()));
+
+/** The API's input, and for each part of it the form field it came from (dotted paths). */
+export function planInputOf(values: RolloutFormValues): { input: unknown; fields: Map<string, string> } {
+  const fields = new Map<string, string>();
+  const from = (apiPath: string, formPath: string) => fields.set(apiPath, formPath);
+  from("appVersionId", "appVersionId");
+  from("target.selector", "target.selector");
+  from("target.siteIds", "target.siteIds");
+  from("target", "target.selector");
+
+  const pause = (pauseAfter: Pause, seconds: string, api: string, form: string) => {
+    from(`${api}.pauseAfter`, `${form}.pauseAfter`);
+    from(`${api}.pauseAfter.seconds`, `${form}.pauseSeconds`);
+    if (pauseAfter === "") return undefined;
+    return pauseAfter === "timed" ? { seconds: num(seconds) } : pauseAfter;
+  };
+
+  const batches = values.batches.map((row, i) => {
+    const api = `strategy.batches.${i}`;
+    const form = `batches.${i}`;
+    from(api, `${form}.${row.kind}`);
+    for (const field of [
+      "count",
+      "percent",
+      "selector",
+      "limit",
+      "successThreshold",
+      "timeoutSeconds",
+      "offline",
+    ]) {
+      from(`${api}.${field}`, `${form}.${field}`);
+    }
+    const batch: Record<string, unknown> = {};
+    if (row.kind === "count") batch.count = num(row.count) ?? Number.NaN;
+    if (row.kind === "percent") batch.percent = num(row.percent) ?? Number.NaN;
+    if (row.kind === "selector") {
+      batch.selector = row.selector.trim();
+      const limit = row.limit.trim();
+      if (limit)
+        batch.limit = limit.endsWith("%") ? { percent: num(limit.slice(0, -1)) } : { count: num(limit) };
+    }
+    const overrides = {
+      successThreshold: num(row.successThreshold),
+      timeoutSeconds: num(row.timeoutSeconds),
+      offline: row.offline || undefined,
+      pauseAfter: pause(row.pauseAfter, row.pauseSeconds, api, form),
+    };
+    for (const [key, value] of Object.entries(overrides)) if (value !== undefined) batch[key] = value;
+    return batch;
+  });
+  from("strategy.batches", "batches.0.kind");
+
+  const d = values.defaults;
+  for (const field of ["successThreshold", "timeoutSeconds", "offline", "waitSeconds", "afterWait"]) {
+    from(`strategy.defaults.${field}`, `defaults.${field}`);
+  }
+  const defaults = {
+    successThreshold: num(d.successThreshold),
+    timeoutSeconds: num(d.timeoutSeconds),
+    offline: d.offline,
+    waitSeconds: num(d.waitSeconds),
+    afterWait: d.afterWait,
+    pauseAfter: pause(d.pauseAfter, d.pauseSeconds, "strategy.defaults", "defaults"),
+  };
+
+  const strategy: Record<string, unknown> = {
+    batches,
+    defaults: Object.fromEntries(Object.entries(defaults).filter(([, v]) => v !== undefined)),
+    onBatchFailure: values.onBatchFailure,
+  };
+  from("strategy.onBatchFailure", "onBatchFailure");
+
+  if (values.budget.kind) {
+    strategy.disruptionBudget = {
+      maxUpdatingPerSite: { [values.budget.kind]: num(values.budget.value) ?? Number.NaN },
+    };
+    from("strategy.disruptionBudget", "budget.value");
+  }
+
+  if (values.windows.length > 0) {
+    const sites: Record<string, unknown[]> = {};
+    for (const [i, row] of values.windows.entries()) {
+      const list = sites[row.siteId] ?? [];
+      const api = `strategy.maintenanceWindows.sites.${row.siteId}.${list.length}`;
+      for (const field of ["days", "start", "end"]) from(`${api}.${field}`, `windows.${i}.${field}`);
+      from(api, `windows.${i}.start`);
+      from(`strategy.maintenanceWindows.sites.${row.siteId}`, `windows.${i}.siteId`);
+      list.push({ days: row.days, start: row.start, end: row.end });
+      sites[row.siteId] = list;
+    }
+    strategy.maintenanceWindows = { sites };
+  }
+
+  return {
+    input: {
+      appVersionId: values.appVersionId,
+      target: { selector: values.target.selector.trim(), siteIds: values.target.siteIds },
+      strategy,
+    },
+    fields,
+  };
+}
+
+/** The form field an issue at `path` belongs to: the nearest part of the input a field produced. */
+export function fieldOf(path: PropertyKey[], fields: Map<string, string>): string | null {
+  for (let length = path.length; length > 0; length--) {
+    const field = fields.get(path.slice(0, length).map(String).join("."));
+    if (field) return field;
+  }
+  return null;
+}
+
+function setPath(errors: Record<string, unknown>, path: string, message: string) {
+  const parts = path.split(".");
+  let node = errors;
+  for (const part of parts.slice(0, -1)) {
+    node[part] = (node[part] as Record<string, unknown> | undefined) ?? {};
+    node = node[part] as Record<string, unknown>;
+  }
+  const last = parts.at(-1) as string;
+  if (!node[last]) node[last] = { type: "validate", message };
+}
+
+/** react-hook-form resolver: the form is valid when the API's schema accepts what it makes. */
+export const rolloutFormResolver: Resolver<RolloutFormValues, unknown, PlanInput> = async (values) => {
+  const { input, fields } = planInputOf(values);
+  const result = rolloutPlanInput.safeParse(input);
+  if (result.success) return { values: result.data, errors: {} };
+  const errors: Record<string, unknown> = {};
+  for (const issue of result.error.issues) {
+    const field = fieldOf(issue.path, fields);
+    if (field) setPath(errors, field, issue.message);
+    else setPath(errors, "root.server", `${issue.path.join(".")}: ${issue.message}`);
+  }
+  return { values: {}, errors: errors as FieldErrors<RolloutFormValues> };
+};

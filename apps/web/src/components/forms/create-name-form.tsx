@@ -1,0 +1,83 @@
+"use client";
+
+import type { AppRouter } from "@edgefleet/api";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import type { TRPCClientErrorLike } from "@trpc/client";
+import { useRouter } from "next/navigation";
+import type * as React from "react";
+import { useRef } from "react";
+import type { z } from "zod";
+import { useFocusTarget } from "../shell/focus-target";
+import { Section } from "../ui/card";
+import { ApiForm } from "./api-form";
+import { TextField } from "./fields";
+import { FormFooter } from "./form-footer";
+import { showServerError, useApiForm } from "./use-api-form";
+
+type CreateSchema = z.ZodType<
+  { name: string; description?: string | undefined },
+  { name: string; description?: string | undefined }
+>;
+
+/**
+ * The "New …" card of a list page (sites, apps): name and description, a taken name shown on the
+ * name field, then the new thing's page. `id` is also the palette's focus target (`/sites#new-site`).
+ */
+export function CreateNameForm(props: {
+  /** "site", "app": in the title, labels and buttons. */
+  noun: string;
+  id: string;
+  description: React.ReactNode;
+  schema: CreateSchema;
+  create: (input: { name: string; description?: string }) => Promise<{ id: string }>;
+  /** The new thing's page. */
+  href: (id: string) => string;
+  placeholders: { name: string; description: string };
+  disabledReason: string | null;
+}) {
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const ref = useRef<HTMLElement>(null);
+  useFocusTarget(props.id, ref);
+  const form = useApiForm(props.schema, { name: "", description: "" });
+  const create = useMutation({
+    mutationFn: props.create,
+    onSuccess: async (created) => {
+      await queryClient.invalidateQueries();
+      router.push(props.href(created.id));
+    },
+    onError: (error) =>
+      showServerError(form, error as unknown as TRPCClientErrorLike<AppRouter>, { CONFLICT: "name" }),
+  });
+  const Noun = `${props.noun[0]?.toUpperCase()}${props.noun.slice(1)}`;
+  return (
+    <Section ref={ref} id={props.id} title={`New ${props.noun}`} description={props.description}>
+      <ApiForm
+        form={form}
+        label={`Create ${/^[aeiou]/.test(props.noun) ? "an" : "a"} ${props.noun}`}
+        onSubmit={({ name, description }) => create.mutate({ name, ...(description ? { description } : {}) })}
+      >
+        <TextField
+          name="name"
+          label="Name"
+          accessibleName={`${Noun} name`}
+          placeholder={props.placeholders.name}
+          maxLength={63}
+        />
+        <TextField
+          name="description"
+          label="Description"
+          accessibleName={`${Noun} description`}
+          placeholder={props.placeholders.description}
+          maxLength={500}
+        />
+        <FormFooter
+          label={`Create ${props.noun}`}
+          pendingLabel="Creating…"
+          pending={create.isPending}
+          disabledReason={props.disabledReason}
+        />
+      </ApiForm>
+    </Section>
+  );
+}
