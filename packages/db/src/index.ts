@@ -53,7 +53,8 @@ export {
   updateNodesWithStatusEvents,
 } from "./node-status-events";
 export { INSTANCES_CHANGED_CHANNEL, ROLLOUT_CHANGED_CHANNEL } from "./rollout-channels";
-export { DEMO_ORGANIZATIONS, type SeedSummary, seedDemoData } from "./seed";
+export { DEMO_ARTIFACT_BYTES, type DemoArtifact, demoArtifact } from "./demo-artifacts";
+export { DEMO_ORGANIZATIONS, demoNodes, type SeedOptions, type SeedSummary, seedDemoData } from "./seed";
 export {
   recordSiteCredential,
   revokedSiteCredentialKeys,
