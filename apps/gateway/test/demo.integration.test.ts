@@ -11,6 +11,7 @@ import {
   type RunningNats,
   startNats,
   startOperatorModeHub,
+  waitFor,
 } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
@@ -34,7 +35,9 @@ let env: Record<string, string>;
 let leafPortBase: number;
 let running: { leaves: RunningNats[]; fleet: HollowFleet | null } = { leaves: [], fleet: null };
 
-const seededNodes = DEMO_ORGANIZATIONS.flatMap((demo) => demoNodes(demo).map((node) => ({ ...node, org: demo.slug })));
+const seededNodes = DEMO_ORGANIZATIONS.flatMap((demo) =>
+  demoNodes(demo).map((node) => ({ ...node, org: demo.slug })),
+);
 
 beforeAll(async () => {
   secrets = await createTenancySecrets("demo-test");
@@ -93,7 +96,9 @@ async function upDemo() {
   for (const line of leaves) {
     const configPath = line.split(" ")[2] ?? "";
     running.leaves.push(
-      await startNats(({ monitorPort }) => `${readFileSync(configPath, "utf8")}\nhttp: 127.0.0.1:${monitorPort}\n`),
+      await startNats(
+        ({ monitorPort }) => `${readFileSync(configPath, "utf8")}\nhttp: 127.0.0.1:${monitorPort}\n`,
+      ),
     );
   }
   const fleetFile = JSON.parse(readFileSync(join(demoDir, "fleet.json"), "utf8")) as {
@@ -110,8 +115,19 @@ async function upDemo() {
     enrollCreds: secrets.enroll.userCreds,
     fetchArtifacts: true,
   });
-  const rollouts = demoCli(["rollouts", "--timeout-seconds", "45"]);
-  return { prepared, leaves, fleetFile, rollouts };
+  // The controller finishes one rollout and stops the other for approval as the agents report.
+  const settled = await waitFor(
+    "the demo rollouts to settle",
+    async () => {
+      const rows = await db.rollout.findMany({ include: { app: true }, orderBy: { createdAt: "asc" } });
+      const statuses = rows.map((row) => `${row.app.name} ${row.status}`);
+      return statuses.join() === "telemetry-collector completed,route-optimizer awaiting_approval"
+        ? statuses
+        : undefined;
+    },
+    90_000,
+  );
+  return { prepared, leaves, fleetFile, settled };
 }
 
 async function stopDemo() {
@@ -129,28 +145,33 @@ async function instancesOf(org: string, app: string) {
 
 describe("the live demo of ./edgefleet up", () => {
   it("runs every seeded node live on its site's leaf, with real artifacts and two controller-driven rollouts", async () => {
-    const { prepared, leaves, fleetFile, rollouts } = await upDemo();
+    const { prepared, leaves, fleetFile } = await upDemo();
     expect(prepared[0]).toBe("artifacts 5 ready (5 uploaded now)");
     expect(leaves).toHaveLength(5);
     expect(fleetFile.nodes).toHaveLength(seededNodes.length);
-    expect(rollouts).toEqual([
-      "rollout acme telemetry-collector@1.5.0 completed",
-      "rollout globex route-optimizer@1.0.0 awaiting_approval",
+    expect(prepared.filter((line) => line.startsWith("rollout "))).toEqual([
+      "rollout acme telemetry-collector@1.5.0 started (finishes once its agents report)",
+      "rollout globex route-optimizer@1.0.0 started (waits for approval after its first batch once its agents report)",
     ]);
 
     // Every seeded node online, on its site, connected to that site's leaf (not the hub).
+    await waitFor("every demo node online", async () =>
+      (await db.node.count({ where: { status: { not: "online" } } })) === 0 ? true : undefined,
+    );
     const nodes = await db.node.findMany({ include: { site: true, organization: true } });
     expect(nodes).toHaveLength(seededNodes.length);
     for (const seeded of seededNodes) {
       const node = nodes.find((n) => n.name === seeded.name);
       expect(node, seeded.name).toMatchObject({ status: "online", site: { name: seeded.site } });
     }
+    // Agents only: a leaf has connections of its own (its system account's).
     const clientsPerLeaf = await Promise.all(
-      running.leaves.map(
-        async (leaf) =>
-          ((await (await fetch(`${leaf.monitorUrl}/connz`)).json()) as { num_connections: number })
-            .num_connections,
-      ),
+      running.leaves.map(async (leaf) => {
+        const connz = (await (await fetch(`${leaf.monitorUrl}/connz?limit=1000`)).json()) as {
+          connections: Array<{ name?: string }>;
+        };
+        return connz.connections.filter((c) => c.name?.startsWith("edgefleet-hollow")).length;
+      }),
     );
     expect(clientsPerLeaf).toEqual(
       DEMO_ORGANIZATIONS.flatMap((demo) => demo.sites.map((site) => site.nodeCount)),
@@ -174,39 +195,53 @@ describe("the live demo of ./edgefleet up", () => {
     const telemetry = await instancesOf("acme", "telemetry-collector");
     expect(telemetry).toHaveLength(24);
     for (const instance of telemetry) {
-      expect(instance, instance.node.name).toMatchObject({ state: "running", observedVersion: { version: "1.5.0" } });
+      expect(instance, instance.node.name).toMatchObject({
+        state: "running",
+        observedVersion: { version: "1.5.0" },
+      });
     }
     // Paused for approval: Rotterdam moved to 1.0.0, Hamburg's non-canaries still run 0.9.0.
     const routes = await instancesOf("globex", "route-optimizer");
     for (const instance of routes) {
       const labels = instance.node.labels as Record<string, string>;
       const expected = labels.site === "hub-rotterdam" || labels.tier === "canary" ? "1.0.0" : "0.9.0";
-      expect(instance, instance.node.name).toMatchObject({ state: "running", observedVersion: { version: expected } });
+      expect(instance, instance.node.name).toMatchObject({
+        state: "running",
+        observedVersion: { version: expected },
+      });
     }
     const paused = await db.rollout.findFirstOrThrow({ where: { app: { name: "route-optimizer" } } });
     expect(paused).toMatchObject({ status: "awaiting_approval", createdBy: "demo" });
   });
 
   it("comes back the same after down + up: same keys, no new rollouts, artifacts kept", async () => {
-    const before = await db.node.findMany({ select: { name: true, publicKey: true }, orderBy: { name: "asc" } });
-    const rolloutsBefore = await db.rollout.findMany({ select: { id: true, status: true }, orderBy: { id: "asc" } });
+    const before = await db.node.findMany({
+      select: { name: true, publicKey: true },
+      orderBy: { name: "asc" },
+    });
+    const rolloutsBefore = await db.rollout.findMany({
+      select: { id: true, status: true },
+      orderBy: { id: "asc" },
+    });
     const tokensBefore = await db.enrollmentToken.count();
     await stopDemo();
 
-    const { prepared, rollouts } = await upDemo();
+    const { prepared } = await upDemo();
     expect(prepared[0]).toBe("artifacts 5 ready (0 uploaded now)");
-    expect(rollouts).toEqual([
-      "rollout acme telemetry-collector@1.5.0 completed (from an earlier run)",
-      "rollout globex route-optimizer@1.0.0 awaiting_approval (from an earlier run)",
+    expect(prepared.filter((line) => line.startsWith("rollout "))).toEqual([
+      "rollout acme telemetry-collector@1.5.0 completed",
+      "rollout globex route-optimizer@1.0.0 awaiting_approval",
     ]);
-    expect(await db.node.findMany({ select: { name: true, publicKey: true }, orderBy: { name: "asc" } })).toEqual(
-      before,
-    );
+    expect(
+      await db.node.findMany({ select: { name: true, publicKey: true }, orderBy: { name: "asc" } }),
+    ).toEqual(before);
     expect(await db.rollout.findMany({ select: { id: true, status: true }, orderBy: { id: "asc" } })).toEqual(
       rolloutsBefore,
     );
     expect(await db.enrollmentToken.count()).toBe(tokensBefore);
-    expect(await db.node.count({ where: { status: { not: "online" } } })).toBe(0);
+    await waitFor("every demo node online again", async () =>
+      (await db.node.count({ where: { status: { not: "online" } } })) === 0 ? true : undefined,
+    );
     // Re-seeding did not undo the finished rollout.
     for (const instance of await instancesOf("acme", "telemetry-collector")) {
       expect(instance.desiredVersion.version, instance.node.name).toBe("1.5.0");

@@ -216,7 +216,10 @@ async function seedInventory(
   );
   let appInstances = 0;
   for (const node of nodes) {
-    const placement = { siteId: siteIds.get(node.site) ?? null, labels: { site: node.site, tier: node.tier, hw: node.hw } };
+    const placement = {
+      siteId: siteIds.get(node.site) ?? null,
+      labels: { site: node.site, tier: node.tier, hw: node.hw },
+    };
     const nodeRow = live
       ? await upsertLiveNode(tdb, organizationId, node.name, placement)
       : await tdb.node.upsert({

@@ -227,4 +227,3 @@ describe("db:seed --live (./edgefleet up on the dev profile)", () => {
     expect(await db.node.count({ where: { status: "pending" } })).toBe(0);
   });
 });
-

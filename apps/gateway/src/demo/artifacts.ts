@@ -1,4 +1,4 @@
-import { DEMO_ORGANIZATIONS, type Db, demoArtifact } from "@edgefleet/db";
+import { type Db, DEMO_ORGANIZATIONS, demoArtifact } from "@edgefleet/db";
 
 /** The gateway's internal API, as the console's API calls it (GATEWAY_URL + shared secret). */
 export interface InternalApi {
@@ -47,11 +47,16 @@ export async function uploadDemoArtifacts(db: Db, api: InternalApi): Promise<Dem
             outcomes.push({ organization: demo.slug, app: app.name, version: label, outcome: "present" });
             continue;
           }
-          if (found.status !== 404) throw new Error(`artifact lookup answered ${found.status}: ${await found.text()}`);
+          if (found.status !== 404)
+            throw new Error(`artifact lookup answered ${found.status}: ${await found.text()}`);
         }
         const stored = await fetch(base, {
           method: "PUT",
-          headers: { ...headers, "content-type": "application/octet-stream", "x-artifact-sha256": artifact.sha256 },
+          headers: {
+            ...headers,
+            "content-type": "application/octet-stream",
+            "x-artifact-sha256": artifact.sha256,
+          },
           body: artifact.bytes,
         });
         if (!stored.ok) throw new Error(`artifact upload answered ${stored.status}: ${await stored.text()}`);
@@ -59,7 +64,12 @@ export async function uploadDemoArtifacts(db: Db, api: InternalApi): Promise<Dem
         // Only a pending upload version moves, as for an upload through the console.
         await db.appVersion.updateMany({
           where: { id: version.id, artifactState: "pending", artifactSource: "upload" },
-          data: { artifactState: "ready", artifactSha256: sha256, artifactSize: BigInt(size), artifactError: null },
+          data: {
+            artifactState: "ready",
+            artifactSha256: sha256,
+            artifactSize: BigInt(size),
+            artifactError: null,
+          },
         });
         outcomes.push({ organization: demo.slug, app: app.name, version: label, outcome: "uploaded" });
       }

@@ -2,8 +2,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import {
   createEnrollmentToken,
-  DEMO_ORGANIZATIONS,
   type Db,
+  DEMO_ORGANIZATIONS,
   demoNodes,
   hashEnrollmentToken,
 } from "@edgefleet/db";
@@ -110,7 +110,11 @@ export async function prepareDemoFleet(
 
     // Every seeded node a person has not revoked, on its site's leaf (or the hub without a site).
     const nodes = await db.node.findMany({
-      where: { organizationId: organization.id, name: { in: demoNodes(demo).map((node) => node.name) }, status: { not: "revoked" } },
+      where: {
+        organizationId: organization.id,
+        name: { in: demoNodes(demo).map((node) => node.name) },
+        status: { not: "revoked" },
+      },
       orderBy: { name: "asc" },
     });
     for (const node of nodes) {
@@ -141,7 +145,12 @@ function writeSecret(path: string, content: string): void {
 async function demoToken(db: Db, organizationId: string, previous: string | undefined): Promise<string> {
   if (previous) {
     const row = await db.enrollmentToken.findUnique({ where: { tokenHash: hashEnrollmentToken(previous) } });
-    if (row && row.organizationId === organizationId && !row.revokedAt && row.expiresAt.getTime() > Date.now()) {
+    if (
+      row &&
+      row.organizationId === organizationId &&
+      !row.revokedAt &&
+      row.expiresAt.getTime() > Date.now()
+    ) {
       return previous;
     }
   }

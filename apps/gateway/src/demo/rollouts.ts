@@ -1,11 +1,13 @@
-import { type Db, DEMO_ORGANIZATIONS, demoNodes } from "@edgefleet/db";
+import type { Db } from "@edgefleet/db";
 import { type RolloutStrategyInput, rolloutStrategySchema } from "@edgefleet/rollout";
 import { actOnRollout, insertRollout } from "@edgefleet/rollout-store";
 
 /**
  * The demo's rollouts, made the way a person makes them (the rollout store's insert and start,
  * which the API calls too) and then driven by the gateway's real controller over the live hollow
- * fleet: one that runs to the end, one that stops for an approval after its first batch.
+ * fleet: one that runs to the end, one that stops for an approval after its first batch. They are
+ * started before the agents are up (so `up` need not wait for them): `offline: "wait"` has each
+ * batch wait for its nodes to come online, and the controller wakes as each one does.
  */
 export interface DemoRollout {
   organization: string;
@@ -18,6 +20,15 @@ export interface DemoRollout {
   settlesAs: "completed" | "awaiting_approval";
 }
 
+/** Every node is still offline when the rollouts start: batches wait for them (5 min at most). */
+const OFFLINE_AT_START = {
+  successThreshold: 100,
+  timeoutSeconds: 600,
+  offline: "wait",
+  waitSeconds: 300,
+  afterWait: "skip",
+} as const;
+
 export const DEMO_ROLLOUTS: DemoRollout[] = [
   {
     // The canaries already run 1.5.0 (the seed put them there): the fleet follows, site by site.
@@ -27,7 +38,7 @@ export const DEMO_ROLLOUTS: DemoRollout[] = [
     selector: "",
     strategy: {
       batches: [{ selector: "tier=canary" }, { selector: "site=plant-7" }, { percent: 50 }],
-      defaults: { successThreshold: 100, timeoutSeconds: 600, offline: "skip" },
+      defaults: OFFLINE_AT_START,
       disruptionBudget: { maxUpdatingPerSite: { percent: 50 } },
     },
     settlesAs: "completed",
@@ -40,7 +51,7 @@ export const DEMO_ROLLOUTS: DemoRollout[] = [
     selector: "",
     strategy: {
       batches: [{ selector: "site=hub-rotterdam", pauseAfter: "approval" }],
-      defaults: { successThreshold: 100, timeoutSeconds: 600, offline: "skip" },
+      defaults: OFFLINE_AT_START,
     },
     settlesAs: "awaiting_approval",
   },
@@ -95,36 +106,18 @@ export async function startDemoRollouts(db: Db, now = Date.now()): Promise<Start
         versionLabel: version.version,
         actor: DEMO_ACTOR,
       });
-      const outcome = await actOnRollout(tx, version.organizationId, rolloutId, { type: "start" }, DEMO_ACTOR, now);
+      const outcome = await actOnRollout(
+        tx,
+        version.organizationId,
+        rolloutId,
+        { type: "start" },
+        DEMO_ACTOR,
+        now,
+      );
       if (!outcome.ok) throw new Error(`starting the ${rollout.app} rollout: ${JSON.stringify(outcome)}`);
       return rolloutId;
     });
     started.push({ rollout, id, created: true });
   }
   return started;
-}
-
-/** The demo organizations' seeded nodes (not revoked) that are not online yet. */
-export async function demoNodesNotOnline(db: Db): Promise<number> {
-  let waiting = 0;
-  for (const demo of DEMO_ORGANIZATIONS) {
-    waiting += await db.node.count({
-      where: {
-        organization: { slug: demo.slug },
-        name: { in: demoNodes(demo).map((node) => node.name) },
-        status: { notIn: ["online", "revoked"] },
-      },
-    });
-  }
-  return waiting;
-}
-
-/** Polls `check` until it returns true or `timeoutMs` passes; returns whether it did. */
-export async function pollUntil(check: () => Promise<boolean>, timeoutMs: number, everyMs = 250): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
 }
