@@ -1,18 +1,13 @@
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type HollowFleet, type HollowNodeSpec, startHollowFleet } from "@edgefleet/agent-sdk";
 import { type Db, DEMO_ORGANIZATIONS, demoArtifact, demoNodes, seedDemoData } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
-import {
-  freePort,
-  type RunningNats,
-  startNats,
-  startOperatorModeHub,
-  waitFor,
-} from "@edgefleet/nats-tenancy/testing";
+import { type RunningNats, startNats, startOperatorModeHub, waitFor } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
 import { requireTestEnv } from "./support/required-env.js";
@@ -33,7 +28,8 @@ let db: Db;
 let gateway: GatewayProcess;
 let env: Record<string, string>;
 let leafPortBase: number;
-let running: { leaves: RunningNats[]; fleet: HollowFleet | null } = { leaves: [], fleet: null };
+let running: { leaves: RunningNats[]; fleet: ChildProcess | null } = { leaves: [], fleet: null };
+const agentCli = join(gatewayDir, "../../packages/agent-sdk/bin/edgefleet-agent.mjs");
 
 const seededNodes = DEMO_ORGANIZATIONS.flatMap((demo) =>
   demoNodes(demo).map((node) => ({ ...node, org: demo.slug })),
@@ -59,10 +55,11 @@ beforeAll(async () => {
     GATEWAY_INTERNAL_TOKEN: internalToken,
     GATEWAY_ROLLOUT_TICK_MS: "250",
   };
+  // The public enrollment credentials, as the stack's NATS_ENROLL_CREDS (for the hollow agents).
+  file("enroll.creds", secrets.enroll.userCreds);
   gateway = await GatewayProcess.start(env);
   await gateway.waitForReadyz(200);
-  // Ten ports in a row for the leaves: the stack script reserves 4230..4239 the same way.
-  leafPortBase = await freePort();
+  leafPortBase = await freePortRange(5);
 });
 
 afterAll(async () => {
@@ -72,6 +69,25 @@ afterAll(async () => {
   await database?.drop();
   rmSync(workDir, { recursive: true, force: true });
 });
+
+/**
+ * Consecutive free ports for the leaves (the CLI numbers them from a base, as the stack's
+ * 4230..4234). Below the kernel's ephemeral range, where freePort() and other tests' servers
+ * pick theirs, and clear of every stack profile's ports (11xxx is used by none).
+ */
+async function freePortRange(count: number): Promise<number> {
+  const isFree = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    });
+  for (;;) {
+    const base = 11_000 + Math.floor(Math.random() * 900);
+    const free = await Promise.all(Array.from({ length: count }, (_, i) => isFree(base + i)));
+    if (free.every(Boolean)) return base;
+  }
+}
 
 function demoCli(args: string[]) {
   const result = spawnSync(
@@ -104,34 +120,54 @@ async function upDemo() {
   const fleetFile = JSON.parse(readFileSync(join(demoDir, "fleet.json"), "utf8")) as {
     nodes: Array<{ name: string; token: string; seed: string; url: string }>;
   };
-  const nodes: HollowNodeSpec[] = fleetFile.nodes.map(({ url, ...node }) => ({ ...node, servers: [url] }));
-  running.fleet = await startHollowFleet({
-    count: nodes.length,
-    token: "",
-    servers: [],
-    nodes,
-    namePrefix: "demo",
-    enrollServers: [hub.url],
-    enrollCreds: secrets.enroll.userCreds,
-    fetchArtifacts: true,
-  });
-  // The controller finishes one rollout and stops the other for approval as the agents report.
-  const settled = await waitFor(
-    "the demo rollouts to settle",
-    async () => {
-      const rows = await db.rollout.findMany({ include: { app: true }, orderBy: { createdAt: "asc" } });
-      const statuses = rows.map((row) => `${row.app.name} ${row.status}`);
-      return statuses.join() === "telemetry-collector completed,route-optimizer awaiting_approval"
-        ? statuses
-        : undefined;
-    },
-    90_000,
+  // The hollow fleet exactly as the stack script starts it.
+  running.fleet = spawn(
+    process.execPath,
+    [
+      agentCli,
+      "hollow",
+      "--nodes",
+      join(demoDir, "fleet.json"),
+      "--enroll-url",
+      hub.url,
+      "--enroll-creds",
+      join(workDir, "enroll.creds"),
+      "--fetch-artifacts",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
   );
+  const agentLog: string[] = [];
+  running.fleet.stderr?.setEncoding("utf8").on("data", (chunk: string) => agentLog.push(chunk));
+  // The controller finishes one rollout and stops the other for approval as the agents report.
+  const settled = await (async () => {
+    try {
+      return await waitFor(
+        "the demo rollouts to settle",
+        async () => {
+          const rows = await db.rollout.findMany({ include: { app: true }, orderBy: { createdAt: "asc" } });
+          const statuses = rows.map((row) => `${row.app.name} ${row.status}`);
+          return statuses.join() === "telemetry-collector completed,route-optimizer awaiting_approval"
+            ? statuses
+            : undefined;
+        },
+        90_000,
+      );
+    } catch (error) {
+      throw new Error(
+        `${String(error)}\nthe hollow agents' log ends with:\n${agentLog.join("").slice(-2_000)}`,
+      );
+    }
+  })();
   return { prepared, leaves, fleetFile, settled };
 }
 
 async function stopDemo() {
-  await running.fleet?.stop();
+  const fleet = running.fleet;
+  if (fleet && fleet.exitCode === null && fleet.signalCode === null) {
+    const exited = once(fleet, "exit");
+    fleet.kill("SIGTERM");
+    await exited;
+  }
   await Promise.allSettled(running.leaves.map((leaf) => leaf.stop()));
   running = { leaves: [], fleet: null };
 }
@@ -212,7 +248,7 @@ describe("the live demo of ./edgefleet up", () => {
     }
     const paused = await db.rollout.findFirstOrThrow({ where: { app: { name: "route-optimizer" } } });
     expect(paused).toMatchObject({ status: "awaiting_approval", createdBy: "demo" });
-  });
+  }, 180_000);
 
   it("comes back the same after down + up: same keys, no new rollouts, artifacts kept", async () => {
     const before = await db.node.findMany({
@@ -246,5 +282,5 @@ describe("the live demo of ./edgefleet up", () => {
     for (const instance of await instancesOf("acme", "telemetry-collector")) {
       expect(instance.desiredVersion.version, instance.node.name).toBe("1.5.0");
     }
-  });
+  }, 180_000);
 });
