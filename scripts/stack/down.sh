@@ -6,9 +6,7 @@ source "$STACK_DIR/process.sh"
 source "$STACK_DIR/services.sh"
 
 step "stopping the $EDGEFLEET_PROFILE stack"
-for pidfile in "$PID_DIR"/demo-fleet-*.pid; do
-  [ -e "$pidfile" ] && stop_process "$(basename "$pidfile" .pid)" 10
-done
+stop_demo_fleet
 for name in web gateway keycloak mimir nats; do
   stop_process "$name" 30
 done

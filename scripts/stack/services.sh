@@ -155,7 +155,9 @@ prepare_database() {
   (cd "$REPO_ROOT" && pnpm --silent --filter @edgefleet/db db:migrate >"$LOG_DIR/db-migrate.log" 2>&1) ||
     { tail -n 20 "$LOG_DIR/db-migrate.log" >&2; die "database migration failed" "log: $LOG_DIR/db-migrate.log"; }
   ok "migrations applied"
-  (cd "$REPO_ROOT" && pnpm --silent --filter @edgefleet/db db:seed >"$LOG_DIR/db-seed.log" 2>&1) ||
+  local seed_args=()
+  if demo_is_live; then seed_args=(--live); fi
+  (cd "$REPO_ROOT" && pnpm --silent --filter @edgefleet/db db:seed "${seed_args[@]}" >"$LOG_DIR/db-seed.log" 2>&1) ||
     { tail -n 20 "$LOG_DIR/db-seed.log" >&2; die "database seed failed" "log: $LOG_DIR/db-seed.log"; }
   ok "demo organizations seeded"
 }
@@ -187,18 +189,63 @@ start_web() {
   wait_http web "http://127.0.0.1:$PORT_WEB/" 60 "^(2|3)"
 }
 
-# A live demo: hollow agents (real protocol, simulated runtime) for each demo organization,
-# so a newcomer's console shows nodes coming online and reporting. Replaced on every `up`.
-DEMO_FLEET=("acme=20" "globex=8")
+# The demo of `up`. In every profile the seeded versions get their real artifacts (uploaded into
+# the organizations' object stores). With a live fleet (the dev profile, see demo_is_live) every
+# seeded node of both demo organizations also runs as a hollow agent (real protocol, simulated
+# runtime, real artifact downloads) on its site's leaf nats-server, made from the site leaf bundle,
+# and the controller drives two rollouts (one finished, one waiting for approval). Idempotent:
+# `down` + `up` keeps the data, the keys and the rollouts; only the processes are new.
+demo_is_live() {
+  case "${EDGEFLEET_DEMO:-}" in
+    live) return 0 ;;
+    simulated) return 1 ;;
+    *) [ "$EDGEFLEET_PROFILE" = dev ] ;;
+  esac
+}
 
-start_demo_fleet() {
-  local tokens slug count token
-  tokens="$(cd "$REPO_ROOT/apps/gateway" && node_modules/.bin/tsx src/cli/demo-tokens.ts "${DEMO_FLEET[@]}" 2>"$LOG_DIR/demo-tokens.log")" ||
-    { cat "$LOG_DIR/demo-tokens.log" >&2; die "could not prepare the demo fleet"; }
-  while read -r slug count token; do
-    stop_process "demo-fleet-$slug" 10 >/dev/null
-    start_process "demo-fleet-$slug" node "$REPO_ROOT/packages/agent-sdk/bin/edgefleet-agent.mjs" hollow \
-      --count "$count" --token "$token" --url "$NATS_URL" --enroll-creds "$NATS_ENROLL_CREDS" --name-prefix "$slug-sim"
-    ok "demo fleet: $count simulated nodes for $slug"
-  done <<<"$tokens"
+demo_cli() {
+  (cd "$REPO_ROOT/apps/gateway" && node_modules/.bin/tsx src/cli/demo.ts "$@")
+}
+
+stop_demo_fleet() {
+  local pidfile stopped=0
+  for pidfile in "$PID_DIR"/demo-fleet*.pid "$PID_DIR"/demo-leaf-*.pid; do
+    [ -e "$pidfile" ] || continue
+    stop_process "$(basename "$pidfile" .pid)" 10 >/dev/null
+    stopped=$((stopped + 1))
+  done
+  if [ "$stopped" -gt 0 ]; then ok "stopped the demo fleet and its site leaf nodes"; fi
+  return 0
+}
+
+start_demo() {
+  local out line kind name path leaves=0 nodes=0 nodes_file=""
+  if ! demo_is_live; then
+    out="$(demo_cli prepare 2>"$LOG_DIR/demo.log")" || { cat "$LOG_DIR/demo.log" >&2; die "could not prepare the demo" "log: $LOG_DIR/demo.log"; }
+    ok "demo: $out"
+    return 0
+  fi
+  stop_demo_fleet >/dev/null
+  out="$(demo_cli prepare --live --dir "$VAR_DIR/demo" --leaf-port-base "$PORT_DEMO_LEAF_BASE" 2>"$LOG_DIR/demo.log")" ||
+    { cat "$LOG_DIR/demo.log" >&2; die "could not prepare the demo fleet" "log: $LOG_DIR/demo.log"; }
+  while read -r kind name path port; do
+    case "$kind" in
+      leaf)
+        require_free_port "$port" "the demo's site leaf node $name"
+        start_process "demo-leaf-$name" "$NATS_BIN" -c "$path"
+        leaves=$((leaves + 1))
+        ;;
+      fleet) nodes="$name" nodes_file="$path" ;;
+    esac
+  done <<<"$out"
+  # Artifacts are really downloaded (96 KiB each, through the gateway), as a real agent does.
+  start_process demo-fleet node "$REPO_ROOT/packages/agent-sdk/bin/edgefleet-agent.mjs" hollow \
+    --nodes "$nodes_file" --enroll-url "$NATS_URL" --enroll-creds "$NATS_ENROLL_CREDS" --fetch-artifacts
+  while read -r line; do
+    case "$line" in
+      artifacts*) ok "demo: $line" ;;
+      rollout*) ok "demo: $line" ;;
+    esac
+  done <<<"$out"
+  ok "demo fleet: $nodes hollow agents, each on its site's leaf node ($leaves sites), online in a few seconds"
 }

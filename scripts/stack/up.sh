@@ -43,7 +43,7 @@ if [ "$SERVICES_ONLY" = 0 ]; then
   step "starting the gateway and the console"
   start_gateway
   start_web
-  if [ "$EDGEFLEET_PROFILE" = dev ]; then start_demo_fleet; fi
+  start_demo
 fi
 trap - ERR INT TERM EXIT
 

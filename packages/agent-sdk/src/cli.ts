@@ -1,13 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { z } from "zod";
 import { Agent } from "./agent/agent.js";
 import { DiskOutbox } from "./agent/disk-outbox.js";
 import { FileStateStore } from "./agent/state-store.js";
 import { type AgentConfig, ConfigError, loadConfig } from "./config.js";
 import { EnrollmentRejectedError, enroll } from "./enroll/enroll.js";
 import { credsPath, type NodeIdentity } from "./enroll/identity.js";
-import { startHollowFleet } from "./hollow.js";
+import { type HollowNodeSpec, startHollowFleet } from "./hollow.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { LinuxHostSampler } from "./metrics/host.js";
 import { nativeCredsAuthenticator } from "./nkeys/native.js";
@@ -19,7 +20,10 @@ const USAGE = `usage:
   edgefleet-agent hollow --count N --token T --url nats://… [--enroll-url nats://…]
                          [--enroll-creds <file>] [--name-prefix hollow] [--label k=v]…
                          [--enroll-concurrency 64] [--fetch-artifacts]
-                                             N simulated agents in this process (load tests)`;
+                                             N simulated agents in this process (load tests)
+  edgefleet-agent hollow --nodes <file.json> --enroll-url nats://… [--enroll-creds <file>] [--fetch-artifacts]
+                                             one simulated agent per entry of the file
+                                             ({"nodes":[{"name","token","seed"?,"url"}]}: a demo fleet)`;
 
 class UsageError extends Error {}
 
@@ -84,10 +88,31 @@ async function runAgent(config: AgentConfig, logger: Logger): Promise<void> {
   logger.info("stopped");
 }
 
+/** `hollow --nodes <file>`: named agents, each with its organization's token, key and leaf. */
+const hollowNodesFileSchema = z.object({
+  nodes: z
+    .array(
+      z.object({
+        name: z.string().min(1),
+        token: z.string().min(1),
+        seed: z.string().startsWith("SU").optional(),
+        url: z.string().min(1),
+      }),
+    )
+    .min(1),
+});
+
+async function readHollowNodes(file: string): Promise<HollowNodeSpec[]> {
+  const parsed = hollowNodesFileSchema.safeParse(JSON.parse(await readFile(file, "utf8")));
+  if (!parsed.success) throw new UsageError(`--nodes ${file}: ${z.prettifyError(parsed.error)}`);
+  return parsed.data.nodes.map(({ url, ...node }) => ({ ...node, servers: [url] }));
+}
+
 async function runHollow(args: string[], logger: Logger): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
+      nodes: { type: "string" },
       count: { type: "string" },
       token: { type: "string" },
       url: { type: "string", multiple: true },
@@ -100,10 +125,15 @@ async function runHollow(args: string[], logger: Logger): Promise<void> {
       "fetch-artifacts": { type: "boolean", default: false },
     },
   });
-  const count = Number(values.count);
-  if (!Number.isInteger(count) || count < 1) throw new UsageError("--count must be a positive integer");
-  if (!values.token) throw new UsageError("--token is required");
-  if (!values.url?.length) throw new UsageError("--url is required");
+  const nodes = values.nodes ? await readHollowNodes(values.nodes) : undefined;
+  const count = nodes ? nodes.length : Number(values.count);
+  if (!nodes) {
+    if (!Number.isInteger(count) || count < 1) throw new UsageError("--count must be a positive integer");
+    if (!values.token) throw new UsageError("--token is required");
+    if (!values.url?.length) throw new UsageError("--url is required");
+  } else if (!values["enroll-url"]?.length) {
+    throw new UsageError("--nodes needs --enroll-url (where ef.enroll is answered)");
+  }
   const labels: Record<string, string> = {};
   for (const label of values.label ?? []) {
     const [key, ...rest] = label.split("=");
@@ -112,8 +142,9 @@ async function runHollow(args: string[], logger: Logger): Promise<void> {
   }
   const fleet = await startHollowFleet({
     count,
-    token: values.token,
-    servers: values.url,
+    token: values.token ?? "",
+    servers: values.url ?? [],
+    ...(nodes ? { nodes } : {}),
     ...(values["enroll-url"]?.length ? { enrollServers: values["enroll-url"] } : {}),
     ...(values["enroll-creds"] ? { enrollCreds: await readFile(values["enroll-creds"], "utf8") } : {}),
     namePrefix: values["name-prefix"] ?? "hollow",

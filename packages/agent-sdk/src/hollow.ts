@@ -10,11 +10,27 @@ import { SyntheticHostSampler } from "./metrics/host.js";
 import { nativeCredsAuthenticator, nativeJwtAuthenticator } from "./nkeys/native.js";
 import { HollowRuntime, type HollowUsage } from "./runtime/hollow.js";
 
+/** One agent of a fleet whose nodes are named and placed one by one (see `nodes`). */
+export interface HollowNodeSpec {
+  name: string;
+  /** Enrollment token of this node (its organization's); default the fleet's `token`. */
+  token?: string;
+  /** A key provisioned beforehand (nkey seed): enrollment answers for the node that has it. */
+  seed?: string;
+  /** Where this agent connects (its site's leaf node); default the fleet's `servers`. */
+  servers?: string[];
+}
+
 export interface HollowFleetOptions {
   count: number;
   token: string;
   /** Where the hollow agents connect (a leaf node or the hub's leaf port). */
   servers: string[];
+  /**
+   * Named agents, each with its own token, key and servers (a demo fleet spread over sites).
+   * When given, `count` is its length and names come from it, not from `namePrefix`.
+   */
+  nodes?: HollowNodeSpec[];
   /** Where `ef.enroll` is answered; default `servers`. */
   enrollServers?: string[];
   enrollCreds?: string;
@@ -58,18 +74,23 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
     waitOnFirstConnect: true,
   });
 
-  const identities: NodeIdentity[] = new Array(options.count);
+  const nodes: HollowNodeSpec[] =
+    options.nodes ??
+    Array.from({ length: options.count }, (_, index) => ({ name: `${options.namePrefix}-${index}` }));
+  const identities: NodeIdentity[] = new Array(nodes.length);
   const agents: Agent[] = [];
   const started = Date.now();
   let next = 0;
   let enrolled = 0;
   const worker = async () => {
-    while (next < options.count) {
+    while (next < nodes.length) {
       const index = next++;
+      const node = nodes[index] as HollowNodeSpec;
       identities[index] = await enroll({
         connection: enrollConnection,
-        token: options.token,
-        name: `${options.namePrefix}-${index}`,
+        token: node.token ?? options.token,
+        name: node.name,
+        ...(node.seed ? { seed: node.seed } : {}),
         ...(options.labels ? { labels: options.labels } : {}),
         retry: { baseMs: 500, maxMs: 10_000 },
         logger,
@@ -80,7 +101,7 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
   };
   try {
     await Promise.all(
-      Array.from({ length: Math.min(options.count, options.enrollConcurrency ?? 64) }, worker),
+      Array.from({ length: Math.min(nodes.length, options.enrollConcurrency ?? 64) }, worker),
     );
   } finally {
     await enrollConnection.close();
@@ -93,10 +114,10 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
   // After a server restart, this process's agents reconnect one slot at a time (ConnectPacer).
   const reconnectPacer = new ConnectPacer(50);
   const maxInFlight = options.connectConcurrency ?? 64;
-  for (const identity of identities) {
+  for (const [index, identity] of identities.entries()) {
     while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
     const agent = await Agent.start({
-      servers: options.servers,
+      servers: nodes[index]?.servers ?? options.servers,
       wid: identity.wid,
       authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
       runtime: new HollowRuntime({

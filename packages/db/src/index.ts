@@ -1,5 +1,6 @@
 export { type CreatePrismaClientOptions, createPrismaClient, type Db } from "./client";
 export { connectionConfigFromUrl, requireDatabaseUrl } from "./connection";
+export { DEMO_ARTIFACT_BYTES, type DemoArtifact, demoArtifact } from "./demo-artifacts";
 export { type DeltaRequest, desiredDeltasSince, type NodeDelta } from "./desired-deltas";
 export {
   DESIRED_REVISION_CHANNEL,
@@ -53,7 +54,7 @@ export {
   updateNodesWithStatusEvents,
 } from "./node-status-events";
 export { INSTANCES_CHANGED_CHANNEL, ROLLOUT_CHANGED_CHANNEL } from "./rollout-channels";
-export { DEMO_ORGANIZATIONS, type SeedSummary, seedDemoData } from "./seed";
+export { DEMO_ORGANIZATIONS, demoNodes, type SeedOptions, type SeedSummary, seedDemoData } from "./seed";
 export {
   recordSiteCredential,
   revokedSiteCredentialKeys,

@@ -1,14 +1,36 @@
 import type { Db } from "./client";
+import { demoArtifact } from "./demo-artifacts";
 import { setDesiredApps } from "./desired-state";
 import type { AppInstanceState, NodeStatus } from "./generated/prisma/client";
 import { type TenantDb, tenantDb } from "./tenant";
 
 /**
  * Demo data for development and browser tests. Idempotent: every row is upserted by its natural
- * key, so running it again changes no counts (it refreshes statuses and lastSeenAt).
- * Node names start with the organization slug so each tenant's nodes are recognisable.
- * Users are created unlinked (keycloakSubject null); the first sign-in links them by e-mail.
+ * key, so running it again changes no counts. Node names start with the organization slug so
+ * each tenant's nodes are recognisable. Users are created unlinked (keycloakSubject null); the
+ * first sign-in links them by e-mail.
+ *
+ * Two shapes of fleet:
+ * - simulated (default; the `test` profile and tests): statuses, last-seen times and what each
+ *   node runs are written here, a mix of online, offline and never-connected nodes, refreshed on
+ *   every run;
+ * - live (`./edgefleet up` on the dev profile): every node is left to the hollow agent that the
+ *   demo loader (apps/gateway/src/cli/demo.ts) starts for it on its site's leaf node, so status,
+ *   heartbeats and instances are real; the seed never writes them (nor resets them on re-runs).
+ *
+ * Either way a node's desired apps are set only while it has none of that app: later changes
+ * (a rollout) are never undone by seeding again. Versions are `upload` versions whose artifact
+ * (demo-artifacts.ts) the demo loader uploads into the organization's object store.
  */
+
+export interface SeedOptions {
+  now?: Date;
+  /** Live hollow agents will run the nodes (dev demo): do not write statuses or instances. */
+  liveFleet?: boolean;
+}
+
+/** Artifact URLs of the demo versions seeded before artifacts were real (they never imported). */
+const LEGACY_ARTIFACT_HOST = "https://artifacts.edgefleet.example/";
 
 interface DemoApp {
   name: string;
@@ -34,7 +56,6 @@ interface DemoOrganization {
   sites: Array<{ name: string; description: string; nodeCount: number }>;
   hardware: string[];
   apps: DemoApp[];
-  rollout: { app: string; version: string; selector: string };
 }
 
 export const DEMO_ORGANIZATIONS: DemoOrganization[] = [
@@ -62,7 +83,6 @@ export const DEMO_ORGANIZATIONS: DemoOrganization[] = [
         placement: (node) => (node.site.startsWith("plant-") ? "2.0.1" : undefined),
       },
     ],
-    rollout: { app: "telemetry-collector", version: "1.5.0", selector: "tier=canary" },
   },
   {
     slug: "globex",
@@ -81,7 +101,6 @@ export const DEMO_ORGANIZATIONS: DemoOrganization[] = [
         placement: (node) => (node.tier === "canary" ? "1.0.0" : "0.9.0"),
       },
     ],
-    rollout: { app: "route-optimizer", version: "1.0.0", selector: "tier=canary" },
   },
 ];
 
@@ -111,7 +130,7 @@ export interface SeedSummary {
   appInstances: number;
 }
 
-export async function seedDemoData(db: Db, now = new Date()): Promise<SeedSummary> {
+export async function seedDemoData(db: Db, options: SeedOptions = {}): Promise<SeedSummary> {
   const summary: SeedSummary = { organizations: 0, users: 0, sites: 0, nodes: 0, appInstances: 0 };
   for (const demo of DEMO_ORGANIZATIONS) {
     const organization = await db.organization.upsert({
@@ -134,15 +153,24 @@ export async function seedDemoData(db: Db, now = new Date()): Promise<SeedSummar
     summary.organizations += 1;
     summary.users += 1;
     summary.sites += demo.sites.length;
-    const counts = await seedInventory(db, organization.id, demo, now);
+    const counts = await seedInventory(db, organization.id, demo, {
+      now: options.now ?? new Date(),
+      live: options.liveFleet ?? false,
+    });
     summary.nodes += counts.nodes;
     summary.appInstances += counts.appInstances;
   }
   return summary;
 }
 
-async function seedInventory(db: Db, organizationId: string, demo: DemoOrganization, now: Date) {
+async function seedInventory(
+  db: Db,
+  organizationId: string,
+  demo: DemoOrganization,
+  { now, live }: { now: Date; live: boolean },
+) {
   const tdb: TenantDb = tenantDb(db, organizationId);
+  await removeLegacyDemoRows(tdb);
   const siteIds = new Map<string, string>();
   for (const site of demo.sites) {
     const row = await tdb.site.upsert({
@@ -161,46 +189,58 @@ async function seedInventory(db: Db, organizationId: string, demo: DemoOrganizat
       update: { description: app.description },
     });
     for (const version of app.versions) {
-      const artifact = {
-        artifactUrl: `https://artifacts.edgefleet.example/${demo.slug}/${app.name}/${version}.tar.gz`,
-        runSpec: { command: [app.name, "--config", `/etc/${app.name}.yaml`] },
-      };
+      // Versions are immutable: created once, waiting for their upload (hash declared).
       const versionRow = await tdb.appVersion.upsert({
         where: { organizationId_appId_version: { organizationId, appId: appRow.id, version } },
-        create: { organizationId, appId: appRow.id, version, ...artifact },
-        update: artifact,
+        create: {
+          organizationId,
+          appId: appRow.id,
+          version,
+          artifactSource: "upload",
+          artifactSha256: demoArtifact(demo.slug, app.name, version).sha256,
+          artifactState: "pending",
+          runSpec: { command: ["./artifact"], restart: "always" },
+          createdBy: "seed",
+        },
+        update: {},
       });
       versionIds.set(`${app.name}@${version}`, { appId: appRow.id, versionId: versionRow.id });
     }
   }
 
   const nodes = demoNodes(demo);
+  const existing = new Set(
+    (await tdb.appInstance.findMany({ select: { nodeId: true, appId: true } })).map(
+      (instance) => `${instance.nodeId}/${instance.appId}`,
+    ),
+  );
   let appInstances = 0;
   for (const node of nodes) {
-    const seen =
-      node.status === "pending"
-        ? null
-        : new Date(now.getTime() - (node.status === "online" ? 15_000 : 3 * 3_600_000));
-    const state = {
-      status: node.status,
+    const placement = {
       siteId: siteIds.get(node.site) ?? null,
       labels: { site: node.site, tier: node.tier, hw: node.hw },
-      agentVersion: node.status === "pending" ? null : "0.1.0",
-      lastSeenAt: seen,
     };
-    const nodeRow = await tdb.node.upsert({
-      where: { organizationId_name: { organizationId, name: node.name } },
-      create: { organizationId, name: node.name, ...state },
-      update: state,
-    });
-    // Desired apps go through setDesiredApps so they carry revisions (unchanged ones are skipped,
-    // so seeding again uses no new revision); the observed side is what an agent would report.
+    const nodeRow = live
+      ? await upsertLiveNode(tdb, organizationId, node.name, placement)
+      : await tdb.node.upsert({
+          where: { organizationId_name: { organizationId, name: node.name } },
+          create: { organizationId, name: node.name, ...placement, ...simulatedStatus(node, now) },
+          update: { ...placement, ...simulatedStatus(node, now) },
+        });
+    // Desired apps go through setDesiredApps so they carry revisions; only apps the node has no
+    // instance of, so that seeding again neither takes a revision nor undoes a rollout.
     const placed = demo.apps.flatMap((app) => {
       const version = app.placement(node);
       const ids = version ? versionIds.get(`${app.name}@${version}`) : undefined;
       return ids ? [ids] : [];
     });
-    await setDesiredApps(db, organizationId, nodeRow.id, { put: placed.map((ids) => ids.versionId) });
+    const missing = placed.filter((ids) => !existing.has(`${nodeRow.id}/${ids.appId}`));
+    if (missing.length > 0) {
+      await setDesiredApps(db, organizationId, nodeRow.id, { put: missing.map((ids) => ids.versionId) });
+    }
+    appInstances += placed.length;
+    if (live) continue;
+    // The simulated fleet: what an agent would have reported.
     for (const ids of placed) {
       const instanceState: AppInstanceState =
         node.status === "online" ? "running" : node.status === "offline" ? "stopped" : "pending";
@@ -212,31 +252,51 @@ async function seedInventory(db: Db, organizationId: string, demo: DemoOrganizat
           reason: node.status === "offline" ? "node offline" : null,
         },
       });
-      appInstances += 1;
-    }
-  }
-
-  const target = versionIds.get(`${demo.rollout.app}@${demo.rollout.version}`);
-  if (target) {
-    const existing = await tdb.rollout.findFirst({
-      where: { appVersionId: target.versionId, selector: demo.rollout.selector },
-    });
-    if (!existing) {
-      await tdb.rollout.create({
-        data: {
-          organizationId,
-          appId: target.appId,
-          appVersionId: target.versionId,
-          selector: demo.rollout.selector,
-          status: "completed",
-          statusReason: "seeded as completed (no per-node history)",
-          strategy: { batches: [{ count: 1 }, { percent: 100 }], successThreshold: 1 },
-          createdBy: "seed",
-          startedAt: new Date(now.getTime() - 86_400_000),
-          finishedAt: new Date(now.getTime() - 82_800_000),
-        },
-      });
     }
   }
   return { nodes: nodes.length, appInstances };
+}
+
+function simulatedStatus(node: DemoNode, now: Date) {
+  const seen =
+    node.status === "pending"
+      ? null
+      : new Date(now.getTime() - (node.status === "online" ? 15_000 : 3 * 3_600_000));
+  return {
+    status: node.status,
+    agentVersion: node.status === "pending" ? null : "0.1.0",
+    lastSeenAt: seen,
+  };
+}
+
+/**
+ * A node a live agent will run: created enrolled but not seen yet (offline until its agent says
+ * hello). Its status is the agent's from then on; only a `pending` left by a simulated seed of the
+ * same database is moved on (enrollment would otherwise keep answering "pending").
+ */
+async function upsertLiveNode(
+  tdb: TenantDb,
+  organizationId: string,
+  name: string,
+  placement: { siteId: string | null; labels: Record<string, string> },
+) {
+  const found = await tdb.node.findUnique({ where: { organizationId_name: { organizationId, name } } });
+  if (!found) {
+    return tdb.node.create({ data: { organizationId, name, ...placement, status: "offline" } });
+  }
+  return tdb.node.update({
+    where: { id: found.id },
+    data: { ...placement, ...(found.status === "pending" ? { status: "offline" as const } : {}) },
+  });
+}
+
+/**
+ * Databases seeded before the demo was live hold apps whose versions named example URLs (never
+ * importable) and a rollout written straight into the table: both go, and are made again properly.
+ */
+async function removeLegacyDemoRows(tdb: TenantDb) {
+  await tdb.rollout.deleteMany({ where: { createdBy: "seed" } });
+  await tdb.app.deleteMany({
+    where: { versions: { some: { artifactUrl: { startsWith: LEGACY_ARTIFACT_HOST } } } },
+  });
 }

@@ -33,6 +33,11 @@ export interface EnrollOptions {
   authenticator?: Authenticator;
   /** When set: an existing identity is reused, a pending key survives restarts, the result is stored. */
   stateDir?: string;
+  /**
+   * A key provisioned beforehand (nkey seed "SU…"), e.g. one whose public key the control plane
+   * already has on a node row: enrollment then answers for that node instead of creating one.
+   */
+  seed?: string;
   /** Wait between asks while pending, and between retries when nobody answers. */
   retry?: BackoffPolicy;
   requestTimeoutMs?: number;
@@ -47,8 +52,8 @@ export class EnrollmentRejectedError extends Error {
 const DEFAULT_RETRY: BackoffPolicy = { baseMs: 2_000, maxMs: 60_000 };
 
 /**
- * Exchanges an enrollment token for node credentials. The node's nkey pair is generated here and
- * only the public key is sent. Retries while the enrollment is pending approval (or nobody
+ * Exchanges an enrollment token for node credentials. The node's nkey pair is generated here
+ * (unless `seed` gives it) and only the public key is sent. Retries while the enrollment is pending approval (or nobody
  * answers); throws EnrollmentRejectedError when rejected.
  */
 export async function enroll(options: EnrollOptions): Promise<NodeIdentity> {
@@ -59,7 +64,7 @@ export async function enroll(options: EnrollOptions): Promise<NodeIdentity> {
   }
   const pendingSeed = options.stateDir ? await loadPendingSeed(options.stateDir) : null;
   // A fresh random seed is cheap; deriving its public key natively saves tweetnacl's ~5 ms.
-  const keyPair = nativeKeyPair(pendingSeed ?? createUser().getSeed());
+  const keyPair = nativeKeyPair(pendingSeed ?? options.seed ?? createUser().getSeed());
   const seed = new TextDecoder().decode(keyPair.getSeed());
   if (options.stateDir && !pendingSeed) await savePendingSeed(options.stateDir, seed);
 
