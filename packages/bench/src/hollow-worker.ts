@@ -15,8 +15,31 @@ import {
   nativeJwtAuthenticator,
   SyntheticHostSampler,
 } from "@edgefleet/agent-sdk";
+import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { connect } from "@nats-io/transport-node";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
+
+/**
+ * Counts the version switches the agent asks of its runtime (a put whose version differs from the
+ * app's last one): a node updated twice by a rollout switches to the same version twice.
+ */
+class CountingHollowRuntime extends HollowRuntime {
+  readonly switches: Record<string, number> = {};
+  private readonly lastVersion = new Map<string, string>();
+
+  override put(app: string, version: string, spec: RunSpec, artifact?: ArtifactRef): void {
+    if (this.lastVersion.get(app) !== version) {
+      this.lastVersion.set(app, version);
+      this.switches[version] = (this.switches[version] ?? 0) + 1;
+    }
+    super.put(app, version, spec, artifact);
+  }
+
+  override remove(app: string): void {
+    this.lastVersion.delete(app);
+    super.remove(app);
+  }
+}
 
 interface HollowNode {
   identity: NodeIdentity;
@@ -24,10 +47,13 @@ interface HollowNode {
   /** Kept across stop/restart: a restarted agent resumes from its last applied revision. */
   stateStore: MemoryStateStore;
   agent: Agent | undefined;
+  /** Kept across restarts of the agent, like the versions a real node has run. */
+  runtime: CountingHollowRuntime;
 }
 
 const nodes = new Map<string, HollowNode>();
 let natsUrl = "";
+let fetchArtifacts = false;
 let enrolled = 0;
 let started = 0;
 
@@ -39,6 +65,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 async function enrollShare(command: EnrollCommand): Promise<void> {
   natsUrl = command.natsUrl;
+  fetchArtifacts = command.fetchArtifacts ?? false;
   const connection = await connect({
     servers: command.natsUrl,
     authenticator: nativeCredsAuthenticator(command.enrollCreds),
@@ -58,7 +85,13 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
           name,
           retry: { baseMs: 500, maxMs: 5_000 },
         });
-        nodes.set(identity.nid, { identity, name, stateStore: new MemoryStateStore(), agent: undefined });
+        nodes.set(identity.nid, {
+          identity,
+          name,
+          stateStore: new MemoryStateStore(),
+          agent: undefined,
+          runtime: new CountingHollowRuntime({ fetchArtifacts }),
+        });
         enrolled++;
       } catch (error) {
         failures++;
@@ -86,7 +119,7 @@ async function startAgent(node: HollowNode): Promise<void> {
     // Native Ed25519: nats.js's jwtAuthenticator signs each connect's nonce with tweetnacl (~15 ms
     // of CPU with the key derivation), which alone saturates a process connecting thousands.
     authenticator: nativeJwtAuthenticator(node.identity.jwt, node.identity.seed),
-    runtime: new HollowRuntime(),
+    runtime: node.runtime,
     outbox: new MemoryOutbox(),
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
@@ -194,6 +227,14 @@ process.on("message", (message: ToWorker) => {
         return restartSome(message.nids);
       case "watch-hellos":
         return watchHellos(message.timeoutMs);
+      case "updates":
+        return send({
+          type: "updates",
+          nodes: [...nodes.values()].map((node) => ({
+            nid: node.identity.nid,
+            switches: node.runtime.switches,
+          })),
+        });
       case "shutdown":
         return shutdown();
     }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { type BackoffPolicy, fullJitterDelay } from "../agent/backoff.js";
 import type { ChunkSource } from "../artifacts/chunk-source.js";
 import {
   type ArtifactRef,
@@ -23,6 +24,9 @@ export interface HollowRuntimeOptions {
   /** Size a simulated pull reports (default 1 MiB). */
   simulatedArtifactBytes?: number;
 }
+
+/** The real fetcher's default chunk retry policy (artifacts/fetcher.ts). */
+const CHUNK_RETRY: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
 
 interface HollowInstance {
   version: string;
@@ -155,12 +159,17 @@ export class HollowRuntime implements Runtime {
     instance.state = "pulling";
     do {
       let answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
-      for (let attempt = 1; answer === null && attempt < 5; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      // Unanswered chunks (gateway restarting, no responders) are retried like the real fetcher
+      // does (fetcher.ts: full-jitter backoff, 0.5 s doubling to 30 s, no attempt limit), so a
+      // controller restart mid-pull delays a hollow node exactly as it would a real one.
+      for (let attempt = 1; answer === null && !instance.cancelled; attempt++) {
+        await new Promise((resolve) =>
+          setTimeout(resolve, fullJitterDelay(attempt - 1, CHUNK_RETRY, this.random)),
+        );
+        if (instance.cancelled) return;
         answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
       }
-      if (instance.cancelled) return;
-      if (answer === null) throw new Error("artifact chunk not answered");
+      if (instance.cancelled || answer === null) return;
       if (!answer.ok) throw new Error(`artifact ${answer.err}${answer.why ? `: ${answer.why}` : ""}`);
       if (answer.size > MAX_ARTIFACT_BYTES)
         throw new Error(`artifact is ${answer.size} bytes, over the limit`);
