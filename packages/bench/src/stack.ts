@@ -231,6 +231,15 @@ export class GatewayProcess {
   }
 }
 
+/** Waits until nothing listens on `port` (a killed gateway's socket goes with its last process). */
+export async function waitUntilPortFree(port: number, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (await portTaken(port)) {
+    if (Date.now() > deadline) throw new Error(`port ${port} still in use after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 function portTaken(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: "127.0.0.1", port });

@@ -33,6 +33,7 @@ import {
   stackDown,
   stackUp,
   VAR_DIR,
+  waitUntilPortFree,
 } from "../stack.js";
 import { ratePerSecond, summarize } from "../stats.js";
 import { WorkerPool } from "../workers.js";
@@ -260,6 +261,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
             ? resolve(undefined)
             : gateway.child.once("exit", resolve),
         );
+        await waitUntilPortFree(Number(env.GATEWAY_HTTP_PORT));
         gateway = await GatewayProcess.start(env, gatewayEnv);
         return { killedAt, readyAt: Date.now() };
       },
