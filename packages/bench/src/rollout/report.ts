@@ -58,9 +58,9 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
     `nats-server ${results.natsVersion}, Mimir, Keycloak, the real gateway with its rollout controller). Each run is a`,
     `rollout of a new version of one app to every node in **${config.batches} batches of 20 %**, its artifact a`,
     `**${mib(config.artifactBytes)} file uploaded** through the gateway into the organization's JetStream object store.`,
-    "The hollow agents **really fetch it**: chunk by chunk (" +
-      `${config.chunkBytes / 1024} KiB) over their own NATS request/reply to the gateway, SHA-256 checked, then report`,
-    "the version running; only starting the process is simulated (20–200 ms per state change). The second run",
+    `The hollow agents **really fetch it**: chunk by chunk (${config.chunkBytes / 1024} KiB) over their own NATS`,
+    "request/reply to the gateway, SHA-256 checked, then report the version running; only starting the",
+    "process is simulated (20–200 ms per state change). The second run",
     `\`kill -9\`s the gateway in the middle of batch ${killed?.kill ? killed.kill.batch + 1 : "3"} and starts it again at once.`,
     "",
     "## Machine",
@@ -93,7 +93,7 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
     );
     if (run.kill)
       push(
-        `| ${run.name}: time to resume (kill → the new controller's first step) | ${seconds(run.kill.resumeSeconds)} (gateway ready again after ${fixed(run.kill.gatewayReadySeconds)} s; lease ${fixed(run.kill.leaseMs / 1000)} s) | – |`,
+        `| ${run.name}: time to resume (kill → the restarted controller holds the rollout again) | ${seconds(run.kill.resumeSeconds)} (gateway ready again after ${fixed(run.kill.gatewayReadySeconds)} s; lease ${fixed(run.kill.leaseMs / 1000)} s) | – |`,
       );
   }
   push("");
@@ -123,9 +123,10 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
       `The gateway process group got SIGKILL ${fixed(kill.atSeconds)} s after the start, in batch ${kill.batch + 1} with`,
       `${kill.batchRunningAtKill} of its ${kill.batchNodes} nodes running the version; a new gateway was started at once.`,
       `It answered /readyz after ${fixed(kill.gatewayReadySeconds)} s; its controller waited for the dead replica's lease`,
-      `(${fixed(kill.leaseMs / 1000)} s) to run out and took the rollout over: first step writing (\`${kill.resumeEvent ?? "none"}\`) ${seconds(kill.resumeSeconds)} after`,
-      "the kill. Agents in the middle of a download got no chunk answers meanwhile and retried with the real",
-      "fetcher's backoff (full jitter, 0.5 s doubling to 30 s), which is why that batch's tail is longer.",
+      `(${fixed(kill.leaseMs / 1000)} s) to run out and held the rollout again ${seconds(kill.resumeSeconds)} after the kill`,
+      `(its first timeline event after the kill: \`${kill.resumeEvent ?? "none"}\`). Agents in the middle of a download`,
+      "got no chunk answers meanwhile and retried with the real fetcher's backoff (full jitter, 0.5 s",
+      "doubling to 30 s), which is why that batch's tail is longer.",
       "",
       "Updated twice is counted by three witnesses, any of which suffices: the controller's dispatch rows",
       `(a second dispatch time: ${killed.updatedTwice.byDispatch}), the desired-state commits (the desired version set`,
