@@ -33,6 +33,7 @@ function run(overrides: Partial<RolloutRun> = {}): RolloutRun {
     updatedTwice: { nodes: 0, byDispatch: 0, byDesired: 0, byAgent: 0, examples: [] },
     leftBehind: 0,
     kill: null,
+    loadAverage: [3.2, 4.5],
     runningSeries: [
       { seconds: 0, count: 0 },
       { seconds: 5, count: 40 },
@@ -164,6 +165,9 @@ describe("the rollout report", () => {
       "| batch 3 | 20 | 82 ms | 8.0 s | 1202 ms | 2000 ms | 3402 ms | 3500 ms | 0 | 11.5 s |",
     );
     expect(report).toContain("in batch 3 with\n8 of its 20 nodes running");
+    expect(report).toContain(
+      "| clean: machine load (1-min load average, start → end) | 3.2 → 4.5 on 2 cores | – |",
+    );
     expect(report).toContain("| gateway | clean | 57.4 % | 99.0 % | 180 MiB |");
     // Usage outside the rollouts (enrollment) is not in the rollout table; unwritten charts are not linked.
     expect(report).not.toContain("| gateway | enroll |");

@@ -9,6 +9,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { MAX_ARTIFACT_CHUNK_BYTES } from "@edgefleet/agent-sdk/protocol";
@@ -55,7 +56,7 @@ class UsageError extends Error {}
 const BATCHES = 5;
 const TICK_MS = 1_000;
 const LEASE_MS = 5_000;
-const NODE_TIMEOUT_SECONDS = 600;
+const NODE_TIMEOUT_SECONDS = 1_800;
 const NAME_PREFIX = "rollout";
 
 function positiveInt(name: string, value: string | undefined, max: number): number {
@@ -77,6 +78,11 @@ function readOptions(argv: string[]) {
       "artifact-kib": { type: "string", default: "1024" },
       // 1-based batch in which the gateway is killed (the second run).
       "kill-batch": { type: "string", default: "3" },
+      // Which rollouts to run, in this order: "clean" (no fault), "kill" (gateway kill -9 mid-batch).
+      runs: { type: "string", default: "clean,kill" },
+      // Stop waiting for rollouts after this many minutes from the start and report what was
+      // measured by then (a rollout still moving is reported as not completed).
+      "max-minutes": { type: "string", default: "600" },
       out: { type: "string", default: "docs/benchmarks" },
       note: { type: "string", multiple: true, default: [] },
       "render-only": { type: "boolean", default: false },
@@ -91,8 +97,13 @@ function readOptions(argv: string[]) {
   );
   if (nodes / hollowProcesses > 15_000)
     throw new UsageError(`--hollow-processes ${hollowProcesses} gives over 15,000 connections per process`);
+  const runs = (values.runs ?? "").split(",").map((run) => run.trim());
+  if (runs.length === 0 || runs.some((run) => run !== "clean" && run !== "kill"))
+    throw new UsageError(`--runs must list clean and/or kill, got ${JSON.stringify(values.runs)}`);
   return {
     nodes,
+    runs: runs.map((run) => run === "kill"),
+    deadline: Date.now() + positiveInt("max-minutes", values["max-minutes"], 10_000) * 60_000,
     hollowProcesses,
     connectPerSecond: positiveInt("connect-rate", values["connect-rate"], 100_000),
     connectInFlight: positiveInt("connect-in-flight", values["connect-in-flight"], 100_000),
@@ -228,7 +239,11 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   // --- the two rollouts ----------------------------------------------------------------------------
   const monitorUrl = need("NATS_MONITOR_URL");
   const runs: RolloutRun[] = [];
-  for (const [index, kill] of [false, true].entries()) {
+  for (const [index, kill] of options.runs.entries()) {
+    if (Date.now() >= options.deadline) {
+      problems.push(`--max-minutes reached: the ${kill ? "kill -9" : "clean"} rollout was not run.`);
+      continue;
+    }
     const versionLabel = `${index + 1}.0.0`;
     const name = kill ? "kill -9 mid-batch" : "clean";
     sampler.phase = name;
@@ -253,6 +268,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
       nodes: enrolled.nodes.length,
       monitorUrl,
       killBatch: kill ? options.killBatch : null,
+      deadline: options.deadline,
       restartGateway: async () => {
         const killedAt = Date.now();
         gateway.kill();
@@ -302,6 +318,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
       updatedTwice: twice,
       leftBehind: behind.length,
       kill: outcome.kill,
+      loadAverage: outcome.loadAverage,
       runningSeries: runningSeries(outcome.facts, version.id, outcome.startedAt),
     };
     runs.push(result);
@@ -396,6 +413,7 @@ interface RolloutOutcome {
   kill: KillMeasurement | null;
   varzBefore: Awaited<ReturnType<typeof serverTraffic>>;
   agentBytesBefore: Awaited<ReturnType<typeof connectionBytes>>;
+  loadAverage: [number, number];
 }
 
 async function runRollout(input: {
@@ -408,6 +426,8 @@ async function runRollout(input: {
   nodes: number;
   monitorUrl: string;
   killBatch: number | null;
+  /** Stop waiting at this time (--max-minutes) and report what was measured. */
+  deadline: number;
   restartGateway: () => Promise<{ killedAt: number; readyAt: number }>;
 }): Promise<RolloutOutcome> {
   const { db, facts } = input;
@@ -432,6 +452,7 @@ async function runRollout(input: {
   const varzBefore = await serverTraffic(input.monitorUrl);
   const agentBytesBefore = await connectionBytes(input.monitorUrl, `${NAME_PREFIX}-`);
   const startedAt = Date.now();
+  const loadAtStart = loadavg()[0] ?? 0;
   const started = await db.$transaction(
     (tx) => actOnRollout(tx, input.organizationId, rolloutId, { type: "start" }, system),
     { maxWait: 15_000, timeout: 300_000 },
@@ -439,7 +460,7 @@ async function runRollout(input: {
   if (!started.ok) throw new Error(`the rollout did not start: ${JSON.stringify(started)}`);
 
   const progress = new Progress(input.killBatch === null ? "rollout" : "rollout+kill", input.nodes);
-  const deadline = startedAt + Math.max(600_000, input.nodes * 200);
+  const deadline = Math.min(input.deadline, startedAt + Math.max(1_200_000, input.nodes * 400));
   const batchSize = input.nodes / BATCHES;
   let kill: KillMeasurement | null = null;
   let status = "running";
@@ -488,6 +509,7 @@ async function runRollout(input: {
     kill,
     varzBefore,
     agentBytesBefore,
+    loadAverage: [loadAtStart, loadavg()[0] ?? 0],
   };
 }
 

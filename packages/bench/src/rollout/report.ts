@@ -44,7 +44,6 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
     const file = chartFiles.find((candidate) => candidate.endsWith(`-${name}.svg`));
     if (file) push(`![${alt}](${file})`, "");
   };
-  const clean = results.runs.find((run) => run.kill === null);
   const killed = results.runs.find((run) => run.kill !== null);
 
   push(
@@ -60,8 +59,10 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
     `**${mib(config.artifactBytes)} file uploaded** through the gateway into the organization's JetStream object store.`,
     `The hollow agents **really fetch it**: chunk by chunk (${config.chunkBytes / 1024} KiB) over their own NATS`,
     "request/reply to the gateway, SHA-256 checked, then report the version running; only starting the",
-    "process is simulated (20–200 ms per state change). The second run",
-    `\`kill -9\`s the gateway in the middle of batch ${killed?.kill ? killed.kill.batch + 1 : "3"} and starts it again at once.`,
+    "process is simulated (20–200 ms per state change).",
+    killed?.kill
+      ? `The \`${killed.name}\` run \`kill -9\`s the gateway in the middle of batch ${killed.kill.batch + 1} and starts it again at once.`
+      : "",
     "",
     "## Machine",
     "",
@@ -89,6 +90,7 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
       `| ${run.name}: controller (gateway) CPU | ${fixed(run.controllerCpuSeconds)} CPU-s, ${fixed(run.controllerCpuPercentMean)} % of a core on average | – |`,
       `| ${run.name}: bytes through the hub | in ${mib(run.hub.inBytes)}, out ${mib(run.hub.outBytes)}; to the agents ${mib(run.hub.toAgentsBytes)} for ${mib(run.hub.artifactBytes)} of artifact (${run.hub.artifactBytes > 0 ? fixed(run.hub.toAgentsBytes / run.hub.artifactBytes, 2) : "–"}×) | – |`,
       `| ${run.name}: nodes updated twice | ${run.updatedTwice.nodes} | 0: ${verdict(run.updatedTwice.nodes === ROLLOUT_TARGETS.updatedTwice)} |`,
+      `| ${run.name}: machine load (1-min load average, start → end) | ${fixed(run.loadAverage[0])} → ${fixed(run.loadAverage[1])} on ${machine.cores} cores | – |`,
       `| ${run.name}: nodes left behind | ${run.leftBehind} of ${run.nodes} | 0: ${verdict(run.leftBehind === ROLLOUT_TARGETS.leftBehind)} |`,
     );
     if (run.kill)
