@@ -90,7 +90,7 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
       `| ${run.name}: controller (gateway) CPU | ${fixed(run.controllerCpuSeconds)} CPU-s, ${fixed(run.controllerCpuPercentMean)} % of a core on average | – |`,
       `| ${run.name}: bytes through the hub | in ${mib(run.hub.inBytes)}, out ${mib(run.hub.outBytes)}; to the agents ${mib(run.hub.toAgentsBytes)} for ${mib(run.hub.artifactBytes)} of artifact (${run.hub.artifactBytes > 0 ? fixed(run.hub.toAgentsBytes / run.hub.artifactBytes, 2) : "–"}×) | – |`,
       `| ${run.name}: nodes updated twice | ${run.updatedTwice.nodes} | 0: ${verdict(run.updatedTwice.nodes === ROLLOUT_TARGETS.updatedTwice)} |`,
-      `| ${run.name}: machine load (1-min load average, start → end) | ${fixed(run.loadAverage[0])} → ${fixed(run.loadAverage[1])} on ${machine.cores} cores | – |`,
+      `| ${run.name}: machine load (1-min load average, start → end) | ${run.loadAverage ? `${fixed(run.loadAverage[0])} → ${fixed(run.loadAverage[1])}` : "not recorded"} on ${machine.cores} cores | – |`,
       `| ${run.name}: nodes left behind | ${run.leftBehind} of ${run.nodes} | 0: ${verdict(run.leftBehind === ROLLOUT_TARGETS.leftBehind)} |`,
     );
     if (run.kill)
@@ -169,9 +169,9 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
     "  console's upload calls); the version is created as the API does (`artifactSource: upload`).",
     "- The rollout is created and started through `@edgefleet/rollout-store` (`insertRollout`, `actOnRollout`),",
     "  the functions the API's `rollout.create`/`rollout.start` call; the gateway's controller does the rest.",
-    clean
-      ? `- The first run starts from nodes without the app; the second moves them from ${clean.versionLabel} to the next.`
-      : "",
+    results.runs.length > 1
+      ? `- The first run starts from nodes without the app; the next moves them from ${results.runs[0]?.versionLabel} to the next version.`
+      : "- The run starts from nodes without the app.",
     "",
   );
   if (results.problems.length > 0) {

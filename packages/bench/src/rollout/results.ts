@@ -49,7 +49,7 @@ export interface RolloutRun {
   leftBehind: number;
   kill: KillMeasurement | null;
   /** The machine's 1-minute load average when the rollout started and when it ended (2 cores, shared). */
-  loadAverage: [number, number];
+  loadAverage?: [number, number];
   /** Nodes running the version, by second since the start. */
   runningSeries: Array<{ seconds: number; count: number }>;
 }
