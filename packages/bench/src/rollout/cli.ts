@@ -438,17 +438,20 @@ async function runRollout(input: {
     defaults: { successThreshold: 100, timeoutSeconds: NODE_TIMEOUT_SECONDS, offline: "skip" },
     onBatchFailure: "pause",
   });
-  const rolloutId = await db.$transaction((tx) =>
-    insertRollout(tx, {
-      organizationId: input.organizationId,
-      appId: input.appId,
-      appVersionId: input.versionId,
-      selector: "bench=rollout",
-      siteIds: [],
-      strategy,
-      versionLabel: input.versionLabel,
-      actor: system,
-    }),
+  const rolloutId = await db.$transaction(
+    (tx) =>
+      insertRollout(tx, {
+        organizationId: input.organizationId,
+        appId: input.appId,
+        appVersionId: input.versionId,
+        selector: "bench=rollout",
+        siteIds: [],
+        strategy,
+        versionLabel: input.versionLabel,
+        actor: system,
+      }),
+    // Prisma's default 5 s is too short on a loaded machine (seen: 15 s at 10,000 nodes).
+    { maxWait: 15_000, timeout: 120_000 },
   );
   const varzBefore = await serverTraffic(input.monitorUrl);
   const agentBytesBefore = await connectionBytes(input.monitorUrl, `${NAME_PREFIX}-`);
