@@ -19,24 +19,38 @@ import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { connect } from "@nats-io/transport-node";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
 
+/** Version switches a node's runtime was asked for, kept across restarts of its agent. */
+interface SwitchCount {
+  /** Version label → times the runtime was told to switch to it. */
+  switches: Record<string, number>;
+  /** App → the version it was last told to run. */
+  lastVersion: Map<string, string>;
+}
+
 /**
  * Counts the version switches the agent asks of its runtime (a put whose version differs from the
- * app's last one): a node updated twice by a rollout switches to the same version twice.
+ * app's last one): a node updated twice by a rollout switches to the same version twice. A restarted
+ * agent gets a fresh runtime (its apps start again) but the same count: re-applying its stored
+ * desired state is not an update.
  */
 class CountingHollowRuntime extends HollowRuntime {
-  readonly switches: Record<string, number> = {};
-  private readonly lastVersion = new Map<string, string>();
+  constructor(
+    private readonly count: SwitchCount,
+    options: ConstructorParameters<typeof HollowRuntime>[0],
+  ) {
+    super(options);
+  }
 
   override put(app: string, version: string, spec: RunSpec, artifact?: ArtifactRef): void {
-    if (this.lastVersion.get(app) !== version) {
-      this.lastVersion.set(app, version);
-      this.switches[version] = (this.switches[version] ?? 0) + 1;
+    if (this.count.lastVersion.get(app) !== version) {
+      this.count.lastVersion.set(app, version);
+      this.count.switches[version] = (this.count.switches[version] ?? 0) + 1;
     }
     super.put(app, version, spec, artifact);
   }
 
   override remove(app: string): void {
-    this.lastVersion.delete(app);
+    this.count.lastVersion.delete(app);
     super.remove(app);
   }
 }
@@ -47,8 +61,7 @@ interface HollowNode {
   /** Kept across stop/restart: a restarted agent resumes from its last applied revision. */
   stateStore: MemoryStateStore;
   agent: Agent | undefined;
-  /** Kept across restarts of the agent, like the versions a real node has run. */
-  runtime: CountingHollowRuntime;
+  switchCount: SwitchCount;
 }
 
 const nodes = new Map<string, HollowNode>();
@@ -90,7 +103,7 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
           name,
           stateStore: new MemoryStateStore(),
           agent: undefined,
-          runtime: new CountingHollowRuntime({ fetchArtifacts }),
+          switchCount: { switches: {}, lastVersion: new Map() },
         });
         enrolled++;
       } catch (error) {
@@ -119,7 +132,7 @@ async function startAgent(node: HollowNode): Promise<void> {
     // Native Ed25519: nats.js's jwtAuthenticator signs each connect's nonce with tweetnacl (~15 ms
     // of CPU with the key derivation), which alone saturates a process connecting thousands.
     authenticator: nativeJwtAuthenticator(node.identity.jwt, node.identity.seed),
-    runtime: node.runtime,
+    runtime: new CountingHollowRuntime(node.switchCount, { fetchArtifacts }),
     outbox: new MemoryOutbox(),
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
@@ -232,7 +245,7 @@ process.on("message", (message: ToWorker) => {
           type: "updates",
           nodes: [...nodes.values()].map((node) => ({
             nid: node.identity.nid,
-            switches: node.runtime.switches,
+            switches: node.switchCount.switches,
           })),
         });
       case "shutdown":
