@@ -126,7 +126,7 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
       `${kill.batchRunningAtKill} of its ${kill.batchNodes} nodes running the version; a new gateway was started at once.`,
       `It answered /readyz after ${fixed(kill.gatewayReadySeconds)} s; its controller waited for the dead replica's lease`,
       `(${fixed(kill.leaseMs / 1000)} s) to run out and held the rollout again ${seconds(kill.resumeSeconds)} after the kill`,
-      `(its first timeline event after the kill: \`${kill.resumeEvent ?? "none"}\`). Agents in the middle of a download`,
+      `${kill.resumeEvent ? `(its first timeline event after the kill: \`${kill.resumeEvent}\`)` : "(no timeline event yet then: the batch was still moving)"}. Agents in the middle of a download`,
       "got no chunk answers meanwhile and retried with the real fetcher's backoff (full jitter, 0.5 s",
       "doubling to 30 s), which is why that batch's tail is longer.",
       "",
@@ -161,7 +161,7 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
   push(
     "## Method",
     "",
-    `- Stack: \`bench\` profile, wiped at the start; the gateway with its defaults except the rollout tick (${config.rolloutTickMs} ms) and`,
+    `- Stack: \`bench\` profile without Keycloak (nobody signs in), wiped at the start; the gateway with its defaults except the rollout tick (${config.rolloutTickMs} ms) and`,
     `  lease (${config.leaseMs} ms) stated here. Enrollment and connection as in \`pnpm bench:edge\`.`,
     `- Strategy: four \`{ percent: 20 }\` steps and the implicit last batch, no pauses, success threshold 100 %,`,
     `  timeout ${config.timeoutSeconds} s per node, offline nodes skipped; no disruption budget, no windows.`,
