@@ -74,4 +74,18 @@ describe("hollow runtime", () => {
     });
     await runtime.shutdown();
   });
+
+  it("retries unanswered chunks without an attempt limit, like the real fetcher (a gateway restarting)", async () => {
+    const source = new MemoryChunkSource();
+    const obj = source.add(randomBytes(200_000));
+    // The second chunk goes unanswered 8 times (more than any fixed small limit), then is served.
+    source.fault = ({ off, attempt }) => (off > 0 && attempt <= 8 ? new Error("no responders") : undefined);
+    // random 0: no backoff delay and the shortest state steps, so the test takes milliseconds.
+    const runtime = new HollowRuntime({ stepMs: [1, 5], fetchArtifacts: true, random: () => 0 });
+    runtime.useChunkSource(source);
+    runtime.put("web", "1", { command: ["web"] }, { sha: obj });
+    await waitFor("1 running", () => (runtime.instances()[0]?.st === "running" ? true : undefined));
+    expect(source.requests.filter((request) => request.off === 131072)).toHaveLength(9);
+    await runtime.shutdown();
+  });
 });

@@ -15,8 +15,45 @@ import {
   nativeJwtAuthenticator,
   SyntheticHostSampler,
 } from "@edgefleet/agent-sdk";
+import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { connect } from "@nats-io/transport-node";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
+
+/** Version switches a node's runtime was asked for, kept across restarts of its agent. */
+interface SwitchCount {
+  /** Version label → times the runtime was told to switch to it. */
+  switches: Record<string, number>;
+  /** App → the version it was last told to run. */
+  lastVersion: Map<string, string>;
+}
+
+/**
+ * Counts the version switches the agent asks of its runtime (a put whose version differs from the
+ * app's last one): a node updated twice by a rollout switches to the same version twice. A restarted
+ * agent gets a fresh runtime (its apps start again) but the same count: re-applying its stored
+ * desired state is not an update.
+ */
+class CountingHollowRuntime extends HollowRuntime {
+  constructor(
+    private readonly count: SwitchCount,
+    options: ConstructorParameters<typeof HollowRuntime>[0],
+  ) {
+    super(options);
+  }
+
+  override put(app: string, version: string, spec: RunSpec, artifact?: ArtifactRef): void {
+    if (this.count.lastVersion.get(app) !== version) {
+      this.count.lastVersion.set(app, version);
+      this.count.switches[version] = (this.count.switches[version] ?? 0) + 1;
+    }
+    super.put(app, version, spec, artifact);
+  }
+
+  override remove(app: string): void {
+    this.count.lastVersion.delete(app);
+    super.remove(app);
+  }
+}
 
 interface HollowNode {
   identity: NodeIdentity;
@@ -24,10 +61,12 @@ interface HollowNode {
   /** Kept across stop/restart: a restarted agent resumes from its last applied revision. */
   stateStore: MemoryStateStore;
   agent: Agent | undefined;
+  switchCount: SwitchCount;
 }
 
 const nodes = new Map<string, HollowNode>();
 let natsUrl = "";
+let fetchArtifacts = false;
 let enrolled = 0;
 let started = 0;
 
@@ -39,6 +78,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 async function enrollShare(command: EnrollCommand): Promise<void> {
   natsUrl = command.natsUrl;
+  fetchArtifacts = command.fetchArtifacts ?? false;
   const connection = await connect({
     servers: command.natsUrl,
     authenticator: nativeCredsAuthenticator(command.enrollCreds),
@@ -58,7 +98,13 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
           name,
           retry: { baseMs: 500, maxMs: 5_000 },
         });
-        nodes.set(identity.nid, { identity, name, stateStore: new MemoryStateStore(), agent: undefined });
+        nodes.set(identity.nid, {
+          identity,
+          name,
+          stateStore: new MemoryStateStore(),
+          agent: undefined,
+          switchCount: { switches: {}, lastVersion: new Map() },
+        });
         enrolled++;
       } catch (error) {
         failures++;
@@ -86,7 +132,7 @@ async function startAgent(node: HollowNode): Promise<void> {
     // Native Ed25519: nats.js's jwtAuthenticator signs each connect's nonce with tweetnacl (~15 ms
     // of CPU with the key derivation), which alone saturates a process connecting thousands.
     authenticator: nativeJwtAuthenticator(node.identity.jwt, node.identity.seed),
-    runtime: new HollowRuntime(),
+    runtime: new CountingHollowRuntime(node.switchCount, { fetchArtifacts }),
     outbox: new MemoryOutbox(),
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
@@ -194,6 +240,14 @@ process.on("message", (message: ToWorker) => {
         return restartSome(message.nids);
       case "watch-hellos":
         return watchHellos(message.timeoutMs);
+      case "updates":
+        return send({
+          type: "updates",
+          nodes: [...nodes.values()].map((node) => ({
+            nid: node.identity.nid,
+            switches: node.switchCount.switches,
+          })),
+        });
       case "shutdown":
         return shutdown();
     }

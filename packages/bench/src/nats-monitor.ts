@@ -81,3 +81,18 @@ export async function serverVersion(monitorUrl: string): Promise<string> {
   const varz = (await response.json()) as { version?: string };
   return varz.version ?? "unknown";
 }
+
+/** The server's own totals (/varz): every byte and message clients sent it and it sent them. */
+export async function serverTraffic(
+  monitorUrl: string,
+): Promise<{ inBytes: number; outBytes: number; inMsgs: number; outMsgs: number }> {
+  const response = await fetch(`${monitorUrl}/varz`, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`${monitorUrl}/varz answered HTTP ${response.status}`);
+  const varz = (await response.json()) as {
+    in_bytes: number;
+    out_bytes: number;
+    in_msgs: number;
+    out_msgs: number;
+  };
+  return { inBytes: varz.in_bytes, outBytes: varz.out_bytes, inMsgs: varz.in_msgs, outMsgs: varz.out_msgs };
+}

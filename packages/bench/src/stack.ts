@@ -65,11 +65,16 @@ export function benchStackRunning(): boolean {
  * kill `up.sh` halfway or, worse, the `down.sh` of the cleanup. Asynchronous, so the driver still
  * reacts to signals while the stack starts.
  */
-async function runStackScript(script: string, args: string[], logName: string): Promise<void> {
+async function runStackScript(
+  script: string,
+  args: string[],
+  logName: string,
+  extraEnv: Record<string, string> = {},
+): Promise<void> {
   const log = openSync(join(LOG_DIR, logName), "w");
   const child = spawn("bash", [join(STACK_SCRIPTS, script), ...args], {
     cwd: REPO_ROOT,
-    env: profileEnv,
+    env: { ...profileEnv, ...extraEnv },
     stdio: ["ignore", log, log],
     detached: true,
   });
@@ -85,12 +90,17 @@ async function runStackScript(script: string, args: string[], logName: string): 
 }
 
 /** Fresh data each run (results never depend on a previous run), then the servers. */
-export async function stackUp(): Promise<Record<string, string>> {
+export async function stackUp(options: { keycloak?: boolean } = {}): Promise<Record<string, string>> {
   for (const data of ["postgres", "nats", "mimir", "pgsock", "stack.env"]) {
     rmSync(join(VAR_DIR, data), { recursive: true, force: true });
   }
   mkdirSync(LOG_DIR, { recursive: true });
-  await runStackScript("up.sh", ["--services"], "bench-stack-up.log");
+  await runStackScript(
+    "up.sh",
+    ["--services"],
+    "bench-stack-up.log",
+    options.keycloak === false ? { EDGEFLEET_SKIP_KEYCLOAK: "1" } : {},
+  );
   return readStackEnv();
 }
 
@@ -228,6 +238,15 @@ export class GatewayProcess {
 
   kill(): void {
     killProcessGroup(this.child);
+  }
+}
+
+/** Waits until nothing listens on `port` (a killed gateway's socket goes with its last process). */
+export async function waitUntilPortFree(port: number, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (await portTaken(port)) {
+    if (Date.now() > deadline) throw new Error(`port ${port} still in use after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -10,6 +10,8 @@ export interface EnrollCommand {
   enrollCreds: string;
   namePrefix: string;
   concurrency: number;
+  /** Agents really download artifacts (chunks over NATS, SHA-256 checked) instead of simulating it. */
+  fetchArtifacts?: boolean;
 }
 
 export type ToWorker =
@@ -21,6 +23,8 @@ export type ToWorker =
   /** From now, note when each running agent gets its next Hello answered (a reconnect); reply
    * "hellos" once every one has, or after `timeoutMs` with those that have. */
   | { type: "watch-hellos"; timeoutMs: number }
+  /** Reply "updates": per node, how many times its runtime was told to switch to each version. */
+  | { type: "updates" }
   | { type: "shutdown" };
 
 export interface NodeTime {
@@ -38,4 +42,11 @@ export type FromWorker =
   | { type: "stopped"; nodes: NodeTime[] }
   | { type: "restarted"; nodes: NodeTime[] }
   | { type: "hellos"; nodes: NodeTime[]; watched: number }
+  | { type: "updates"; nodes: NodeUpdates[] }
   | { type: "error"; message: string };
+
+/** Version switches one hollow node's runtime was told to make (version label → times). */
+export interface NodeUpdates {
+  nid: string;
+  switches: Record<string, number>;
+}

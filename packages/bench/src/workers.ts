@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
-import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
+import type { EnrollCommand, FromWorker, NodeTime, NodeUpdates, ToWorker } from "./worker-protocol.js";
 
 /** The driver's side of the hollow-agent worker processes. */
 
@@ -158,6 +158,14 @@ export class WorkerPool {
       nodes: replies.flatMap((reply) => reply.nodes),
       watched: replies.reduce((sum, reply) => sum + reply.watched, 0),
     };
+  }
+
+  /** Per node, the version switches its runtime was told to make (see CountingHollowRuntime). */
+  async updates(): Promise<NodeUpdates[]> {
+    const replies = await Promise.all(
+      this.workers.map((worker) => worker.request({ type: "updates" }, "updates")),
+    );
+    return replies.flatMap((reply) => reply.nodes);
   }
 
   /** Asks each worker to stop its agents and exit; kills it after `graceMs`. Idempotent. */

@@ -21,6 +21,7 @@ import {
 } from "./nodes";
 import {
   batchVerdict,
+  budgetSlotUntil,
   dispatchDeadline,
   failures,
   forwardOutcome,
@@ -504,8 +505,8 @@ function forwardNodeDecisions(
       batchStartedAt: dispatch.dispatchedAt,
       now: ctx.now,
     });
-    if (outcome === "updating")
-      dispatcher.countUpdating(node, dispatchDeadline(dispatch.dispatchedAt, policy));
+    const slotUntil = budgetSlotUntil(outcome, node, dispatch.dispatchedAt, policy.timeoutSeconds, ctx.now);
+    if (slotUntil !== null) dispatcher.countUpdating(node, slotUntil);
   }
 
   // The running batch: its ready nodes first, in plan order.
@@ -649,9 +650,27 @@ function rollbackNodeDecisions(state: RolloutState, ctx: DecisionContext): Decis
   const timeoutSeconds = state.strategy.defaults.timeoutSeconds;
   for (const dispatch of rollback.dispatches) {
     const node = ctx.nodes.get(dispatch.nodeId);
-    if (node && rollbackOutcome({ node, dispatch, timeoutSeconds, now: ctx.now }) === "updating") {
-      dispatcher.countUpdating(node, dispatch.dispatchedAt + timeoutSeconds * SECOND_MS);
-    }
+    if (!node) continue;
+    const outcome = rollbackOutcome({ node, dispatch, timeoutSeconds, now: ctx.now });
+    const slotUntil = budgetSlotUntil(outcome, node, dispatch.dispatchedAt, timeoutSeconds, ctx.now);
+    if (slotUntil !== null) dispatcher.countUpdating(node, slotUntil);
+  }
+  // Forward updates still in flight (a batch fails before its slow nodes are done; a timed-out
+  // node may still be switching) hold their site's budget until the rollback sends them back.
+  for (const dispatch of state.dispatches) {
+    const node = ctx.nodes.get(dispatch.nodeId);
+    if (!node || dispatched.has(dispatch.nodeId)) continue;
+    const policy = ctx.policyOf(dispatch.batch);
+    const outcome = forwardOutcome({
+      node,
+      dispatch,
+      targetVersionId: state.targetVersionId,
+      policy,
+      batchStartedAt: dispatch.dispatchedAt,
+      now: ctx.now,
+    });
+    const slotUntil = budgetSlotUntil(outcome, node, dispatch.dispatchedAt, policy.timeoutSeconds, ctx.now);
+    if (slotUntil !== null) dispatcher.countUpdating(node, slotUntil);
   }
   // Started rollback batches, in order: the running one, and returning nodes of the ones before.
   const offline: string[] = [];

@@ -93,10 +93,41 @@ export function rollbackOutcome(args: {
   return node.online ? "timed_out" : "skipped_offline";
 }
 
-/** Whether a rolled-back node runs the version it had (or, for none, no longer runs the app). */
+/**
+ * Whether a rolled-back node runs the version it had (or, for none, no longer runs the app). A node
+ * that runs no version yet but is still switching (its forward update in flight) is not back on
+ * "none": it is about to run the version it was rolled back from.
+ */
 export function isBackOn(node: ObservedNode, versionId: string | null): boolean {
-  if (versionId === null) return node.currentVersionId === null;
+  if (versionId === null) return node.currentVersionId === null && !isSwitching(node);
   return node.currentVersionId === versionId && node.instance?.state === "running";
+}
+
+/** The agent reports a version switch in progress (not yet running, failed or stopped). */
+export function isSwitching(node: ObservedNode): boolean {
+  const state = node.instance?.state;
+  return state === "pending" || state === "pulling" || state === "starting";
+}
+
+/**
+ * How long a dispatched node holds a slot of its site's disruption budget, or null when it holds
+ * none now. An updating node holds it until its timeout. A node that timed out while still
+ * switching has not stopped updating: it is a failure for the verdict, but it keeps its slot until
+ * it reports, goes offline, or a second timeout runs out (then it is presumed stuck, and a stuck
+ * node must not hold its site's rollout or rollback forever).
+ */
+export function budgetSlotUntil(
+  outcome: NodeOutcome,
+  node: ObservedNode,
+  dispatchedAt: EpochMs,
+  timeoutSeconds: number,
+  now: EpochMs,
+): EpochMs | null {
+  const deadline = dispatchedAt + timeoutSeconds * SECOND_MS;
+  if (outcome === "updating") return deadline;
+  if (outcome !== "timed_out" || !node.online || !isSwitching(node)) return null;
+  const stuckAt = deadline + timeoutSeconds * SECOND_MS;
+  return now < stuckAt ? stuckAt : null;
 }
 
 export function emptyTally(): BatchTally {

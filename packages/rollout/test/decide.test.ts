@@ -458,6 +458,29 @@ describe("decideRollout: maintenance windows and disruption budget", () => {
     ).toEqual([]);
   });
 
+  it("a node that timed out while still switching keeps its slot until it reports, goes offline or times out twice", () => {
+    const targets = nodes(3);
+    const first = begin(targets, {
+      batches: [{ percent: 100, timeoutSeconds: 600, successThreshold: 50 }],
+      disruptionBudget: { maxUpdatingPerSite: { count: 1 } },
+    });
+    expect(dispatched(first.decisions)).toEqual(["n000"]);
+    const slow = (extra: Partial<ObservedNode> = {}) =>
+      targets.map((n) =>
+        n.id === "n000"
+          ? observe(n, { instance: { state: "pulling", since: T0, reason: null }, ...extra })
+          : observe(n),
+      );
+    // Timed out (a failure for the verdict), but still pulling: it is still updating.
+    const timedOut = decideRollout(first.state, slow(), T0 + 600_000);
+    expect(dispatched(timedOut)).toEqual([]);
+    expect(waitOf(timedOut, "disruption_budget")?.nodeIds).toEqual(["n001", "n002"]);
+    // Gone offline: it no longer updates anything.
+    expect(dispatched(decideRollout(first.state, slow({ online: false }), T0 + 600_000))).toEqual(["n001"]);
+    // Still pulling after a second timeout: presumed stuck, the site goes on.
+    expect(dispatched(decideRollout(first.state, slow(), T0 + 1_200_000))).toEqual(["n001"]);
+  });
+
   it("a percentage budget is of the site's targeted nodes, rounded down but at least 1", () => {
     const first = begin(nodes(7), {
       batches: [{ percent: 100 }],

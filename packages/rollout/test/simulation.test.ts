@@ -7,6 +7,7 @@ import {
   nextWakeUp,
   type ObservedNode,
   type RolloutState,
+  rolloutStrategySchema,
   rolloutView,
   siteBudget,
   siteKey,
@@ -16,6 +17,7 @@ import {
   inFlightBySite,
   OPEN_ENDED_WAITS,
   type Scenario,
+  type SimNode,
   scenarioArb,
   simulate,
   windowOpen,
@@ -121,7 +123,102 @@ function checkEnd(scenario: Scenario, outcome: ReturnType<typeof simulate>): voi
   }
 }
 
+/**
+ * Found by the first property with FC_SEED=-155671844 (shrunk): budget 1 per site, one batch of one
+ * node, then node-001 (site-2), whose update takes 61 s, times out (60 s) in the implicit batch,
+ * which fails and rolls back. node-001 still runs no version but is still pulling; the rollback
+ * counted it as back on "none" at once and sent node-004 of the same site back too: 2 in flight.
+ */
+const SLOW_NODE_IN_AUTO_ROLLBACK: Scenario = {
+  nodes: [
+    {
+      id: "node-003",
+      siteId: "site-1",
+      labels: { env: "prod" },
+      online: true,
+      currentVersionId: "v1",
+      delayMs: 1000,
+      joinAt: null,
+    },
+    {
+      id: "node-004",
+      siteId: "site-2",
+      labels: { env: "dev", tier: "prod", gpu: "true" },
+      online: true,
+      currentVersionId: "v1",
+      delayMs: 1000,
+      joinAt: 1,
+    },
+    {
+      id: "node-002",
+      siteId: "site-1",
+      labels: { env: "dev" },
+      online: false,
+      currentVersionId: null,
+      delayMs: 1000,
+      joinAt: null,
+    },
+    {
+      id: "node-001",
+      siteId: "site-2",
+      labels: { env: "staging", tier: "canary" },
+      online: true,
+      currentVersionId: null,
+      delayMs: 61_002,
+      joinAt: null,
+    },
+    {
+      id: "node-000",
+      siteId: "site-1",
+      labels: { env: "prod", tier: "canary" },
+      online: true,
+      currentVersionId: null,
+      delayMs: 1,
+      joinAt: null,
+    },
+    {
+      id: "node-005",
+      siteId: "site-1",
+      labels: { env: "prod", tier: "prod" },
+      online: false,
+      currentVersionId: "v1",
+      delayMs: 1000,
+      joinAt: 1,
+    },
+  ].map(
+    ({ id, siteId, labels, online, currentVersionId, delayMs, joinAt }): SimNode => ({
+      target: {
+        id,
+        name: id.replace("-00", " "),
+        siteId,
+        siteTimeZone: siteId === "site-1" ? "Asia/Kathmandu" : "Europe/Berlin",
+        labels: labels as Record<string, string>,
+        online,
+        currentVersionId,
+      },
+      fate: "succeed",
+      delayMs,
+      flips: [],
+      joinAt,
+    }),
+  ),
+  strategy: rolloutStrategySchema.parse({
+    batches: [{ count: 1, offline: "skip" }],
+    defaults: { successThreshold: 100, timeoutSeconds: 60, offline: "skip", pauseAfter: { seconds: 120 } },
+    disruptionBudget: { maxUpdatingPerSite: { percent: 1 } },
+    onBatchFailure: "rollback",
+  }),
+  onFailure: "resume",
+  pauseAt: [],
+};
+
 describe("rollouts against a simulated fleet", () => {
+  it("keep the disruption budget while a timed-out node is still updating during an automatic rollback (FC_SEED=-155671844)", () => {
+    const outcome = simulate(SLOW_NODE_IN_AUTO_ROLLBACK, { decided: checkDecision });
+    checkEnd(SLOW_NODE_IN_AUTO_ROLLBACK, outcome);
+    expect(outcome.state.status).toBe("rolled_back");
+  });
+
   it("always terminate, with every node on a known version, and every decision within the rules", () => {
     fc.assert(
       fc.property(scenarioArb({ maxNodes: 25 }), (scenario) => {

@@ -247,7 +247,12 @@ export function simulate(scenario: Scenario, checks: Checks = {}): Outcome {
   throw new Error(`no end within 3000 steps (status ${state.status})`);
 }
 
-/** Nodes of a site updating now (dispatched, not running/failed, deadline not reached), by site. */
+/**
+ * Nodes of a site updating now, by site: dispatched, not done (running the version it was sent
+ * to, or failed since), and within its timeout, or past it but online and still switching
+ * (pending, pulling, starting) within a second timeout. During a rollback, forward updates not
+ * yet sent back count too.
+ */
 export function inFlightBySite(
   state: RolloutState,
   observed: ObservedNode[],
@@ -255,31 +260,34 @@ export function inFlightBySite(
 ): Map<string, number> {
   const byId = new Map(observed.map((n) => [n.id, n]));
   const counts = new Map<string, number>();
-  const count = (node: ObservedNode | undefined) => {
-    if (node) counts.set(siteKey(node.siteId), (counts.get(siteKey(node.siteId)) ?? 0) + 1);
-  };
-  if (state.rollback) {
-    for (const d of state.rollback.dispatches) {
-      const node = byId.get(d.nodeId);
-      const done =
-        !node ||
-        (d.toVersionId === null
-          ? node.currentVersionId === null
-          : node.currentVersionId === d.toVersionId && node.instance?.state === "running") ||
-        (node.instance?.state === "failed" && node.instance.since >= d.dispatchedAt);
-      if (!done && now < d.dispatchedAt + state.strategy.defaults.timeoutSeconds * 1000) count(node);
-    }
-    return counts;
+  const count = (node: ObservedNode) =>
+    counts.set(siteKey(node.siteId), (counts.get(siteKey(node.siteId)) ?? 0) + 1);
+  const switching = (node: ObservedNode) =>
+    node.instance !== null && ["pending", "pulling", "starting"].includes(node.instance.state);
+  const inFlight = (node: ObservedNode, done: boolean, dispatchedAt: number, timeoutMs: number) =>
+    !done &&
+    (now < dispatchedAt + timeoutMs ||
+      (node.online && switching(node) && now < dispatchedAt + 2 * timeoutMs));
+  const rolledBack = new Set(state.rollback?.dispatches.map((d) => d.nodeId) ?? []);
+  for (const d of state.rollback?.dispatches ?? []) {
+    const node = byId.get(d.nodeId);
+    if (!node) continue;
+    const done =
+      (d.toVersionId === null
+        ? node.currentVersionId === null && !switching(node)
+        : node.currentVersionId === d.toVersionId && node.instance?.state === "running") ||
+      (node.instance?.state === "failed" && node.instance.since >= d.dispatchedAt);
+    if (inFlight(node, done, d.dispatchedAt, state.strategy.defaults.timeoutSeconds * 1000)) count(node);
   }
   for (const d of state.dispatches) {
     const node = byId.get(d.nodeId);
+    if (!node || rolledBack.has(d.nodeId)) continue;
     const policy =
       (d.batch === null ? undefined : state.plan?.batches[d.batch]?.policy) ?? state.strategy.defaults;
     const done =
-      !node ||
       (node.currentVersionId === d.toVersionId && node.instance?.state === "running") ||
       (node.instance?.state === "failed" && node.instance.since >= d.dispatchedAt);
-    if (!done && now < d.dispatchedAt + policy.timeoutSeconds * 1000) count(node);
+    if (inFlight(node, done, d.dispatchedAt, policy.timeoutSeconds * 1000)) count(node);
   }
   return counts;
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { type BackoffPolicy, fullJitterDelay } from "../agent/backoff.js";
 import type { ChunkSource } from "../artifacts/chunk-source.js";
 import {
   type AppCommand,
@@ -32,6 +33,9 @@ export interface HollowRuntimeOptions {
 
 /** CPU (‰ of one core) and memory (bytes) of `app` running `version`; null: report nothing. */
 export type HollowUsage = (app: string, version: string) => { cpu: number; mem: number } | null;
+
+/** The real fetcher's default chunk retry policy (artifacts/fetcher.ts). */
+const CHUNK_RETRY: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
 
 interface HollowInstance {
   version: string;
@@ -194,12 +198,17 @@ export class HollowRuntime implements Runtime {
     instance.state = "pulling";
     do {
       let answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
-      for (let attempt = 1; answer === null && attempt < 5; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      // Unanswered chunks (gateway restarting, no responders) are retried like the real fetcher
+      // does (fetcher.ts: full-jitter backoff, 0.5 s doubling to 30 s, no attempt limit), so a
+      // controller restart mid-pull delays a hollow node exactly as it would a real one.
+      for (let attempt = 1; answer === null && !instance.cancelled; attempt++) {
+        await new Promise((resolve) =>
+          setTimeout(resolve, fullJitterDelay(attempt - 1, CHUNK_RETRY, this.random)),
+        );
+        if (instance.cancelled) return;
         answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
       }
-      if (instance.cancelled) return;
-      if (answer === null) throw new Error("artifact chunk not answered");
+      if (instance.cancelled || answer === null) return;
       if (!answer.ok) throw new Error(`artifact ${answer.err}${answer.why ? `: ${answer.why}` : ""}`);
       if (answer.size > MAX_ARTIFACT_BYTES)
         throw new Error(`artifact is ${answer.size} bytes, over the limit`);
