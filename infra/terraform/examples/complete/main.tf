@@ -70,7 +70,21 @@ resource "edgefleet_rollout" "sensor" {
   depends_on = [edgefleet_node_labels.plant7]
 }
 
-# TODO(alert_policy): `edgefleet_alert_policy` comes when the alert policy REST API lands.
+# Alerts: plant-7 offline for 5 minutes wakes someone; a failed rollout there too.
+resource "edgefleet_alert_policy" "plant7_offline" {
+  name        = "plant-7 offline"
+  kind        = "site_offline"
+  severity    = "critical"
+  for_minutes = 5
+  site_id     = edgefleet_site.plant7.id
+}
+
+resource "edgefleet_alert_policy" "plant7_rollout_failed" {
+  name     = "plant-7 rollout failed"
+  kind     = "rollout_failed"
+  severity = "critical"
+  site_id  = edgefleet_site.plant7.id
+}
 
 output "install_command" {
   description = "Run on each node of plant-7 to enroll it"

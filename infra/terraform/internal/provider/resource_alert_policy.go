@@ -163,9 +163,10 @@ func (m *alertPolicyModel) fill(p *client.AlertPolicy) {
 	m.WindowMinutes = types.Int64PointerValue(p.Spec.WindowMinutes)
 	m.BudgetBytes = types.Int64PointerValue(p.Spec.BudgetBytes)
 	m.Window = types.StringPointerValue(p.Spec.Window)
-	m.Expr = types.StringNull()
 	if p.Spec.Expr != nil {
 		m.Expr = types.StringValue(keepSpelling(m.Expr, *p.Spec.Expr))
+	} else {
+		m.Expr = types.StringNull()
 	}
 	m.Selector = types.StringValue(keepSpelling(m.Selector, p.Selector))
 	m.SiteID = types.StringPointerValue(p.SiteID)
