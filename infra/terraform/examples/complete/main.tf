@@ -1,5 +1,6 @@
 # A plant as code: a site, an enrollment token for its nodes, their labels, an app with a
-# version uploaded from here, and a staged rollout of it. Works against `./edgefleet up`:
+# version uploaded from here, a staged rollout of it, and alert policies for the site.
+# Works against `./edgefleet up`:
 #   export EDGEFLEET_ENDPOINT=http://127.0.0.1:3000 EDGEFLEET_API_KEY=efk_…   (an admin or owner key)
 #   tofu apply
 # The rollout is planned once nodes of the site have enrolled (run the token's install command on

@@ -122,7 +122,7 @@ func (r *alertPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"expr": schema.StringAttribute{
 				Optional: true, MarkdownDescription: "PromQL; fires for every series it returns. Mimir's parser checks it on apply " +
-					"(a 400 on this attribute when it does not parse). Leading and trailing white space is not kept.",
+					"(a 400 on this attribute when it does not parse). The API trims surrounding white space; a heredoc's final newline causes no diff.",
 				Validators: []validator.String{stringvalidator.LengthBetween(1, 4000)},
 			},
 			"selector": schema.StringAttribute{
