@@ -1,7 +1,8 @@
 /**
  * Makes an organization for one acceptance run in the stack's database (DATABASE_URL): an owner,
- * an owner API key for the provider, and two nodes (nodes enroll themselves; Terraform never
- * creates them) for the node data sources and edgefleet_node_labels. Prints shell assignments.
+ * an owner API key for the provider, and nodes (nodes enroll themselves; Terraform never creates
+ * them) for the node data sources and edgefleet_node_labels; and a site of a second organization,
+ * which must read as absent (alert policy scope). Prints shell assignments.
  * Like the REST fuzzer, the run touches nobody else's data.
  */
 import { randomBytes } from "node:crypto";
@@ -70,12 +71,18 @@ try {
   ] as const) {
     nodes.push(await db.node.create({ data: { organizationId: organization.id, name, status, labels } }));
   }
+  // Another organization's site: a policy scoped to it must be refused as not found.
+  const foreign = await db.organization.create({
+    data: { slug: `${slug}-foreign`, name: `Terraform ${slug} (foreign)` },
+  });
+  const foreignSite = await db.site.create({ data: { organizationId: foreign.id, name: "foreign-plant" } });
   const assignments = {
     EDGEFLEET_API_KEY: key.key,
     EDGEFLEET_TEST_VIEWER_KEY: viewer.key,
     EDGEFLEET_TEST_ORGANIZATION: slug,
     EDGEFLEET_TEST_NODE_ID: nodes[0]?.id ?? "",
     EDGEFLEET_TEST_OTHER_NODE_ID: nodes[1]?.id ?? "",
+    EDGEFLEET_TEST_FOREIGN_SITE_ID: foreignSite.id,
   };
   for (const [name, value] of Object.entries(assignments)) console.log(`export ${name}=${value}`);
 } finally {

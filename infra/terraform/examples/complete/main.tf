@@ -1,5 +1,6 @@
 # A plant as code: a site, an enrollment token for its nodes, their labels, an app with a
-# version uploaded from here, and a staged rollout of it. Works against `./edgefleet up`:
+# version uploaded from here, a staged rollout of it, and alert policies for the site.
+# Works against `./edgefleet up`:
 #   export EDGEFLEET_ENDPOINT=http://127.0.0.1:3000 EDGEFLEET_API_KEY=efk_…   (an admin or owner key)
 #   tofu apply
 # The rollout is planned once nodes of the site have enrolled (run the token's install command on
@@ -70,7 +71,21 @@ resource "edgefleet_rollout" "sensor" {
   depends_on = [edgefleet_node_labels.plant7]
 }
 
-# TODO(alert_policy): `edgefleet_alert_policy` comes when the alert policy REST API lands.
+# Alerts: plant-7 offline for 5 minutes wakes someone; a failed rollout there too.
+resource "edgefleet_alert_policy" "plant7_offline" {
+  name        = "plant-7 offline"
+  kind        = "site_offline"
+  severity    = "critical"
+  for_minutes = 5
+  site_id     = edgefleet_site.plant7.id
+}
+
+resource "edgefleet_alert_policy" "plant7_rollout_failed" {
+  name     = "plant-7 rollout failed"
+  kind     = "rollout_failed"
+  severity = "critical"
+  site_id  = edgefleet_site.plant7.id
+}
 
 output "install_command" {
   description = "Run on each node of plant-7 to enroll it"

@@ -52,6 +52,10 @@ var Operations = []Operation{
 	{http.MethodGet, "/rollouts/{id}", nil, Rollout{}},
 	{http.MethodPost, "/rollouts/{id}/start", RolloutAction{}, RolloutTransition{}},
 	{http.MethodPost, "/rollouts/{id}/abort", RolloutAction{}, RolloutTransition{}},
+	{http.MethodPost, "/alert-policies", AlertPolicyCreate{}, AlertPolicy{}},
+	{http.MethodGet, "/alert-policies/{id}", nil, AlertPolicy{}},
+	{http.MethodPatch, "/alert-policies/{id}", AlertPolicyUpdate{}, AlertPolicy{}},
+	{http.MethodDelete, "/alert-policies/{id}", nil, AlertPolicy{}},
 }
 
 func (c *Client) Organization(ctx context.Context) (*Organization, error) {
@@ -244,6 +248,22 @@ func (c *Client) StartRollout(ctx context.Context, id string) (*RolloutTransitio
 
 func (c *Client) AbortRollout(ctx context.Context, id string, note string) (*RolloutTransition, error) {
 	return call[RolloutTransition](ctx, c, http.MethodPost, "/rollouts/"+esc(id)+"/abort", RolloutAction{Note: note})
+}
+
+func (c *Client) CreateAlertPolicy(ctx context.Context, in AlertPolicyCreate) (*AlertPolicy, error) {
+	return call[AlertPolicy](ctx, c, http.MethodPost, "/alert-policies", in)
+}
+
+func (c *Client) GetAlertPolicy(ctx context.Context, id string) (*AlertPolicy, error) {
+	return get[AlertPolicy](ctx, c, "/alert-policies/"+esc(id), nil)
+}
+
+func (c *Client) UpdateAlertPolicy(ctx context.Context, id string, in AlertPolicyUpdate) (*AlertPolicy, error) {
+	return call[AlertPolicy](ctx, c, http.MethodPatch, "/alert-policies/"+esc(id), in)
+}
+
+func (c *Client) DeleteAlertPolicy(ctx context.Context, id string) error {
+	return c.Do(ctx, http.MethodDelete, "/alert-policies/"+esc(id), nil, nil, nil)
 }
 
 // RolloutFinished says whether a rollout's status is final (nothing more will happen by itself).

@@ -277,3 +277,40 @@ type RolloutTransition struct {
 	Before string `json:"before"`
 	Status string `json:"status"`
 }
+
+// AlertPolicySpec is the API's discriminated union (by kind) flattened: each kind sends only its
+// own parameters, the others stay nil.
+type AlertPolicySpec struct {
+	Kind             string   `json:"kind"`
+	ForMinutes       *int64   `json:"forMinutes,omitempty"`
+	ThresholdPercent *float64 `json:"thresholdPercent,omitempty"`
+	Restarts         *int64   `json:"restarts,omitempty"`
+	WindowMinutes    *int64   `json:"windowMinutes,omitempty"`
+	BudgetBytes      *int64   `json:"budgetBytes,omitempty"`
+	Window           *string  `json:"window,omitempty"`
+	Expr             *string  `json:"expr,omitempty"`
+}
+
+type AlertPolicy struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Kind     string          `json:"kind"`
+	Severity string          `json:"severity"`
+	Spec     AlertPolicySpec `json:"spec"`
+	Selector string          `json:"selector"`
+	SiteID   *string         `json:"siteId"`
+	SiteName *string         `json:"siteName"`
+	Enabled  bool            `json:"enabled"`
+}
+
+type AlertPolicyCreate struct {
+	Name     string          `json:"name"`
+	Severity string          `json:"severity"`
+	Spec     AlertPolicySpec `json:"spec"`
+	Selector string          `json:"selector"`
+	SiteID   *string         `json:"siteId"`
+	Enabled  bool            `json:"enabled"`
+}
+
+// AlertPolicyUpdate sends every field: a null siteId widens the policy to every site.
+type AlertPolicyUpdate AlertPolicyCreate

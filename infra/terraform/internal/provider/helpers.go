@@ -46,7 +46,8 @@ func snake(name string) string {
 }
 
 // addAPIError reports an API failure. Invalid input comes with the API's issues: each is put on
-// the attribute it points at when the resource has one of that name (renames: API name → attribute).
+// the attribute it points at when the resource has one of that name (renames: API name → attribute;
+// a two-part key such as "spec.expr" renames a nested field, for APIs that nest what is flat here).
 func addAPIError(diags *diag.Diagnostics, summary string, err error, attributes map[string]bool, renames map[string]string) {
 	var apiErr *client.APIError
 	if !errors.As(err, &apiErr) || len(apiErr.Issues) == 0 {
@@ -58,6 +59,11 @@ func addAPIError(diags *diag.Diagnostics, summary string, err error, attributes 
 		if len(issue.Path) > 0 {
 			first := fmt.Sprint(issue.Path[0])
 			name := renames[first]
+			if len(issue.Path) > 1 {
+				if nested := renames[first+"."+fmt.Sprint(issue.Path[1])]; nested != "" {
+					name = nested
+				}
+			}
 			if name == "" {
 				name = snake(first)
 			}

@@ -43,6 +43,18 @@ func TestAPIIssuesLandOnTheAttributeTheyPointAt(t *testing.T) {
 	}
 }
 
+func TestANestedAPIFieldLandsOnItsFlatAttribute(t *testing.T) {
+	err := &client.APIError{Status: 400, Code: "BAD_REQUEST", Message: "invalid input", Issues: []client.Issue{
+		{Message: "PromQL does not parse", Path: []any{"spec", "expr"}},
+	}}
+	var diags diag.Diagnostics
+	addAPIError(&diags, "Could not create", err, map[string]bool{"expr": true}, map[string]string{"spec.expr": "expr"})
+	withPath, ok := diags[0].(diag.DiagnosticWithPath)
+	if len(diags) != 1 || !ok || !withPath.Path().Equal(path.Root("expr")) || !strings.Contains(diags[0].Detail(), `"spec.expr"`) {
+		t.Fatalf("diagnostics %v", diags)
+	}
+}
+
 func TestCanonicalTime(t *testing.T) {
 	for in, want := range map[string]string{
 		"2099-01-01T00:00:00.000Z": "2099-01-01T00:00:00Z",

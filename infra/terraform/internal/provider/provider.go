@@ -104,6 +104,7 @@ func (p *edgefleetProvider) Resources(_ context.Context) []func() resource.Resou
 		newAppResource,
 		newAppVersionResource,
 		newRolloutResource,
+		newAlertPolicyResource,
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 //	EDGEFLEET_ENDPOINT, EDGEFLEET_API_KEY        the console and an owner key of an organization made for the run
 //	EDGEFLEET_TEST_VIEWER_KEY                    a viewer key of the same organization
 //	EDGEFLEET_TEST_NODE_ID, EDGEFLEET_TEST_OTHER_NODE_ID  two nodes of it (tier=canary and tier=stable, fleet=tf)
+//	EDGEFLEET_TEST_FOREIGN_SITE_ID               a site of another organization
 //	TF_ACC_TERRAFORM_PATH, TF_ACC_PROVIDER_HOST, TF_ACC_PROVIDER_NAMESPACE  OpenTofu (see README)
 var testProviders = map[string]func() (tfprotov6.ProviderServer, error){
 	"edgefleet": providerserver.NewProtocol6WithError(New("test")()),
@@ -28,7 +29,7 @@ var testProviders = map[string]func() (tfprotov6.ProviderServer, error){
 
 func testAccPreCheck(t *testing.T) {
 	t.Helper()
-	for _, name := range []string{"EDGEFLEET_ENDPOINT", "EDGEFLEET_API_KEY", "EDGEFLEET_TEST_VIEWER_KEY", "EDGEFLEET_TEST_NODE_ID", "EDGEFLEET_TEST_OTHER_NODE_ID"} {
+	for _, name := range []string{"EDGEFLEET_ENDPOINT", "EDGEFLEET_API_KEY", "EDGEFLEET_TEST_VIEWER_KEY", "EDGEFLEET_TEST_NODE_ID", "EDGEFLEET_TEST_OTHER_NODE_ID", "EDGEFLEET_TEST_FOREIGN_SITE_ID"} {
 		if os.Getenv(name) == "" {
 			t.Fatalf("%s must be set for acceptance tests: run infra/terraform/scripts/test.sh with the stack up", name)
 		}

@@ -1,0 +1,1 @@
+tofu import edgefleet_alert_policy.canary_cpu <alert policy id>
