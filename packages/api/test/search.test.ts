@@ -62,6 +62,16 @@ describe("search.byName", () => {
   });
 
   it("finds apps by name and rollouts by their app's name, never another organization's", async () => {
+    // A rollout of the seeded app (the seed starts none: the demo's are driven by the controller).
+    const app = await db.app.findFirstOrThrow({
+      where: { name: "telemetry-collector", organization: { slug: ORG } },
+      include: { versions: { take: 1 } },
+    });
+    const version = app.versions[0];
+    if (!version) throw new Error("the seed has no telemetry-collector version");
+    await db.rollout.create({
+      data: { organizationId: app.organizationId, appId: app.id, appVersionId: version.id, selector: "" },
+    });
     const { hits } = await callerFor(db, viewer, ORG).search.byName({ query: "telemetry" });
     const apps = hits.filter((h) => h.kind === "app");
     expect(apps.map((a) => a.name)).toEqual(["telemetry-collector"]);
