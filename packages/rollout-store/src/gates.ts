@@ -224,7 +224,11 @@ async function judgeOne(
     const baseline = await perNode(mimir, tenant, queries.baseline, due.windowEnd, baselineIds);
     // The chart: the same per-node expression over a short trailing window, averaged per cohort.
     const chartGate = { ...gate, windowSeconds: Math.max(60, 2 * stepSeconds) };
-    const range = { from: due.windowStart, to: due.windowEnd, stepSeconds };
+    // Steps counted back from the window's end, so the chart always has the instant judged (a
+    // window shorter than a step would otherwise get only its start, before the first sample).
+    const stepMs = stepSeconds * 1000;
+    const from = due.windowEnd - Math.floor((due.windowEnd - due.windowStart) / stepMs) * stepMs;
+    const range = { from, to: due.windowEnd, stepSeconds };
     const chart: GateChart = {
       stepSeconds,
       canary: await cohortMean(
