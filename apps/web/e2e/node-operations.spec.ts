@@ -88,7 +88,7 @@ test("the node page runs app operations, a forced report and a diagnostics downl
   }).toPass({ timeout: 60_000 });
 
   // Restart: confirmed, then the node's answer in a toast with the restart counter.
-  await operations.getByRole("button", { name: "Restart" }).click();
+  await operations.getByRole("button", { name: "Restart", exact: true }).click();
   await confirm(page, "Yes, restart");
   await expect(
     toast(page, `Restarted telemetry-collector on ${nodeName} (running, 1 restarts)`),
@@ -98,14 +98,14 @@ test("the node page runs app operations, a forced report and a diagnostics downl
   await expect(toast(page, `telemetry-collector on ${nodeName} is healthy`)).toBeVisible();
 
   // Stop holds the app until Start.
-  await operations.getByRole("button", { name: "Stop" }).click();
+  await operations.getByRole("button", { name: "Stop", exact: true }).click();
   await confirm(page, "Yes, stop");
   await expect(toast(page, /^Stopped telemetry-collector on .* \(stopped, 1 restarts\)$/)).toBeVisible();
   await expect(async () => {
     await visit(page, `/nodes/${nodeId}`);
-    await expect(operations.getByRole("button", { name: "Start" })).toBeVisible({ timeout: 2_000 });
+    await expect(operations.getByRole("button", { name: "Start", exact: true })).toBeVisible({ timeout: 2_000 });
   }).toPass({ timeout: 30_000 });
-  await operations.getByRole("button", { name: "Start" }).click();
+  await operations.getByRole("button", { name: "Start", exact: true }).click();
   await expect(toast(page, /^Started telemetry-collector on /)).toBeVisible();
 
   const nodeOperations = page.getByTestId("node-operations");
