@@ -103,7 +103,9 @@ test("the node page runs app operations, a forced report and a diagnostics downl
   await expect(toast(page, /^Stopped telemetry-collector on .* \(stopped, 1 restarts\)$/)).toBeVisible();
   await expect(async () => {
     await visit(page, `/nodes/${nodeId}`);
-    await expect(operations.getByRole("button", { name: "Start", exact: true })).toBeVisible({ timeout: 2_000 });
+    await expect(operations.getByRole("button", { name: "Start", exact: true })).toBeVisible({
+      timeout: 2_000,
+    });
   }).toPass({ timeout: 30_000 });
   await operations.getByRole("button", { name: "Start", exact: true }).click();
   await expect(toast(page, /^Started telemetry-collector on /)).toBeVisible();
