@@ -36,6 +36,34 @@ export async function confirm(page: Page, button: string): Promise<void> {
   await expect(dialog).toHaveCount(0);
 }
 
+/** Calls a tRPC mutation as the signed-in user (same origin, session cookie). */
+export async function mutate<T>(page: Page, path: string, input: unknown): Promise<T> {
+  const response = await page.request.post(`/api/trpc/${path}`, { data: { json: input } });
+  expect(response.ok(), await response.text()).toBe(true);
+  return ((await response.json()) as { result: { data: { json: T } } }).result.data.json;
+}
+
+/**
+ * A rollout whose page the page tests can visit, when none exists yet (the seed starts none):
+ * the app's first version to one seeded node, aborted at once so that it blocks no other rollout.
+ */
+async function pageRollout(page: Page, appId: string): Promise<{ id: string }> {
+  const versions = await query<{ items: Array<{ id: string; artifact: { state: string } }> }>(
+    page,
+    "appVersion.list",
+    { appId },
+  );
+  const version = versions.items.find((v) => v.artifact.state === "ready");
+  if (!version) throw new Error(`the seeded app has no ready version: ${JSON.stringify(versions.items)}`);
+  const rollout = await mutate<{ id: string }>(page, "rollout.create", {
+    appVersionId: version.id,
+    target: { selector: "site=plant-9" },
+    strategy: { batches: [{ count: 1, pauseAfter: "approval" }] },
+  });
+  await mutate(page, "rollout.abort", { id: rollout.id });
+  return rollout;
+}
+
 /** Calls a tRPC query as the signed-in user (same origin, session cookie). */
 export async function query<T>(page: Page, path: string, input: unknown): Promise<T> {
   const response = await page.request.get(
@@ -66,8 +94,8 @@ export async function consolePages(
     { query: "telemetry-collector" },
   );
   const app = seeded.hits.find((hit) => hit.kind === "app");
-  const rollout = seeded.hits.find((hit) => hit.kind === "rollout");
-  if (!app || !rollout) throw new Error(`seeded app or rollout missing: ${JSON.stringify(seeded.hits)}`);
+  if (!app) throw new Error(`seeded app missing: ${JSON.stringify(seeded.hits)}`);
+  const rollout = seeded.hits.find((hit) => hit.kind === "rollout") ?? (await pageRollout(page, app.id));
   return [
     { name: "fleet", path: "/fleet", ready: page.getByTestId("recent-events") },
     { name: "nodes", path: "/nodes", ready: page.getByTestId("node-name").first() },
