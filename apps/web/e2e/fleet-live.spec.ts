@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { expect, type Page, test } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { mutate } from "./console";
 import { signInAs } from "./keycloak";
 
 const NATS_URL = process.env.NATS_URL;
@@ -11,12 +12,6 @@ const AGENT_CLI = fileURLToPath(
 );
 
 /** Calls a tRPC mutation as the signed-in user (same origin, session cookie), superjson-encoded. */
-async function mutate<T>(page: Page, path: string, input: unknown): Promise<T> {
-  const response = await page.request.post(`/api/trpc/${path}`, { data: { json: input } });
-  expect(response.ok(), await response.text()).toBe(true);
-  return ((await response.json()) as { result: { data: { json: T } } }).result.data.json;
-}
-
 let agent: ChildProcess | null = null;
 test.afterEach(() => {
   agent?.kill("SIGTERM");

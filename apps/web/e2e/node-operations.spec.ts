@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { expect, type Page, test } from "@playwright/test";
-import { confirm, query, toast } from "./console";
+import { expect, test } from "@playwright/test";
+import { confirm, mutate, query, toast } from "./console";
 import { signInAs, visit } from "./keycloak";
 
 // Node operations in the console (issue 13): a real agent (hollow runtime, real protocol) gets
@@ -16,12 +16,6 @@ const NATS_ENROLL_CREDS = process.env.NATS_ENROLL_CREDS;
 const AGENT_CLI = fileURLToPath(
   new URL("../../../packages/agent-sdk/bin/edgefleet-agent.mjs", import.meta.url),
 );
-
-async function mutate<T>(page: Page, path: string, input: unknown): Promise<T> {
-  const response = await page.request.post(`/api/trpc/${path}`, { data: { json: input } });
-  expect(response.ok(), await response.text()).toBe(true);
-  return ((await response.json()) as { result: { data: { json: T } } }).result.data.json;
-}
 
 let agent: ChildProcess | null = null;
 test.afterEach(() => {

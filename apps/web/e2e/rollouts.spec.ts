@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { expect, type Page, test } from "@playwright/test";
-import { confirm, query } from "./console";
+import { expect, test } from "@playwright/test";
+import { confirm, mutate, query } from "./console";
 import { signInAs, visit } from "./keycloak";
 
 // Apps, versions and rollouts end to end: real hollow agents (real protocol, real artifact
@@ -13,12 +13,6 @@ const NATS_ENROLL_CREDS = process.env.NATS_ENROLL_CREDS;
 const AGENT_CLI = fileURLToPath(
   new URL("../../../packages/agent-sdk/bin/edgefleet-agent.mjs", import.meta.url),
 );
-
-async function mutate<T>(page: Page, path: string, input: unknown): Promise<T> {
-  const response = await page.request.post(`/api/trpc/${path}`, { data: { json: input } });
-  expect(response.ok(), await response.text()).toBe(true);
-  return ((await response.json()) as { result: { data: { json: T } } }).result.data.json;
-}
 
 interface Deployment {
   instances: number;
