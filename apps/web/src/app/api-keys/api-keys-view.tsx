@@ -167,7 +167,7 @@ function CreateKeyForm(props: {
         </>
       }
     >
-      <ApiForm form={form} label="Create an API key" onSubmit={(values) => create.mutate(values)}>
+      <ApiForm form={form} label="Create an API key" mutation={create}>
         <TextField
           name="name"
           label="Name"
@@ -182,12 +182,7 @@ function CreateKeyForm(props: {
           options={roleOptions((r) => (props.myRole ? roleAtLeast(props.myRole, r) : true))}
         />
         <TextField name="expiresAt" label="Expires (optional)" accessibleName="Expires on" type="date" />
-        <FormFooter
-          label="Create key"
-          pendingLabel="Creating…"
-          pending={create.isPending}
-          disabledReason={props.disabledReason}
-        />
+        <FormFooter label="Create key" pendingLabel="Creating…" disabledReason={props.disabledReason} />
       </ApiForm>
       {created ? <CopyOnce label="API key" secret={created.key} onDismiss={() => setCreated(null)} /> : null}
     </Section>

@@ -297,7 +297,7 @@ function FilterForm(props: {
         <TextField name="targetId" label="Target id" placeholder="id" maxLength={100} />
         <TextField name="from" label="From" accessibleName="Earliest time" type="datetime-local" />
         <TextField name="to" label="To" accessibleName="Latest time" type="datetime-local" />
-        <FormFooter label="Apply filters" pendingLabel="Applying…" pending={false}>
+        <FormFooter label="Apply filters" pendingLabel="Applying…">
           <Button
             type="button"
             variant="outline"

@@ -115,6 +115,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
       <ApiForm
         form={form}
         label="Create an enrollment token"
+        pending={create.isPending}
         onSubmit={({ description, ...values }) =>
           create.mutate({ ...values, ...(description ? { description } : {}) })
         }
@@ -148,12 +149,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           description="key=value, comma separated"
         />
         <CheckboxField name="requiresApproval" label="Approve each node" />
-        <FormFooter
-          label="Create token"
-          pendingLabel="Creating…"
-          pending={create.isPending}
-          disabledReason={props.disabledReason}
-        />
+        <FormFooter label="Create token" pendingLabel="Creating…" disabledReason={props.disabledReason} />
       </ApiForm>
       {created ? (
         <div className="grid gap-4">

@@ -63,6 +63,7 @@ export function BulkLabels(props: { selectedIds: string[]; selector: string; onD
           form={form}
           label="Edit labels"
           className="sm:grid-cols-1"
+          pending={mutation.isPending}
           onSubmit={(values) => send({ ids: props.selectedIds }, values)}
         >
           <TextField
@@ -80,7 +81,6 @@ export function BulkLabels(props: { selectedIds: string[]; selector: string; onD
           <FormFooter
             label={`Apply to ${count} selected`}
             pendingLabel="Applying…"
-            pending={mutation.isPending}
             disabledReason={count === 0 ? "select rows first, or apply to the selector" : null}
           >
             <Button

@@ -55,6 +55,7 @@ export function CreateNameForm(props: {
       <ApiForm
         form={form}
         label={`Create ${/^[aeiou]/.test(props.noun) ? "an" : "a"} ${props.noun}`}
+        pending={create.isPending}
         onSubmit={({ name, description }) => create.mutate({ name, ...(description ? { description } : {}) })}
       >
         <TextField
@@ -74,7 +75,6 @@ export function CreateNameForm(props: {
         <FormFooter
           label={`Create ${props.noun}`}
           pendingLabel="Creating…"
-          pending={create.isPending}
           disabledReason={props.disabledReason}
         />
       </ApiForm>

@@ -71,6 +71,7 @@ export function EditNameForm(props: {
       form={form}
       label={`Edit the ${props.noun}`}
       className="sm:grid-cols-1"
+      pending={update.isPending}
       onSubmit={(values) =>
         update.mutate({
           id,
@@ -86,12 +87,7 @@ export function EditNameForm(props: {
         description={props.nameDescription}
       />
       <TextField name="description" label="Description" accessibleName={`New ${props.noun} description`} />
-      <FormFooter
-        label="Save"
-        pendingLabel="Saving…"
-        pending={update.isPending}
-        disabledReason={props.disabledReason}
-      >
+      <FormFooter label="Save" pendingLabel="Saving…" disabledReason={props.disabledReason}>
         <ConfirmAction
           label={`Delete ${props.noun}`}
           variant="destructive"

@@ -49,6 +49,7 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         form={form}
         label="Add a version"
         className="sm:grid-cols-2"
+        pending={pending}
         onSubmit={async (values) => {
           setProgress(null);
           const version = await create
@@ -149,7 +150,6 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         <FormFooter
           label="Add version"
           pendingLabel={upload.isPending ? "Uploading…" : "Adding…"}
-          pending={pending}
           disabledReason={props.disabledReason}
         />
       </ApiForm>
