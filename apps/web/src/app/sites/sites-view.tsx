@@ -6,9 +6,9 @@ import { createSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { MapPinIcon } from "lucide-react";
 import Link from "next/link";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { CreateNameForm } from "~/components/forms/create-name-form";
-import { QueryContent } from "~/components/query-content";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
@@ -96,26 +96,22 @@ export function SitesView(props: { role: Role }) {
         disabledReason={denied}
       />
       <Section title="Sites">
-        <QueryContent query={sites} loading="Loading sites">
-          {(data) => (
-            <DataTable
-              label="Sites"
-              testId="sites"
-              urlKey=""
-              columnChooser
-              columns={columns}
-              data={data}
-              getRowId={(site) => site.id ?? "none"}
-              rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
-              empty={
-                <EmptyState icon={<MapPinIcon />} title="No sites yet">
-                  A site is a place with nodes. Create one above; its page then generates the leaf node that
-                  keeps the site working offline.
-                </EmptyState>
-              }
-            />
-          )}
-        </QueryContent>
+        <QueryTable
+          query={sites}
+          label="Sites"
+          testId="sites"
+          urlKey=""
+          columnChooser
+          columns={columns}
+          getRowId={(site) => site.id ?? "none"}
+          rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
+          empty={
+            <EmptyState icon={<MapPinIcon />} title="No sites yet">
+              A site is a place with nodes. Create one above; its page then generates the leaf node that keeps
+              the site working offline.
+            </EmptyState>
+          }
+        />
       </Section>
     </>
   );
