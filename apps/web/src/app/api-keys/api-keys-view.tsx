@@ -96,7 +96,6 @@ export function ApiKeysView() {
         <QueryTable
           query={keys}
           loading="Loading API keys"
-          rows={(data) => data.items}
           label="API keys"
           urlKey=""
           columnChooser

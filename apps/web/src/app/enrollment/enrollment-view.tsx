@@ -230,7 +230,6 @@ function PendingNodes(props: { disabledReason: string | null }) {
     <Section ref={ref} id="pending-nodes" title="Waiting for approval">
       <QueryTable
         query={pending}
-        rows={(data) => data.items}
         label="Nodes waiting for approval"
         testId="pending-nodes"
         urlKey="pending."

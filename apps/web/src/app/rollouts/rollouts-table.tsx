@@ -53,7 +53,6 @@ export function RolloutsTable(props: { appId?: string; className?: string }) {
     <Section title="Rollouts" className={props.className}>
       <QueryTable
         query={rollouts}
-        rows={(data) => data.items}
         label="Rollouts"
         testId="rollouts"
         urlKey="r"

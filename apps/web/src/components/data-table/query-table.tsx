@@ -22,7 +22,7 @@ interface ListQuery<Data> {
 export function QueryTable<Data, Row>(
   props: Omit<React.ComponentProps<typeof DataTable<Row>>, "data" | "getRowId"> & {
     query: ListQuery<Data>;
-    /** The rows in what the query loaded; the data itself when it is the list. */
+    /** The rows in what the query loaded; by default the list itself or a list page's `items`. */
     rows?: (data: Data) => Row[];
     getRowId?: (row: Row) => string;
     loading?: string;
@@ -40,7 +40,7 @@ export function QueryTable<Data, Row>(
       {(data) => (
         <DataTable
           {...table}
-          data={rows ? rows(data) : (data as Row[])}
+          data={rows ? rows(data) : listRows<Row>(data)}
           getRowId={getRowId ?? ((row) => (row as { id: string }).id)}
           footer={
             more ? (
@@ -61,4 +61,9 @@ export function QueryTable<Data, Row>(
       )}
     </QueryContent>
   );
+}
+
+/** The API's lists come as an array or as a page (`{ items, nextCursor }`). */
+function listRows<Row>(data: unknown): Row[] {
+  return Array.isArray(data) ? data : (data as { items: Row[] }).items;
 }
