@@ -41,15 +41,23 @@ export function TextField<Values extends FieldValues>(
   );
 }
 
-/** A labelled native select; `parse` turns the option's string back into the field's value. */
+type SelectOption = { value: string; label: string; disabled?: boolean };
+
+/**
+ * A labelled native select; `parse` turns the option's string back into the field's value. Fixed
+ * choices can be written as `{ value: label }` in the order shown.
+ */
 export function SelectField<Values extends FieldValues>(
   props: FieldProps<Values> & {
-    options: Array<{ value: string; label: string; disabled?: boolean }>;
+    options: SelectOption[] | Record<string, string>;
     parse?: (value: string) => unknown;
     disabled?: boolean;
   },
 ) {
   const { control } = useFormContext<Values>();
+  const options = Array.isArray(props.options)
+    ? props.options
+    : Object.entries(props.options).map(([value, label]): SelectOption => ({ value, label }));
   return (
     <FormField
       control={control}
@@ -69,7 +77,7 @@ export function SelectField<Values extends FieldValues>(
                 field.onChange(props.parse ? props.parse(event.target.value) : event.target.value)
               }
             >
-              {props.options.map((option) => (
+              {options.map((option) => (
                 <option key={option.value} value={option.value} disabled={option.disabled}>
                   {option.label}
                 </option>

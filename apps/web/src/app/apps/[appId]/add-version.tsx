@@ -85,11 +85,7 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         <SelectField
           name="restart"
           label="Restart"
-          options={[
-            { value: "", label: "always (default)" },
-            { value: "on-failure", label: "on failure" },
-            { value: "never", label: "never" },
-          ]}
+          options={{ "": "always (default)", "on-failure": "on failure", never: "never" }}
         />
         <CheckboxField
           name="revertOnFailure"
@@ -98,10 +94,7 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         <SelectField
           name="source"
           label="Artifact"
-          options={[
-            { value: "upload", label: "Upload a file" },
-            { value: "url", label: "Import from an https URL" },
-          ]}
+          options={{ upload: "Upload a file", url: "Import from an https URL" }}
         />
         {source === "url" ? (
           <TextField name="url" label="Artifact URL" placeholder="https://example.com/app-1.4.2.tar.gz" />
