@@ -7,19 +7,13 @@ import { DetailCard, DetailCards } from "~/components/detail-card";
 import { EditNameForm } from "~/components/forms/edit-name-form";
 import { RelativeTime } from "~/components/relative-time";
 import { type Role, roleDenial } from "~/components/role-reason";
+import { NODE_STATUS_COLOURS } from "~/components/status-badge";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { cn } from "~/lib/utils";
 import { useTRPC } from "~/trpc/react";
 import { siteNodesHref } from "../sites-view";
 import { LeafBundle } from "./leaf-bundle";
-
-const STATUSES = [
-  { status: "online", className: "text-online" },
-  { status: "offline", className: "text-offline" },
-  { status: "pending", className: "text-pending" },
-  { status: "revoked", className: "text-revoked" },
-] as const;
 
 export function SiteDetail(props: { id: string; role: Role }) {
   const trpc = useTRPC();
@@ -48,7 +42,7 @@ export function SiteDetail(props: { id: string; role: Role }) {
             ]}
           >
             <div className="grid grid-cols-2 gap-2 sm:grid-cols-4" data-testid="site-counts">
-              {STATUSES.map(({ status, className }) => (
+              {NODE_STATUS_COLOURS.map(({ status, className }) => (
                 <div key={status} className="rounded-lg border p-3">
                   <strong
                     data-testid={`count-${status}`}
