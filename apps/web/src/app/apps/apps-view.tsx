@@ -97,11 +97,9 @@ export function AppsView(props: { role: Role }) {
     <>
       <CreateNameForm
         noun="app"
-        id="new-app"
         description="Agents know an app by its name (its folder on the node), so the name cannot change while nodes have it."
         schema={createAppInput}
         create={create.mutateAsync}
-        href={(id) => `/apps/${id}`}
         placeholders={{ name: "telemetry-collector", description: "Ships sensor readings upstream" }}
         disabledReason={denied}
       />

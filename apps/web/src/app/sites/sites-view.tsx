@@ -81,7 +81,6 @@ export function SitesView(props: { role: Role }) {
     <>
       <CreateNameForm
         noun="site"
-        id="new-site"
         description={
           <>
             A site is a place with nodes (a plant, a depot, a vehicle). Its NATS leaf node lets the
@@ -91,7 +90,6 @@ export function SitesView(props: { role: Role }) {
         }
         schema={createSiteInput}
         create={create.mutateAsync}
-        href={(id) => `/sites/${id}`}
         placeholders={{ name: "plant-7", description: "Plant 7, Rotterdam" }}
         disabledReason={denied}
       />

@@ -47,7 +47,6 @@ export function AppDetail(props: { id: string; role: Role }) {
               schema={updateAppInput}
               save={update.mutateAsync}
               remove={remove.mutateAsync}
-              listHref="/apps"
               nameDescription={data.instances > 0 ? "Cannot change while nodes have the app." : undefined}
               deleteConsequence={
                 data.instances > 0

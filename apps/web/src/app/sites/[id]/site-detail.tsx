@@ -68,7 +68,6 @@ export function SiteDetail(props: { id: string; role: Role }) {
               schema={updateSiteInput}
               save={update.mutateAsync}
               remove={remove.mutateAsync}
-              listHref="/sites"
               deleteConsequence={
                 data.total > 0
                   ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
