@@ -1,7 +1,6 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { createSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { MapPinIcon } from "lucide-react";
@@ -9,11 +8,11 @@ import Link from "next/link";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { CreateNameForm } from "~/components/forms/create-name-form";
+import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
 
-type Role = (typeof ROLES)[number];
 type SiteRow = RouterOutputs["site"]["list"][number];
 
 /** Node counts move as agents come and go: poll. */
@@ -76,7 +75,7 @@ export function SitesView(props: { role: Role }) {
   const trpc = useTRPC();
   const sites = useQuery(trpc.site.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
   const create = useMutation(trpc.site.create.mutationOptions());
-  const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
+  const denied = roleDenial(props.role, "admin");
   return (
     <>
       <CreateNameForm
