@@ -4,6 +4,7 @@ import type * as React from "react";
 import { QueryContent } from "../query-content";
 import { Button } from "../ui/button";
 import { DataTable } from "./data-table";
+import { listRows } from "./list-rows";
 
 /** A loaded list as React Query gives it; a paged (infinite) query also says how to load more. */
 interface ListQuery<Data> {
@@ -40,7 +41,7 @@ export function QueryTable<Data, Row>(
       {(data) => (
         <DataTable
           {...table}
-          data={rows ? rows(data) : listRows<Row>(data)}
+          data={rows ? rows(data) : listRows(data as Row[] | { items: Row[] })}
           getRowId={getRowId ?? ((row) => (row as { id: string }).id)}
           footer={
             more ? (
@@ -61,9 +62,4 @@ export function QueryTable<Data, Row>(
       )}
     </QueryContent>
   );
-}
-
-/** The API's lists come as an array or as a page (`{ items, nextCursor }`). */
-function listRows<Row>(data: unknown): Row[] {
-  return Array.isArray(data) ? data : (data as { items: Row[] }).items;
 }

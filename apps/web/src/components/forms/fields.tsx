@@ -7,6 +7,7 @@ import { Checkbox } from "../ui/checkbox";
 import { FormControl, FormDescription, FormField, FormItem, FormLabel, FormMessage } from "../ui/form";
 import { Input } from "../ui/input";
 import { NativeSelect } from "../ui/native-select";
+import { type SelectOption, selectOptions } from "./select-options";
 
 interface FieldProps<Values extends FieldValues> {
   name: FieldPath<Values>;
@@ -41,11 +42,9 @@ export function TextField<Values extends FieldValues>(
   );
 }
 
-type SelectOption = { value: string; label: string; disabled?: boolean };
-
 /**
  * A labelled native select; `parse` turns the option's string back into the field's value. Fixed
- * choices can be written as `{ value: label }` in the order shown.
+ * choices can be written as `{ value: label }` in the order shown (see selectOptions).
  */
 export function SelectField<Values extends FieldValues>(
   props: FieldProps<Values> & {
@@ -55,9 +54,7 @@ export function SelectField<Values extends FieldValues>(
   },
 ) {
   const { control } = useFormContext<Values>();
-  const options = Array.isArray(props.options)
-    ? props.options
-    : Object.entries(props.options).map(([value, label]): SelectOption => ({ value, label }));
+  const options = selectOptions(props.options);
   return (
     <FormField
       control={control}
