@@ -1,7 +1,9 @@
 import { bulkUpdateLabelsInput, createTokenInput } from "@edgefleet/api/schemas";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
+import { listRows } from "../src/components/data-table/list-rows";
 import { formatHidden, formatSort, parseHidden, parseSort } from "../src/components/data-table/use-url-state";
+import { selectOptions } from "../src/components/forms/select-options";
 import {
   labelAssignmentsText,
   labelKeysText,
@@ -76,5 +78,24 @@ describe("table state in the URL", () => {
     expect(parseHidden("")).toEqual({});
     expect(formatHidden({ labels: false, site: true })).toBe("labels");
     expect(formatHidden({ site: true })).toBeNull();
+  });
+});
+
+describe("kit helpers the views lean on", () => {
+  it("writes fixed select choices as { value: label } in the order written, empty value included", () => {
+    expect(selectOptions({ "": "none", count: "at most N nodes", percent: "at most N%" })).toEqual([
+      { value: "", label: "none" },
+      { value: "count", label: "at most N nodes" },
+      { value: "percent", label: "at most N%" },
+    ]);
+    const list = [{ value: "a", label: "A", disabled: true }];
+    expect(selectOptions(list)).toBe(list);
+  });
+
+  it("reads a table's rows from a plain list or from a list page's items", () => {
+    expect(listRows([{ id: "1" }])).toEqual([{ id: "1" }]);
+    expect(listRows({ items: [{ id: "2" }], nextCursor: null } as { items: Array<{ id: string }> })).toEqual([
+      { id: "2" },
+    ]);
   });
 });

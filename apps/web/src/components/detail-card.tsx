@@ -1,5 +1,6 @@
 import type * as React from "react";
 import { cn } from "~/lib/utils";
+import { QueryContent } from "./query-content";
 import { Card, CardHeader } from "./ui/card";
 
 /** One fact of a detail card: its name, its value, and how the value is set (e.g. monospace ids). */
@@ -40,5 +41,24 @@ export function DetailCard(props: {
       </dl>
       {props.children}
     </Card>
+  );
+}
+
+/**
+ * The body of a thing's page: what went wrong loading it, or a placeholder while it loads, then
+ * its cards in two columns from lg up, the first (its DetailCard) across both.
+ */
+export function DetailCards<Data>(props: {
+  query: { error: { message: string } | null; data: Data | undefined };
+  /** Read to screen readers while loading, e.g. "Loading the site". */
+  loading: string;
+  children: (data: Data) => React.ReactNode;
+}) {
+  return (
+    <QueryContent query={props.query} loading={props.loading} skeletonClassName="h-48">
+      {(data) => (
+        <div className="grid gap-6 lg:grid-cols-2 lg:[&>:first-child]:col-span-2">{props.children(data)}</div>
+      )}
+    </QueryContent>
   );
 }

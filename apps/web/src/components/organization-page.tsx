@@ -53,3 +53,52 @@ export async function OrganizationPage(props: {
     </AppShell>
   );
 }
+
+/**
+ * The page of one of an organization's lists (`/apps`, `/sites`, …): "<name> · <organization>"
+ * as its title, the view keyed by organization so switching starts from a clean cache.
+ */
+export function organizationListPage(options: {
+  path: string;
+  name: string;
+  description?: ReactNode;
+  view: (organization: Membership) => ReactNode;
+}) {
+  // biome-ignore lint/correctness/noComponentHookFactories: made once per route at module load (a page's default export), never during a render
+  return function ListPage() {
+    return (
+      <OrganizationPage
+        path={options.path}
+        title={(organization) => `${options.name} · ${organization.name}`}
+        description={options.description}
+      >
+        {options.view}
+      </OrganizationPage>
+    );
+  };
+}
+
+/** The name of a route's one dynamic segment: `id` for "/sites/[id]". */
+type RouteParam<Route extends string> = Route extends `${string}[${infer Param}]` ? Param : never;
+
+/**
+ * The page of one thing of an organization (`/apps/[appId]`, `/sites/[id]`, …), titled by its
+ * kind; the view, keyed by organization, loads the thing itself (and says when it is not found).
+ */
+export function organizationDetailPage<Route extends `/${string}/[${string}]`>(options: {
+  /** The page's route as its folder names it, e.g. "/sites/[id]". */
+  route: Route;
+  title: string;
+  view: (id: string, organization: Membership) => ReactNode;
+}) {
+  const param = /\[(\w+)\]$/.exec(options.route)?.[1] as RouteParam<Route>;
+  // biome-ignore lint/correctness/noComponentHookFactories: made once per route at module load (a page's default export), never during a render
+  return async function DetailPage(props: { params: Promise<Record<RouteParam<Route>, string>> }) {
+    const id = (await props.params)[param];
+    return (
+      <OrganizationPage path={options.route.replace(`[${param}]`, id)} title={() => options.title}>
+        {(organization) => options.view(id, organization)}
+      </OrganizationPage>
+    );
+  };
+}

@@ -10,13 +10,13 @@ import { z } from "zod";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { textFor } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
-import { QueryContent } from "~/components/query-content";
 import { relativeTime } from "~/components/relative-time";
 import { type Role, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
@@ -93,25 +93,20 @@ export function ApiKeysView() {
         onCreated={() => queryClient.invalidateQueries(trpc.apiKey.list.queryFilter())}
       />
       <Section title="Keys">
-        <QueryContent query={keys} loading="Loading API keys">
-          {(data) => (
-            <DataTable
-              label="API keys"
-              urlKey=""
-              columnChooser
-              columns={columns}
-              data={data.items}
-              getRowId={(key) => key.id}
-              rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}
-              empty={
-                <EmptyState icon={<KeyRoundIcon />} title="No API keys yet">
-                  Scripts, CI and the Terraform provider use keys. Create one above with the least role it
-                  needs.
-                </EmptyState>
-              }
-            />
-          )}
-        </QueryContent>
+        <QueryTable
+          query={keys}
+          loading="Loading API keys"
+          label="API keys"
+          urlKey=""
+          columnChooser
+          columns={columns}
+          rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}
+          empty={
+            <EmptyState icon={<KeyRoundIcon />} title="No API keys yet">
+              Scripts, CI and the Terraform provider use keys. Create one above with the least role it needs.
+            </EmptyState>
+          }
+        />
       </Section>
     </>
   );
@@ -167,7 +162,7 @@ function CreateKeyForm(props: {
         </>
       }
     >
-      <ApiForm form={form} label="Create an API key" onSubmit={(values) => create.mutate(values)}>
+      <ApiForm form={form} label="Create an API key" mutation={create}>
         <TextField
           name="name"
           label="Name"
@@ -182,12 +177,7 @@ function CreateKeyForm(props: {
           options={roleOptions((r) => (props.myRole ? roleAtLeast(props.myRole, r) : true))}
         />
         <TextField name="expiresAt" label="Expires (optional)" accessibleName="Expires on" type="date" />
-        <FormFooter
-          label="Create key"
-          pendingLabel="Creating…"
-          pending={create.isPending}
-          disabledReason={props.disabledReason}
-        />
+        <FormFooter label="Create key" pendingLabel="Creating…" disabledReason={props.disabledReason} />
       </ApiForm>
       {created ? <CopyOnce label="API key" secret={created.key} onDismiss={() => setCreated(null)} /> : null}
     </Section>

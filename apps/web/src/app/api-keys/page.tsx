@@ -1,12 +1,10 @@
-import { OrganizationPage } from "~/components/organization-page";
+import { organizationListPage } from "~/components/organization-page";
 import { ApiKeysView } from "./api-keys-view";
 
 export const dynamic = "force-dynamic";
 
-export default function ApiKeysPage() {
-  return (
-    <OrganizationPage path="/api-keys" title={(organization) => `API keys · ${organization.name}`}>
-      {(organization) => <ApiKeysView key={organization.slug} />}
-    </OrganizationPage>
-  );
-}
+export default organizationListPage({
+  path: "/api-keys",
+  name: "API keys",
+  view: (organization) => <ApiKeysView key={organization.slug} />,
+});

@@ -8,9 +8,9 @@ import Link from "next/link";
 import { useMemo } from "react";
 import { ConfirmAction } from "~/components/confirm-action";
 import { actionsColumn } from "~/components/data-table/columns";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { CreateNameForm } from "~/components/forms/create-name-form";
-import { QueryContent } from "~/components/query-content";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
@@ -97,35 +97,28 @@ export function AppsView(props: { role: Role }) {
     <>
       <CreateNameForm
         noun="app"
-        id="new-app"
         description="Agents know an app by its name (its folder on the node), so the name cannot change while nodes have it."
         schema={createAppInput}
         create={create.mutateAsync}
-        href={(id) => `/apps/${id}`}
         placeholders={{ name: "telemetry-collector", description: "Ships sensor readings upstream" }}
         disabledReason={denied}
       />
       <Section title="Apps">
-        <QueryContent query={apps} loading="Loading apps">
-          {(data) => (
-            <DataTable
-              label="Apps"
-              testId="apps"
-              urlKey=""
-              columns={columns}
-              data={data}
-              getRowId={(app) => app.id}
-              rowAttributes={(app) => ({ "data-testid": "app-row", "data-name": app.name })}
-              empty={
-                <EmptyState icon={<BoxIcon />} title="No apps yet">
-                  An app is a program your nodes run, known to them by its name. Create one above, add a
-                  version (its run command and an artifact: a tarball or a binary), then roll the version out
-                  to your nodes batch by batch.
-                </EmptyState>
-              }
-            />
-          )}
-        </QueryContent>
+        <QueryTable
+          query={apps}
+          label="Apps"
+          testId="apps"
+          urlKey=""
+          columns={columns}
+          rowAttributes={(app) => ({ "data-testid": "app-row", "data-name": app.name })}
+          empty={
+            <EmptyState icon={<BoxIcon />} title="No apps yet">
+              An app is a program your nodes run, known to them by its name. Create one above, add a version
+              (its run command and an artifact: a tarball or a binary), then roll the version out to your
+              nodes batch by batch.
+            </EmptyState>
+          }
+        />
       </Section>
     </>
   );

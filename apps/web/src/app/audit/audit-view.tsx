@@ -8,13 +8,13 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useMemo, useState } from "react";
 import { z } from "zod";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { optionalChoice } from "~/components/forms/text-fields";
 import { useApiForm } from "~/components/forms/use-api-form";
-import { QueryContent } from "~/components/query-content";
 import { Button } from "~/components/ui/button";
 import { Card } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
@@ -171,42 +171,23 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
             Scripts: <code>GET /api/v1/audit/export?format=csv</code> with an API key.
           </span>
         </div>
-        <QueryContent
-          query={{ error: entries.error, data: entries.data && items }}
+        <QueryTable
+          query={entries}
+          rows={() => items}
           loading="Loading the audit log"
           skeletonClassName="h-48"
-        >
-          {(data) => (
-            <DataTable
-              label="Audit log"
-              urlKey="table."
-              columnChooser
-              columns={columns}
-              data={data}
-              getRowId={(entry) => entry.id}
-              rowAttributes={(entry) => ({ "data-testid": "audit-row", "data-action": entry.action })}
-              empty={
-                <EmptyState icon={<ScrollTextIcon />} title="No entries match these filters.">
-                  Every change made in this organization is recorded here. Widen the time range or clear the
-                  filters.
-                </EmptyState>
-              }
-              footer={
-                entries.hasNextPage ? (
-                  <Button
-                    type="button"
-                    variant="outline"
-                    className="justify-self-start"
-                    disabled={entries.isFetchingNextPage}
-                    onClick={() => void entries.fetchNextPage()}
-                  >
-                    {entries.isFetchingNextPage ? "Loading…" : "Load more"}
-                  </Button>
-                ) : null
-              }
-            />
-          )}
-        </QueryContent>
+          label="Audit log"
+          urlKey="table."
+          columnChooser
+          columns={columns}
+          rowAttributes={(entry) => ({ "data-testid": "audit-row", "data-action": entry.action })}
+          empty={
+            <EmptyState icon={<ScrollTextIcon />} title="No entries match these filters.">
+              Every change made in this organization is recorded here. Widen the time range or clear the
+              filters.
+            </EmptyState>
+          }
+        />
       </Card>
     </>
   );
@@ -297,7 +278,7 @@ function FilterForm(props: {
         <TextField name="targetId" label="Target id" placeholder="id" maxLength={100} />
         <TextField name="from" label="From" accessibleName="Earliest time" type="datetime-local" />
         <TextField name="to" label="To" accessibleName="Latest time" type="datetime-local" />
-        <FormFooter label="Apply filters" pendingLabel="Applying…" pending={false}>
+        <FormFooter label="Apply filters" pendingLabel="Applying…">
           <Button
             type="button"
             variant="outline"

@@ -10,13 +10,13 @@ import { useMemo, useRef, useState } from "react";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, labelsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
-import { QueryContent } from "~/components/query-content";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
@@ -115,6 +115,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
       <ApiForm
         form={form}
         label="Create an enrollment token"
+        pending={create.isPending}
         onSubmit={({ description, ...values }) =>
           create.mutate({ ...values, ...(description ? { description } : {}) })
         }
@@ -148,12 +149,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           description="key=value, comma separated"
         />
         <CheckboxField name="requiresApproval" label="Approve each node" />
-        <FormFooter
-          label="Create token"
-          pendingLabel="Creating…"
-          pending={create.isPending}
-          disabledReason={props.disabledReason}
-        />
+        <FormFooter label="Create token" pendingLabel="Creating…" disabledReason={props.disabledReason} />
       </ApiForm>
       {created ? (
         <div className="grid gap-4">
@@ -232,25 +228,20 @@ function PendingNodes(props: { disabledReason: string | null }) {
   ];
   return (
     <Section ref={ref} id="pending-nodes" title="Waiting for approval">
-      <QueryContent query={pending} loading="Loading nodes waiting for approval">
-        {(data) => (
-          <DataTable
-            label="Nodes waiting for approval"
-            testId="pending-nodes"
-            urlKey="pending."
-            columns={columns}
-            data={data.items}
-            getRowId={(node) => node.id}
-            rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
-            empty={
-              <EmptyState icon={<HourglassIcon />} title="No node is waiting" testId="pending-empty">
-                Nodes enrolled with a token that asks for approval appear here until an operator approves or
-                rejects them.
-              </EmptyState>
-            }
-          />
-        )}
-      </QueryContent>
+      <QueryTable
+        query={pending}
+        label="Nodes waiting for approval"
+        testId="pending-nodes"
+        urlKey="pending."
+        columns={columns}
+        rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
+        empty={
+          <EmptyState icon={<HourglassIcon />} title="No node is waiting" testId="pending-empty">
+            Nodes enrolled with a token that asks for approval appear here until an operator approves or
+            rejects them.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }
@@ -325,38 +316,22 @@ function TokenList(props: { disabledReason: string | null }) {
   ];
   return (
     <Section title="Tokens">
-      <QueryContent query={{ error: tokens.error, data: tokens.data && items }} loading="Loading tokens">
-        {(data) => (
-          <DataTable
-            label="Enrollment tokens"
-            testId="tokens"
-            urlKey="tokens."
-            columnChooser
-            columns={columns}
-            data={data}
-            getRowId={(token) => token.id}
-            rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}
-            empty={
-              <EmptyState icon={<TicketIcon />} title="No tokens yet">
-                Create one above, then run the install command it shows on the node.
-              </EmptyState>
-            }
-            footer={
-              tokens.hasNextPage ? (
-                <Button
-                  type="button"
-                  variant="outline"
-                  className="justify-self-start"
-                  disabled={tokens.isFetchingNextPage}
-                  onClick={() => void tokens.fetchNextPage()}
-                >
-                  {tokens.isFetchingNextPage ? "Loading…" : "Load more"}
-                </Button>
-              ) : null
-            }
-          />
-        )}
-      </QueryContent>
+      <QueryTable
+        query={tokens}
+        rows={() => items}
+        loading="Loading tokens"
+        label="Enrollment tokens"
+        testId="tokens"
+        urlKey="tokens."
+        columnChooser
+        columns={columns}
+        rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}
+        empty={
+          <EmptyState icon={<TicketIcon />} title="No tokens yet">
+            Create one above, then run the install command it shows on the node.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }

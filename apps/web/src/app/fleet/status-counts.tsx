@@ -1,16 +1,9 @@
 import type { RouterOutputs } from "@edgefleet/api";
+import { NODE_STATUS_COLOURS } from "~/components/status-badge";
 import { cn } from "~/lib/utils";
 
-type NodeCounts = RouterOutputs["node"]["counts"];
-type NodeStatus = keyof NodeCounts["byStatus"];
-
 // Type-only import from the API: its runtime code (Prisma) must stay out of the browser bundle.
-const STATUSES = [
-  { status: "online", className: "text-online" },
-  { status: "offline", className: "text-offline" },
-  { status: "pending", className: "text-pending" },
-  { status: "revoked", className: "text-revoked" },
-] as const satisfies ReadonlyArray<{ status: NodeStatus; className: string }>;
+type NodeCounts = RouterOutputs["node"]["counts"];
 
 function Stat(props: { label: string; value: number; testId: string; className?: string; title?: string }) {
   return (
@@ -30,7 +23,7 @@ export function StatusCounts({ counts }: { counts: NodeCounts }) {
   return (
     <ul className="flex flex-wrap gap-x-6 gap-y-3" aria-label="Nodes by status">
       <Stat label="nodes" value={counts.total} testId="count-total" />
-      {STATUSES.map(({ status, className }) => (
+      {NODE_STATUS_COLOURS.map(({ status, className }) => (
         <Stat
           key={status}
           label={status}

@@ -156,7 +156,7 @@ function InviteForm(props: { grantable: Role[]; disabledReason: string | null; o
   );
   return (
     <Section ref={ref} id="invite" title="Invite a member">
-      <ApiForm form={form} label="Invite a member" onSubmit={(values) => invite.mutate(values)}>
+      <ApiForm form={form} label="Invite a member" mutation={invite}>
         <TextField
           name="email"
           label="E-mail"
@@ -171,12 +171,7 @@ function InviteForm(props: { grantable: Role[]; disabledReason: string | null; o
           accessibleName="Role to grant"
           options={roleOptions((r) => props.grantable.includes(r))}
         />
-        <FormFooter
-          label="Invite"
-          pendingLabel="Inviting…"
-          pending={invite.isPending}
-          disabledReason={props.disabledReason}
-        />
+        <FormFooter label="Invite" pendingLabel="Inviting…" disabledReason={props.disabledReason} />
       </ApiForm>
       {handover ? <InviteHandover member={handover} onDismiss={() => setHandover(null)} /> : null}
     </Section>

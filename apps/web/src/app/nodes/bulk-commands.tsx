@@ -3,12 +3,12 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { TerminalIcon } from "lucide-react";
 import { useState } from "react";
+import { BulkActionPanel } from "~/components/bulk-action";
 import { type CommandRun, describeResult } from "~/components/node-commands";
 import { Button } from "~/components/ui/button";
 import { Input } from "~/components/ui/input";
 import { Label } from "~/components/ui/label";
 import { NativeSelect } from "~/components/ui/native-select";
-import { Popover, PopoverContent, PopoverTrigger } from "~/components/ui/popover";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
@@ -52,83 +52,79 @@ export function BulkCommands(props: { selectedIds: string[] }) {
           ? "name the app"
           : null;
   return (
-    <Popover
+    <BulkActionPanel
+      icon={<TerminalIcon aria-hidden />}
+      label="Run command"
+      count={count}
+      testId="bulk-commands"
       open={open}
       onOpenChange={(next) => {
         setOpen(next);
         if (!next) setRun(null);
       }}
     >
-      <PopoverTrigger asChild>
-        <Button type="button" variant="outline" size="sm" data-testid="bulk-commands">
-          <TerminalIcon aria-hidden />
-          Run command{count > 0 ? ` (${count} selected)` : ""}
-        </Button>
-      </PopoverTrigger>
-      <PopoverContent align="end" className="w-96">
-        <form
-          className="grid gap-3"
-          aria-label="Run a command on the selected nodes"
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (reason) return;
-            setRun(null);
-            mutation.mutate({
-              nodeIds: props.selectedIds,
-              command,
-              ...(needsApp ? { app: app.trim() } : {}),
-            });
-          }}
-        >
-          <div className="grid gap-1">
-            <Label htmlFor="bulk-command">Command</Label>
-            <NativeSelect
-              id="bulk-command"
-              value={command}
-              onChange={(event) => setCommand(event.target.value as BulkCommand)}
-            >
-              {BULK_COMMANDS.map((entry) => (
-                <option key={entry.value} value={entry.value}>
-                  {entry.label}
-                </option>
-              ))}
-            </NativeSelect>
-          </div>
-          {needsApp ? (
-            <div className="grid gap-1">
-              <Label htmlFor="bulk-command-app">App</Label>
-              <Input
-                id="bulk-command-app"
-                value={app}
-                placeholder="vision"
-                onChange={(event) => setApp(event.target.value)}
-              />
-            </div>
-          ) : null}
-          <Button
-            type="submit"
-            size="sm"
-            disabled={Boolean(reason) || mutation.isPending}
-            title={reason ?? undefined}
+      <form
+        className="grid gap-3"
+        aria-label="Run a command on the selected nodes"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (reason) return;
+          setRun(null);
+          mutation.mutate({
+            nodeIds: props.selectedIds,
+            command,
+            ...(needsApp ? { app: app.trim() } : {}),
+          });
+        }}
+      >
+        <div className="grid gap-1">
+          <Label htmlFor="bulk-command">Command</Label>
+          <NativeSelect
+            id="bulk-command"
+            value={command}
+            onChange={(event) => setCommand(event.target.value as BulkCommand)}
           >
-            {mutation.isPending ? "Running…" : `Run on ${count} selected`}
-          </Button>
-          {run ? (
-            <ul
-              className="grid max-h-64 gap-1 overflow-auto text-sm"
-              aria-label="Results per node"
-              data-testid="bulk-command-results"
-            >
-              {run.results.map((result) => (
-                <li key={result.nodeId} className={result.ok ? "" : "text-destructive"}>
-                  {result.ok ? "✓ " : "✗ "}
-                  {describeResult(run, result)}
-                </li>
-              ))}
-            </ul>
-          ) : null}
-        </form>
-      </PopoverContent>
-    </Popover>
+            {BULK_COMMANDS.map((entry) => (
+              <option key={entry.value} value={entry.value}>
+                {entry.label}
+              </option>
+            ))}
+          </NativeSelect>
+        </div>
+        {needsApp ? (
+          <div className="grid gap-1">
+            <Label htmlFor="bulk-command-app">App</Label>
+            <Input
+              id="bulk-command-app"
+              value={app}
+              placeholder="vision"
+              onChange={(event) => setApp(event.target.value)}
+            />
+          </div>
+        ) : null}
+        <Button
+          type="submit"
+          size="sm"
+          disabled={Boolean(reason) || mutation.isPending}
+          title={reason ?? undefined}
+        >
+          {mutation.isPending ? "Running…" : `Run on ${count} selected`}
+        </Button>
+        {run ? (
+          <ul
+            className="grid max-h-64 gap-1 overflow-auto text-sm"
+            aria-label="Results per node"
+            data-testid="bulk-command-results"
+          >
+            {run.results.map((result) => (
+              <li key={result.nodeId} className={result.ok ? "" : "text-destructive"}>
+                {result.ok ? "✓ " : "✗ "}
+                {describeResult(run, result)}
+              </li>
+            ))}
+          </ul>
+        ) : null}
+      </form>
+    </BulkActionPanel>
   );
 }

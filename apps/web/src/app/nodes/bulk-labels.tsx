@@ -5,13 +5,13 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { TagsIcon } from "lucide-react";
 import { useState } from "react";
 import { z } from "zod";
+import { BulkActionPanel } from "~/components/bulk-action";
 import { ApiForm } from "~/components/forms/api-form";
 import { TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { labelAssignmentsText, labelKeysText } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { Button } from "~/components/ui/button";
-import { Popover, PopoverContent, PopoverTrigger } from "~/components/ui/popover";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
@@ -51,50 +51,48 @@ export function BulkLabels(props: { selectedIds: string[]; selector: string; onD
   const count = props.selectedIds.length;
 
   return (
-    <Popover open={open} onOpenChange={setOpen}>
-      <PopoverTrigger asChild>
-        <Button type="button" variant="outline" size="sm">
-          <TagsIcon aria-hidden />
-          Edit labels{count > 0 ? ` (${count} selected)` : ""}
-        </Button>
-      </PopoverTrigger>
-      <PopoverContent align="end" className="w-96">
-        <ApiForm
-          form={form}
-          label="Edit labels"
-          className="sm:grid-cols-1"
-          onSubmit={(values) => send({ ids: props.selectedIds }, values)}
+    <BulkActionPanel
+      icon={<TagsIcon aria-hidden />}
+      label="Edit labels"
+      count={count}
+      open={open}
+      onOpenChange={setOpen}
+    >
+      <ApiForm
+        form={form}
+        label="Edit labels"
+        className="sm:grid-cols-1"
+        pending={mutation.isPending}
+        onSubmit={(values) => send({ ids: props.selectedIds }, values)}
+      >
+        <TextField
+          name="add"
+          label="Add or change"
+          accessibleName="Labels to add"
+          placeholder="ring=1, owner=ops"
+        />
+        <TextField
+          name="remove"
+          label="Remove keys"
+          accessibleName="Label keys to remove"
+          placeholder="gpu, tmp"
+        />
+        <FormFooter
+          label={`Apply to ${count} selected`}
+          pendingLabel="Applying…"
+          disabledReason={count === 0 ? "select rows first, or apply to the selector" : null}
         >
-          <TextField
-            name="add"
-            label="Add or change"
-            accessibleName="Labels to add"
-            placeholder="ring=1, owner=ops"
-          />
-          <TextField
-            name="remove"
-            label="Remove keys"
-            accessibleName="Label keys to remove"
-            placeholder="gpu, tmp"
-          />
-          <FormFooter
-            label={`Apply to ${count} selected`}
-            pendingLabel="Applying…"
-            pending={mutation.isPending}
-            disabledReason={count === 0 ? "select rows first, or apply to the selector" : null}
+          <Button
+            type="button"
+            variant="outline"
+            disabled={!props.selector || mutation.isPending}
+            title="Every node the selector matches, loaded or not"
+            onClick={form.handleSubmit((values) => send({ selector: props.selector }, values))}
           >
-            <Button
-              type="button"
-              variant="outline"
-              disabled={!props.selector || mutation.isPending}
-              title="Every node the selector matches, loaded or not"
-              onClick={form.handleSubmit((values) => send({ selector: props.selector }, values))}
-            >
-              Apply to all matching selector
-            </Button>
-          </FormFooter>
-        </ApiForm>
-      </PopoverContent>
-    </Popover>
+            Apply to all matching selector
+          </Button>
+        </FormFooter>
+      </ApiForm>
+    </BulkActionPanel>
   );
 }

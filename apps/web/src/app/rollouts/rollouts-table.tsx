@@ -5,8 +5,8 @@ import { useQuery } from "@tanstack/react-query";
 import { RocketIcon } from "lucide-react";
 import Link from "next/link";
 import { stateColumn, timeColumn } from "~/components/data-table/columns";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { QueryContent } from "~/components/query-content";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
@@ -51,26 +51,21 @@ export function RolloutsTable(props: { appId?: string; className?: string }) {
   );
   return (
     <Section title="Rollouts" className={props.className}>
-      <QueryContent query={rollouts} loading="Loading rollouts">
-        {(data) => (
-          <DataTable
-            label="Rollouts"
-            testId="rollouts"
-            urlKey="r"
-            columns={columns}
-            data={data.items}
-            getRowId={(r) => r.id}
-            rowAttributes={(r) => ({ "data-testid": "rollout-row", "data-status": r.status })}
-            empty={
-              <EmptyState icon={<RocketIcon />} title="No rollouts yet">
-                A rollout moves a version onto the nodes a label selector or sites pick, batch by batch, with
-                pauses and approvals. Start one from a version&apos;s &ldquo;Roll out&rdquo; button on its
-                app&apos;s page.
-              </EmptyState>
-            }
-          />
-        )}
-      </QueryContent>
+      <QueryTable
+        query={rollouts}
+        label="Rollouts"
+        testId="rollouts"
+        urlKey="r"
+        columns={columns}
+        rowAttributes={(r) => ({ "data-testid": "rollout-row", "data-status": r.status })}
+        empty={
+          <EmptyState icon={<RocketIcon />} title="No rollouts yet">
+            A rollout moves a version onto the nodes a label selector or sites pick, batch by batch, with
+            pauses and approvals. Start one from a version&apos;s &ldquo;Roll out&rdquo; button on its
+            app&apos;s page.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }

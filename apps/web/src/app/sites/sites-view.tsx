@@ -1,19 +1,18 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { createSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { MapPinIcon } from "lucide-react";
 import Link from "next/link";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { CreateNameForm } from "~/components/forms/create-name-form";
-import { QueryContent } from "~/components/query-content";
+import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
 
-type Role = (typeof ROLES)[number];
 type SiteRow = RouterOutputs["site"]["list"][number];
 
 /** Node counts move as agents come and go: poll. */
@@ -76,12 +75,11 @@ export function SitesView(props: { role: Role }) {
   const trpc = useTRPC();
   const sites = useQuery(trpc.site.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
   const create = useMutation(trpc.site.create.mutationOptions());
-  const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
+  const denied = roleDenial(props.role, "admin");
   return (
     <>
       <CreateNameForm
         noun="site"
-        id="new-site"
         description={
           <>
             A site is a place with nodes (a plant, a depot, a vehicle). Its NATS leaf node lets the
@@ -91,31 +89,26 @@ export function SitesView(props: { role: Role }) {
         }
         schema={createSiteInput}
         create={create.mutateAsync}
-        href={(id) => `/sites/${id}`}
         placeholders={{ name: "plant-7", description: "Plant 7, Rotterdam" }}
         disabledReason={denied}
       />
       <Section title="Sites">
-        <QueryContent query={sites} loading="Loading sites">
-          {(data) => (
-            <DataTable
-              label="Sites"
-              testId="sites"
-              urlKey=""
-              columnChooser
-              columns={columns}
-              data={data}
-              getRowId={(site) => site.id ?? "none"}
-              rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
-              empty={
-                <EmptyState icon={<MapPinIcon />} title="No sites yet">
-                  A site is a place with nodes. Create one above; its page then generates the leaf node that
-                  keeps the site working offline.
-                </EmptyState>
-              }
-            />
-          )}
-        </QueryContent>
+        <QueryTable
+          query={sites}
+          label="Sites"
+          testId="sites"
+          urlKey=""
+          columnChooser
+          columns={columns}
+          getRowId={(site) => site.id ?? "none"}
+          rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
+          empty={
+            <EmptyState icon={<MapPinIcon />} title="No sites yet">
+              A site is a place with nodes. Create one above; its page then generates the leaf node that keeps
+              the site working offline.
+            </EmptyState>
+          }
+        />
       </Section>
     </>
   );

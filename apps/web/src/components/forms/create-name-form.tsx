@@ -21,40 +21,40 @@ type CreateSchema = z.ZodType<
 
 /**
  * The "New …" card of a list page (sites, apps): name and description, a taken name shown on the
- * name field, then the new thing's page. `id` is also the palette's focus target (`/sites#new-site`).
+ * name field, then the new thing's page (`/<noun>s/<id>`). The card's id, `new-<noun>`, is also the
+ * palette's focus target (`/sites#new-site`).
  */
 export function CreateNameForm(props: {
   /** "site", "app": in the title, labels and buttons. */
   noun: string;
-  id: string;
   description: React.ReactNode;
   schema: CreateSchema;
   create: (input: { name: string; description?: string }) => Promise<{ id: string }>;
-  /** The new thing's page. */
-  href: (id: string) => string;
   placeholders: { name: string; description: string };
   disabledReason: string | null;
 }) {
   const router = useRouter();
   const queryClient = useQueryClient();
+  const id = `new-${props.noun}`;
   const ref = useRef<HTMLElement>(null);
-  useFocusTarget(props.id, ref);
+  useFocusTarget(id, ref);
   const form = useApiForm(props.schema, { name: "", description: "" });
   const create = useMutation({
     mutationFn: props.create,
     onSuccess: async (created) => {
       await queryClient.invalidateQueries();
-      router.push(props.href(created.id));
+      router.push(`/${props.noun}s/${created.id}`);
     },
     onError: (error) =>
       showServerError(form, error as unknown as TRPCClientErrorLike<AppRouter>, { CONFLICT: "name" }),
   });
   const Noun = `${props.noun[0]?.toUpperCase()}${props.noun.slice(1)}`;
   return (
-    <Section ref={ref} id={props.id} title={`New ${props.noun}`} description={props.description}>
+    <Section ref={ref} id={id} title={`New ${props.noun}`} description={props.description}>
       <ApiForm
         form={form}
         label={`Create ${/^[aeiou]/.test(props.noun) ? "an" : "a"} ${props.noun}`}
+        pending={create.isPending}
         onSubmit={({ name, description }) => create.mutate({ name, ...(description ? { description } : {}) })}
       >
         <TextField
@@ -74,7 +74,6 @@ export function CreateNameForm(props: {
         <FormFooter
           label={`Create ${props.noun}`}
           pendingLabel="Creating…"
-          pending={create.isPending}
           disabledReason={props.disabledReason}
         />
       </ApiForm>

@@ -26,7 +26,7 @@ type EditSchema = z.ZodType<
 /**
  * The edit card of a named thing (a site, an app): rename, describe, delete with confirmation.
  * Saving resets the form to what the server kept; a name conflict shows on the name field;
- * deleting goes back to the list. `save` and `remove` are the tRPC mutations' `mutateAsync`.
+ * deleting goes back to the list (`/<noun>s`). `save` and `remove` are the tRPC mutations' `mutateAsync`.
  */
 export function EditNameForm(props: {
   /** "site", "app": in labels ("New site name") and messages. */
@@ -35,8 +35,6 @@ export function EditNameForm(props: {
   schema: EditSchema;
   save: (input: { id: string; name?: string; description: string | null }) => Promise<Named>;
   remove: (input: { id: string }) => Promise<Named>;
-  /** Where to go after deleting. */
-  listHref: string;
   /** What deleting does (or why the server will refuse it). */
   deleteConsequence: string;
   nameDescription?: React.ReactNode;
@@ -62,7 +60,7 @@ export function EditNameForm(props: {
     onSuccess: async (removed) => {
       toast.success(`Deleted ${removed.name}`);
       await queryClient.invalidateQueries();
-      router.push(props.listHref);
+      router.push(`/${props.noun}s`);
     },
     onError: (error) => form.setError("root.server", { type: "server", message: error.message }),
   });
@@ -71,6 +69,7 @@ export function EditNameForm(props: {
       form={form}
       label={`Edit the ${props.noun}`}
       className="sm:grid-cols-1"
+      pending={update.isPending}
       onSubmit={(values) =>
         update.mutate({
           id,
@@ -86,12 +85,7 @@ export function EditNameForm(props: {
         description={props.nameDescription}
       />
       <TextField name="description" label="Description" accessibleName={`New ${props.noun} description`} />
-      <FormFooter
-        label="Save"
-        pendingLabel="Saving…"
-        pending={update.isPending}
-        disabledReason={props.disabledReason}
-      >
+      <FormFooter label="Save" pendingLabel="Saving…" disabledReason={props.disabledReason}>
         <ConfirmAction
           label={`Delete ${props.noun}`}
           variant="destructive"

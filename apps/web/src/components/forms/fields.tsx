@@ -7,6 +7,7 @@ import { Checkbox } from "../ui/checkbox";
 import { FormControl, FormDescription, FormField, FormItem, FormLabel, FormMessage } from "../ui/form";
 import { Input } from "../ui/input";
 import { NativeSelect } from "../ui/native-select";
+import { type SelectOption, selectOptions } from "./select-options";
 
 interface FieldProps<Values extends FieldValues> {
   name: FieldPath<Values>;
@@ -41,15 +42,19 @@ export function TextField<Values extends FieldValues>(
   );
 }
 
-/** A labelled native select; `parse` turns the option's string back into the field's value. */
+/**
+ * A labelled native select; `parse` turns the option's string back into the field's value. Fixed
+ * choices can be written as `{ value: label }` in the order shown (see selectOptions).
+ */
 export function SelectField<Values extends FieldValues>(
   props: FieldProps<Values> & {
-    options: Array<{ value: string; label: string; disabled?: boolean }>;
+    options: SelectOption[] | Record<string, string>;
     parse?: (value: string) => unknown;
     disabled?: boolean;
   },
 ) {
   const { control } = useFormContext<Values>();
+  const options = selectOptions(props.options);
   return (
     <FormField
       control={control}
@@ -69,7 +74,7 @@ export function SelectField<Values extends FieldValues>(
                 field.onChange(props.parse ? props.parse(event.target.value) : event.target.value)
               }
             >
-              {props.options.map((option) => (
+              {options.map((option) => (
                 <option key={option.value} value={option.value} disabled={option.disabled}>
                   {option.label}
                 </option>

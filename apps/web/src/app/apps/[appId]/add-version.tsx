@@ -49,6 +49,7 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         form={form}
         label="Add a version"
         className="sm:grid-cols-2"
+        pending={pending}
         onSubmit={async (values) => {
           setProgress(null);
           const version = await create
@@ -84,11 +85,7 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         <SelectField
           name="restart"
           label="Restart"
-          options={[
-            { value: "", label: "always (default)" },
-            { value: "on-failure", label: "on failure" },
-            { value: "never", label: "never" },
-          ]}
+          options={{ "": "always (default)", "on-failure": "on failure", never: "never" }}
         />
         <CheckboxField
           name="revertOnFailure"
@@ -97,10 +94,7 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         <SelectField
           name="source"
           label="Artifact"
-          options={[
-            { value: "upload", label: "Upload a file" },
-            { value: "url", label: "Import from an https URL" },
-          ]}
+          options={{ upload: "Upload a file", url: "Import from an https URL" }}
         />
         {source === "url" ? (
           <TextField name="url" label="Artifact URL" placeholder="https://example.com/app-1.4.2.tar.gz" />
@@ -149,7 +143,6 @@ export function AddVersion(props: { appId: string; disabledReason: string | null
         <FormFooter
           label="Add version"
           pendingLabel={upload.isPending ? "Uploading…" : "Adding…"}
-          pending={pending}
           disabledReason={props.disabledReason}
         />
       </ApiForm>

@@ -2,12 +2,10 @@
 
 import { updateAppInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { DetailCard } from "~/components/detail-card";
-import { ErrorNotice } from "~/components/error-notice";
+import { DetailCard, DetailCards } from "~/components/detail-card";
 import { EditNameForm } from "~/components/forms/edit-name-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
-import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 import { RolloutsTable } from "../../rollouts/rollouts-table";
 import { InstanceCounts } from "../instance-counts";
@@ -22,44 +20,45 @@ export function AppDetail(props: { id: string; role: Role }) {
   const update = useMutation(trpc.app.update.mutationOptions());
   const remove = useMutation(trpc.app.delete.mutationOptions());
   const denied = roleDenial(props.role, "operator");
-  if (app.error) return <ErrorNotice error={app.error} />;
-  if (!app.data) return <Skeleton className="h-48" aria-label="Loading the app" />;
-  const data = app.data;
   return (
-    <div className="grid gap-6 lg:grid-cols-2">
-      <DetailCard
-        id="app-title"
-        className="lg:col-span-2"
-        title={data.name}
-        facts={[
-          { term: "Description", value: data.description ?? "—" },
-          {
-            term: "Nodes",
-            value: <InstanceCounts total={data.instances} byState={data.byState} testId="app-instances" />,
-          },
-          { term: "Id", value: data.id, className: "font-mono break-all" },
-        ]}
-      />
-      <VersionsTable appId={data.id} role={props.role} className="lg:col-span-2" />
-      <AddVersion appId={data.id} disabledReason={denied} />
-      <Section title="Edit">
-        <EditNameForm
-          noun="app"
-          record={data}
-          schema={updateAppInput}
-          save={update.mutateAsync}
-          remove={remove.mutateAsync}
-          listHref="/apps"
-          nameDescription={data.instances > 0 ? "Cannot change while nodes have the app." : undefined}
-          deleteConsequence={
-            data.instances > 0
-              ? `${data.name} is on ${data.instances} nodes; the server refuses until a rollout removes it from them.`
-              : "The app and all its versions are deleted."
-          }
-          disabledReason={denied}
-        />
-      </Section>
-      <RolloutsTable appId={data.id} className="lg:col-span-2" />
-    </div>
+    <DetailCards query={app} loading="Loading the app">
+      {(data) => (
+        <>
+          <DetailCard
+            id="app-title"
+            title={data.name}
+            facts={[
+              { term: "Description", value: data.description ?? "—" },
+              {
+                term: "Nodes",
+                value: (
+                  <InstanceCounts total={data.instances} byState={data.byState} testId="app-instances" />
+                ),
+              },
+              { term: "Id", value: data.id, className: "font-mono break-all" },
+            ]}
+          />
+          <VersionsTable appId={data.id} role={props.role} className="lg:col-span-2" />
+          <AddVersion appId={data.id} disabledReason={denied} />
+          <Section title="Edit">
+            <EditNameForm
+              noun="app"
+              record={data}
+              schema={updateAppInput}
+              save={update.mutateAsync}
+              remove={remove.mutateAsync}
+              nameDescription={data.instances > 0 ? "Cannot change while nodes have the app." : undefined}
+              deleteConsequence={
+                data.instances > 0
+                  ? `${data.name} is on ${data.instances} nodes; the server refuses until a rollout removes it from them.`
+                  : "The app and all its versions are deleted."
+              }
+              disabledReason={denied}
+            />
+          </Section>
+          <RolloutsTable appId={data.id} className="lg:col-span-2" />
+        </>
+      )}
+    </DetailCards>
   );
 }

@@ -7,8 +7,8 @@ import Link from "next/link";
 import { useMemo } from "react";
 import { formatBytes } from "~/app/fleet/top-bandwidth";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
-import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { QueryContent } from "~/components/query-content";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Badge } from "~/components/ui/badge";
 import { Button } from "~/components/ui/button";
@@ -142,25 +142,21 @@ export function VersionsTable(props: { appId: string; role: Role; className?: st
   );
   return (
     <Section title="Versions" className={props.className} description="Immutable once created; newest first.">
-      <QueryContent query={versions} loading="Loading versions">
-        {() => (
-          <DataTable
-            label="Versions"
-            testId="versions"
-            urlKey="v"
-            columns={columns}
-            data={rows}
-            getRowId={(v) => v.id}
-            rowAttributes={(v) => ({ "data-testid": "version-row", "data-version": v.version })}
-            empty={
-              <EmptyState icon={<PackageIcon />} title="No versions yet">
-                A version is a run command and an artifact (a tarball or a single binary, uploaded here or
-                imported from an https URL). Add the first one below.
-              </EmptyState>
-            }
-          />
-        )}
-      </QueryContent>
+      <QueryTable
+        query={versions}
+        rows={() => rows}
+        label="Versions"
+        testId="versions"
+        urlKey="v"
+        columns={columns}
+        rowAttributes={(v) => ({ "data-testid": "version-row", "data-version": v.version })}
+        empty={
+          <EmptyState icon={<PackageIcon />} title="No versions yet">
+            A version is a run command and an artifact (a tarball or a single binary, uploaded here or
+            imported from an https URL). Add the first one below.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }

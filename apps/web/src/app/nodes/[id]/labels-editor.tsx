@@ -63,6 +63,7 @@ export function LabelsEditor(props: { nodeId: string; labels: Record<string, str
         form={form}
         label="Add labels"
         className="sm:grid-cols-1"
+        pending={mutation.isPending}
         onSubmit={(values) => change(values)}
       >
         <TextField
@@ -71,7 +72,7 @@ export function LabelsEditor(props: { nodeId: string; labels: Record<string, str
           accessibleName="Add labels"
           placeholder="key=value, key2=value2"
         />
-        <FormFooter label="Set" pendingLabel="Saving…" pending={mutation.isPending} />
+        <FormFooter label="Set" pendingLabel="Saving…" />
       </ApiForm>
     </>
   );

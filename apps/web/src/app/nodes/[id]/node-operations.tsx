@@ -9,6 +9,24 @@ function offlineReason(status: string): string | null {
   return status === "online" ? null : `the node is ${status}: commands reach online nodes only`;
 }
 
+/** Node-wide operations: what each asks of the agent, and what its button says meanwhile. */
+const NODE_OPERATIONS = [
+  {
+    command: "report",
+    Icon: RefreshCwIcon,
+    label: "Force report",
+    busy: "Reporting…",
+    hint: "Ask the node for a status and a metrics report now",
+  },
+  {
+    command: "diag",
+    Icon: DownloadIcon,
+    label: "Download diagnostics",
+    busy: "Collecting…",
+    hint: "Agent version, settings, disk, recent log and apps, as a JSON file",
+  },
+] as const;
+
 /** Node-wide operations: force a status and metrics report, download a diagnostics bundle. */
 export function NodeOperations(props: { nodeId: string; status: string }) {
   const command = useNodeCommand();
@@ -16,28 +34,20 @@ export function NodeOperations(props: { nodeId: string; status: string }) {
   const pending = command.isPending ? command.variables?.command : null;
   return (
     <div className="flex flex-wrap gap-2" data-testid="node-operations">
-      <Button
-        type="button"
-        size="sm"
-        variant="outline"
-        disabled={Boolean(reason) || command.isPending}
-        title={reason ?? "Ask the node for a status and a metrics report now"}
-        onClick={() => command.mutate({ id: props.nodeId, command: "report" })}
-      >
-        <RefreshCwIcon aria-hidden />
-        {pending === "report" ? "Reporting…" : "Force report"}
-      </Button>
-      <Button
-        type="button"
-        size="sm"
-        variant="outline"
-        disabled={Boolean(reason) || command.isPending}
-        title={reason ?? "Agent version, settings, disk, recent log and apps, as a JSON file"}
-        onClick={() => command.mutate({ id: props.nodeId, command: "diag" })}
-      >
-        <DownloadIcon aria-hidden />
-        {pending === "diag" ? "Collecting…" : "Download diagnostics"}
-      </Button>
+      {NODE_OPERATIONS.map(({ command: name, Icon, label, busy, hint }) => (
+        <Button
+          key={name}
+          type="button"
+          size="sm"
+          variant="outline"
+          disabled={Boolean(reason) || command.isPending}
+          title={reason ?? hint}
+          onClick={() => command.mutate({ id: props.nodeId, command: name })}
+        >
+          <Icon aria-hidden />
+          {pending === name ? busy : label}
+        </Button>
+      ))}
     </div>
   );
 }

@@ -1,13 +1,10 @@
-import { OrganizationPage } from "~/components/organization-page";
+import { organizationDetailPage } from "~/components/organization-page";
 import { NodeDetail } from "./node-detail";
 
 export const dynamic = "force-dynamic";
 
-export default async function NodePage(props: { params: Promise<{ id: string }> }) {
-  const { id } = await props.params;
-  return (
-    <OrganizationPage path={`/nodes/${id}`} title={() => "Node"}>
-      {(organization) => <NodeDetail key={organization.slug} id={id} />}
-    </OrganizationPage>
-  );
-}
+export default organizationDetailPage({
+  route: "/nodes/[id]",
+  title: "Node",
+  view: (id, organization) => <NodeDetail key={organization.slug} id={id} />,
+});

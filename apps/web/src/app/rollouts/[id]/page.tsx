@@ -1,13 +1,10 @@
-import { OrganizationPage } from "~/components/organization-page";
+import { organizationDetailPage } from "~/components/organization-page";
 import { RolloutLive } from "./rollout-live";
 
 export const dynamic = "force-dynamic";
 
-export default async function RolloutPage(props: { params: Promise<{ id: string }> }) {
-  const { id } = await props.params;
-  return (
-    <OrganizationPage path={`/rollouts/${id}`} title={() => "Rollout"}>
-      {(organization) => <RolloutLive key={organization.slug} id={id} />}
-    </OrganizationPage>
-  );
-}
+export default organizationDetailPage({
+  route: "/rollouts/[id]",
+  title: "Rollout",
+  view: (id, organization) => <RolloutLive key={organization.slug} id={id} />,
+});

@@ -41,30 +41,21 @@ const ACTIONS: Array<{ type: ActionType; label: string; consequence: string; des
 export function RolloutActions(props: { detail: Detail }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const onSuccess = (result: { status: string }, label: string) => {
-    toast.success(`${label}: now ${result.status.replace(/_/g, " ")}`);
-    return queryClient.invalidateQueries(trpc.rollout.pathFilter());
-  };
-  const onError = (error: { message: string }) => toast.error(error.message);
+  // Every action says what it did, or the server's refusal, then reloads the rollout.
+  const feedback = (done: string) => ({
+    onSuccess: (result: { status: string }) => {
+      toast.success(`${done}: now ${result.status.replace(/_/g, " ")}`);
+      return queryClient.invalidateQueries(trpc.rollout.pathFilter());
+    },
+    onError: (error: { message: string }) => toast.error(error.message),
+  });
   const mutations = {
-    start: useMutation(
-      trpc.rollout.start.mutationOptions({ onSuccess: (r) => onSuccess(r, "Started"), onError }),
-    ),
-    approve: useMutation(
-      trpc.rollout.approve.mutationOptions({ onSuccess: (r) => onSuccess(r, "Approved"), onError }),
-    ),
-    pause: useMutation(
-      trpc.rollout.pause.mutationOptions({ onSuccess: (r) => onSuccess(r, "Paused"), onError }),
-    ),
-    resume: useMutation(
-      trpc.rollout.resume.mutationOptions({ onSuccess: (r) => onSuccess(r, "Resumed"), onError }),
-    ),
-    abort: useMutation(
-      trpc.rollout.abort.mutationOptions({ onSuccess: (r) => onSuccess(r, "Aborted"), onError }),
-    ),
-    rollback: useMutation(
-      trpc.rollout.rollback.mutationOptions({ onSuccess: (r) => onSuccess(r, "Rolling back"), onError }),
-    ),
+    start: useMutation(trpc.rollout.start.mutationOptions(feedback("Started"))),
+    approve: useMutation(trpc.rollout.approve.mutationOptions(feedback("Approved"))),
+    pause: useMutation(trpc.rollout.pause.mutationOptions(feedback("Paused"))),
+    resume: useMutation(trpc.rollout.resume.mutationOptions(feedback("Resumed"))),
+    abort: useMutation(trpc.rollout.abort.mutationOptions(feedback("Aborted"))),
+    rollback: useMutation(trpc.rollout.rollback.mutationOptions(feedback("Rolling back"))),
   };
   const name = `${props.detail.appName} → ${props.detail.version}`;
   return (

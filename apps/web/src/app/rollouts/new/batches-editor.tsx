@@ -54,11 +54,11 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
         name={`${prefix}.kind`}
         label="Size"
         accessibleName={`${caption} size`}
-        options={[
-          { value: "count", label: "a number of nodes" },
-          { value: "percent", label: "a percentage" },
-          { value: "selector", label: "nodes matching a selector" },
-        ]}
+        options={{
+          count: "a number of nodes",
+          percent: "a percentage",
+          selector: "nodes matching a selector",
+        }}
       />
       {kind === "selector" ? (
         <>

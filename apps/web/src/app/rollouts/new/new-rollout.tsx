@@ -161,27 +161,17 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
           <SelectField<RolloutFormValues>
             name="defaults.afterWait"
             label="Still offline after the wait"
-            options={[
-              { value: "skip", label: "skip (update on return)" },
-              { value: "fail", label: "count as failed" },
-            ]}
+            options={{ skip: "skip (update on return)", fail: "count as failed" }}
           />
           <SelectField<RolloutFormValues>
             name="onBatchFailure"
             label="When a batch misses its threshold"
-            options={[
-              { value: "pause", label: "halt (a person decides)" },
-              { value: "rollback", label: "roll back automatically" },
-            ]}
+            options={{ pause: "halt (a person decides)", rollback: "roll back automatically" }}
           />
           <SelectField<RolloutFormValues>
             name="budget.kind"
             label="Disruption budget per site"
-            options={[
-              { value: "", label: "none" },
-              { value: "count", label: "at most N nodes updating" },
-              { value: "percent", label: "at most N% updating" },
-            ]}
+            options={{ "": "none", count: "at most N nodes updating", percent: "at most N% updating" }}
           />
           <TextField<RolloutFormValues> name="budget.value" label="Budget N" inputMode="numeric" />
         </div>

@@ -14,7 +14,7 @@ export function PolicyFields(props: { prefix: Prefix; caption: string }) {
   const { control } = useFormContext<RolloutFormValues>();
   const pause = useWatch({ control, name: `${props.prefix}.pauseAfter` });
   const inherits = props.prefix !== "defaults";
-  const inherit = inherits ? [{ value: "", label: "default" }] : [];
+  const inherit: Record<string, string> = inherits ? { "": "default" } : {};
   const name = (field: string) => `${props.caption} ${field}`;
   return (
     <>
@@ -36,23 +36,18 @@ export function PolicyFields(props: { prefix: Prefix; caption: string }) {
         name={`${props.prefix}.offline`}
         label="Offline nodes"
         accessibleName={name("offline policy")}
-        options={[
+        options={{
           ...inherit,
-          { value: "skip", label: "skip, update on return" },
-          { value: "wait", label: "wait for them" },
-          { value: "fail", label: "count as failed" },
-        ]}
+          skip: "skip, update on return",
+          wait: "wait for them",
+          fail: "count as failed",
+        }}
       />
       <SelectField<RolloutFormValues>
         name={`${props.prefix}.pauseAfter`}
         label="Then"
         accessibleName={name("pause after")}
-        options={[
-          ...inherit,
-          { value: "none", label: "go on" },
-          { value: "approval", label: "wait for approval" },
-          { value: "timed", label: "pause for a while" },
-        ]}
+        options={{ ...inherit, none: "go on", approval: "wait for approval", timed: "pause for a while" }}
       />
       {pause === "timed" ? (
         <TextField<RolloutFormValues>

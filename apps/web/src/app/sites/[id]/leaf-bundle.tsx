@@ -64,7 +64,7 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
         The leaf node is a nats-server on a machine at the site: the site&apos;s agents connect to it, and it
         keeps one link to the cloud. Every generation mints new site credentials.
       </CardDescription>
-      <ApiForm form={form} label="Generate the leaf bundle" onSubmit={(values) => generate.mutate(values)}>
+      <ApiForm form={form} label="Generate the leaf bundle" mutation={generate}>
         <TextField name="listen" label="Agents connect to (host:port)" accessibleName="Listen address" />
         <TextField
           name="credentialsPath"
@@ -74,7 +74,6 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
         <FormFooter
           label="Generate leaf bundle"
           pendingLabel="Generating…"
-          pending={generate.isPending}
           disabledReason={props.disabledReason}
         />
       </ApiForm>

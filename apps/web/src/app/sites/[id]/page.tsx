@@ -1,13 +1,10 @@
-import { OrganizationPage } from "~/components/organization-page";
+import { organizationDetailPage } from "~/components/organization-page";
 import { SiteDetail } from "./site-detail";
 
 export const dynamic = "force-dynamic";
 
-export default async function SitePage(props: { params: Promise<{ id: string }> }) {
-  const { id } = await props.params;
-  return (
-    <OrganizationPage path={`/sites/${id}`} title={() => "Site"}>
-      {(organization) => <SiteDetail key={organization.slug} id={id} role={organization.role} />}
-    </OrganizationPage>
-  );
-}
+export default organizationDetailPage({
+  route: "/sites/[id]",
+  title: "Site",
+  view: (id, organization) => <SiteDetail key={organization.slug} id={id} role={organization.role} />,
+});

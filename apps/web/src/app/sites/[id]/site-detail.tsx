@@ -1,29 +1,19 @@
 "use client";
 
-import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { updateSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { DetailCard } from "~/components/detail-card";
-import { ErrorNotice } from "~/components/error-notice";
+import { DetailCard, DetailCards } from "~/components/detail-card";
 import { EditNameForm } from "~/components/forms/edit-name-form";
 import { RelativeTime } from "~/components/relative-time";
+import { type Role, roleDenial } from "~/components/role-reason";
+import { NODE_STATUS_COLOURS } from "~/components/status-badge";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
-import { Skeleton } from "~/components/ui/skeleton";
 import { cn } from "~/lib/utils";
 import { useTRPC } from "~/trpc/react";
 import { siteNodesHref } from "../sites-view";
 import { LeafBundle } from "./leaf-bundle";
-
-type Role = (typeof ROLES)[number];
-
-const STATUSES = [
-  { status: "online", className: "text-online" },
-  { status: "offline", className: "text-offline" },
-  { status: "pending", className: "text-pending" },
-  { status: "revoked", className: "text-revoked" },
-] as const;
 
 export function SiteDetail(props: { id: string; role: Role }) {
   const trpc = useTRPC();
@@ -32,63 +22,62 @@ export function SiteDetail(props: { id: string; role: Role }) {
   );
   const update = useMutation(trpc.site.update.mutationOptions());
   const remove = useMutation(trpc.site.delete.mutationOptions());
-  const denied = roleAtLeast(props.role, "admin") ? null : `needs the admin role; you are ${props.role}`;
-  if (site.error) return <ErrorNotice error={site.error} />;
-  if (!site.data) return <Skeleton className="h-48" aria-label="Loading the site" />;
-  const data = site.data;
+  const denied = roleDenial(props.role, "admin");
   return (
-    <div className="grid gap-6 lg:grid-cols-2">
-      <DetailCard
-        id="site-title"
-        className="lg:col-span-2"
-        title={data.name}
-        actions={
-          <Button asChild size="sm">
-            <Link href={`/enrollment?site=${data.id}`}>Enroll nodes here</Link>
-          </Button>
-        }
-        facts={[
-          { term: "Description", value: data.description ?? "—" },
-          { term: "Id", value: data.id, className: "font-mono break-all" },
-          { term: "Created", value: <RelativeTime date={data.createdAt} /> },
-        ]}
-      >
-        <div className="grid grid-cols-2 gap-2 sm:grid-cols-4" data-testid="site-counts">
-          {STATUSES.map(({ status, className }) => (
-            <div key={status} className="rounded-lg border p-3">
-              <strong
-                data-testid={`count-${status}`}
-                className={cn("block text-2xl tabular-nums", className)}
-              >
-                {data.byStatus[status] ?? 0}
-              </strong>
-              <span className="text-sm text-muted-foreground">{status}</span>
+    <DetailCards query={site} loading="Loading the site">
+      {(data) => (
+        <>
+          <DetailCard
+            id="site-title"
+            title={data.name}
+            actions={
+              <Button asChild size="sm">
+                <Link href={`/enrollment?site=${data.id}`}>Enroll nodes here</Link>
+              </Button>
+            }
+            facts={[
+              { term: "Description", value: data.description ?? "—" },
+              { term: "Id", value: data.id, className: "font-mono break-all" },
+              { term: "Created", value: <RelativeTime date={data.createdAt} /> },
+            ]}
+          >
+            <div className="grid grid-cols-2 gap-2 sm:grid-cols-4" data-testid="site-counts">
+              {NODE_STATUS_COLOURS.map(({ status, className }) => (
+                <div key={status} className="rounded-lg border p-3">
+                  <strong
+                    data-testid={`count-${status}`}
+                    className={cn("block text-2xl tabular-nums", className)}
+                  >
+                    {data.byStatus[status] ?? 0}
+                  </strong>
+                  <span className="text-sm text-muted-foreground">{status}</span>
+                </div>
+              ))}
             </div>
-          ))}
-        </div>
-        <Link href={siteNodesHref(data.name)} className="text-sm text-primary hover:underline">
-          Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
-        </Link>
-      </DetailCard>
-      <Section title="Leaf node">
-        <LeafBundle siteId={data.id} disabledReason={denied} />
-      </Section>
-      <Section title="Edit">
-        <EditNameForm
-          noun="site"
-          record={data}
-          schema={updateSiteInput}
-          save={update.mutateAsync}
-          remove={remove.mutateAsync}
-          listHref="/sites"
-          deleteConsequence={
-            data.total > 0
-              ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
-              : "The site and its leaf-node credentials are deleted."
-          }
-          disabledReason={denied}
-        />
-      </Section>
-    </div>
+            <Link href={siteNodesHref(data.name)} className="text-sm text-primary hover:underline">
+              Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
+            </Link>
+          </DetailCard>
+          <Section title="Leaf node">
+            <LeafBundle siteId={data.id} disabledReason={denied} />
+          </Section>
+          <Section title="Edit">
+            <EditNameForm
+              noun="site"
+              record={data}
+              schema={updateSiteInput}
+              save={update.mutateAsync}
+              remove={remove.mutateAsync}
+              deleteConsequence={
+                data.total > 0
+                  ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
+                  : "The site and its leaf-node credentials are deleted."
+              }
+              disabledReason={denied}
+            />
+          </Section>
+        </>
+      )}
+    </DetailCards>
   );
 }
