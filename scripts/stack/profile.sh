@@ -18,7 +18,10 @@ case "$EDGEFLEET_PROFILE" in
   work3) PORT_OFFSET=40000 ;;
   work4) PORT_OFFSET=50000 ;;
   work5) PORT_OFFSET=25000 ;;
-  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev, test or work1..work5 (bench and load are for the benchmarks, check for the scripts' own tests)" ;;
+  work6) PORT_OFFSET=35000 ;;
+  # The 100,000-node scale scenario (pnpm bench:scale); its site leaves take ports of their own.
+  scale) PORT_OFFSET=45000 ;;
+  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev, test or work1..work6 (bench, load and scale are for the benchmarks, check for the scripts' own tests)" ;;
 esac
 
 PORT_POSTGRES=$((15432 + PORT_OFFSET))
