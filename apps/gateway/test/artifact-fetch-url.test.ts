@@ -1,10 +1,6 @@
+import { isInternalAddress } from "@edgefleet/alerts";
 import { describe, expect, it } from "vitest";
-import {
-  ArtifactFetchError,
-  checkImportUrl,
-  fetchArtifactUrl,
-  isInternalAddress,
-} from "../src/artifacts/fetch-url.js";
+import { ArtifactFetchError, checkImportUrl, fetchArtifactUrl } from "../src/artifacts/fetch-url.js";
 
 // The importer fetches URLs that tenants name, from inside the control plane: only https, and
 // no internal address unless the operator allowed it (GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE).

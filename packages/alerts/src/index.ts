@@ -1,4 +1,5 @@
 export * from "./alertmanager-config";
+export * from "./internal-address";
 export * from "./node-series";
 export * from "./policy";
 export * from "./relay-token";

@@ -1,9 +1,9 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { isInternalAddress, webhookUrlProblem } from "@edgefleet/alerts";
+import { webhookUrlProblem } from "@edgefleet/alerts";
 import nodemailer, { type Transporter } from "nodemailer";
 import { Webhook } from "standardwebhooks";
+import { guardedLookup } from "../net/guarded-lookup";
 
 /** What one delivery attempt came to; `permanent`: retrying cannot help (e.g. a 4xx other than 408/429). */
 export interface SendResult {
@@ -60,7 +60,11 @@ export function sendWebhook(
           "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
           "webhook-signature": signature,
         },
-        lookup: guardedLookup(allowPrivateAddresses),
+        lookup: guardedLookup(
+          allowPrivateAddresses,
+          (hostname, address) =>
+            `${hostname} resolves to an internal address (${address}); webhooks reach public addresses only`,
+        ),
         timeout: TIMEOUT_MS,
       },
       (res) => {
@@ -88,35 +92,6 @@ export function sendWebhook(
     );
     req.end(message.body);
   });
-}
-
-function guardedLookup(allowPrivate: boolean) {
-  return (
-    hostname: string,
-    options: object,
-    callback: (
-      error: NodeJS.ErrnoException | null,
-      address: string | LookupAddress[],
-      family?: number,
-    ) => void,
-  ) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const list = addresses as LookupAddress[];
-      const blocked = allowPrivate ? undefined : list.find((entry) => isInternalAddress(entry.address));
-      if (blocked) {
-        const refusal: NodeJS.ErrnoException = new Error(
-          `${hostname} resolves to an internal address (${blocked.address}); webhooks reach public addresses only`,
-        );
-        refusal.code = "EF_INTERNAL_ADDRESS";
-        return callback(refusal, []);
-      }
-      if ((options as { all?: boolean }).all) return callback(null, list);
-      const first = list[0];
-      if (!first) return callback(new Error(`no address for ${hostname}`), []);
-      callback(null, first.address, first.family);
-    });
-  };
 }
 
 export interface MailMessage {

@@ -1,7 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import type { IncomingMessage } from "node:http";
 import { request } from "node:https";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import { isInternalAddress } from "@edgefleet/alerts";
+import { guardedLookup } from "../net/guarded-lookup";
 
 /**
  * Fetches an artifact from an HTTPS URL for the importer, as a stream (never buffered whole).
@@ -32,44 +33,6 @@ export class ArtifactFetchError extends Error {
 
 const MAX_REDIRECTS = 5;
 
-const internal = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const) {
-  internal.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-] as const) {
-  internal.addSubnet(network, prefix, "ipv6");
-}
-
-export function isInternalAddress(address: string): boolean {
-  // IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it carries. (A ::ffff:0:0/96
-  // rule would not do: BlockList matches every IPv4 address against it.)
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return isInternalAddress(mapped);
-  // Other spellings of a mapped address (::ffff:7f00:1): refused rather than decoded.
-  if (/^::ffff:/i.test(address)) return true;
-  const family = isIP(address);
-  if (family === 0) return true;
-  return internal.check(address, family === 4 ? "ipv4" : "ipv6");
-}
-
 /** Checks an https URL as an import source; the error message names the problem. */
 export function checkImportUrl(raw: string): URL {
   if (!URL.canParse(raw)) throw new ArtifactFetchError("url: not a valid URL", false);
@@ -80,35 +43,6 @@ export function checkImportUrl(raw: string): URL {
     throw new ArtifactFetchError("url: credentials in the URL are not accepted", false);
   }
   return url;
-}
-
-function guardedLookup(allowPrivate: boolean) {
-  return (
-    hostname: string,
-    options: object,
-    callback: (
-      error: NodeJS.ErrnoException | null,
-      address: string | LookupAddress[],
-      family?: number,
-    ) => void,
-  ) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const list = addresses as LookupAddress[];
-      const blocked = allowPrivate ? undefined : list.find((entry) => isInternalAddress(entry.address));
-      if (blocked) {
-        const refusal: NodeJS.ErrnoException = new Error(
-          `url: ${hostname} resolves to an internal address (${blocked.address}); imports reach public addresses only`,
-        );
-        refusal.code = "EF_INTERNAL_ADDRESS";
-        return callback(refusal, []);
-      }
-      if ((options as { all?: boolean }).all) return callback(null, list);
-      const first = list[0];
-      if (!first) return callback(new Error(`no address for ${hostname}`), []);
-      callback(null, first.address, first.family);
-    });
-  };
 }
 
 function get(url: URL, options: FetchUrlOptions): Promise<IncomingMessage> {
@@ -125,7 +59,11 @@ function get(url: URL, options: FetchUrlOptions): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method: "GET",
-      lookup: guardedLookup(options.allowPrivateAddresses),
+      lookup: guardedLookup(
+        options.allowPrivateAddresses,
+        (hostname, address) =>
+          `url: ${hostname} resolves to an internal address (${address}); imports reach public addresses only`,
+      ),
       headers: { "user-agent": "edgefleet-gateway artifact importer", accept: "*/*" },
     });
     req.setTimeout(options.idleTimeoutMs ?? 30_000, () =>
