@@ -14,13 +14,15 @@ import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
 import type { ArtifactAccess } from "./artifact-access.js";
 import type { ArtifactCache } from "./artifact-cache.js";
+import type { ChunkReplies } from "./chunk-replies.js";
 
 /**
  * Artifact chunks (request/reply on `ef.t.*.up.*.art`, queue group `gateway`): a node asks for a
  * byte range of an object by name; the gateway answers from its organization's bucket
  * `ART_<org>` (through the disk cache) if the node is meant to run a version with that artifact,
  * else with a typed error. Identity comes from the subject: the node's organization picks the
- * bucket, never anything in the payload.
+ * bucket, never anything in the payload. Replies just sent are kept encoded in memory
+ * (ChunkReplies): a fleet pulling one artifact asks for the same chunks over and over.
  */
 /**
  * Chunks handled at once per gateway: bounds memory (a 128 KiB buffer each) and open files when a
@@ -38,6 +40,7 @@ export class ArtifactChunkService implements EdgeService {
     private readonly intake: IntakeDeps,
     private readonly access: ArtifactAccess,
     private readonly cache: ArtifactCache,
+    private readonly replies: ChunkReplies,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
   ) {}
@@ -86,7 +89,14 @@ export class ArtifactChunkService implements EdgeService {
         refuse("not_allowed", "this node is not meant to run a version with this artifact");
         return;
       }
-      const artifact = await this.cache.open(artifactBucket(node.org), request.obj);
+      const bucket = artifactBucket(node.org);
+      const len = Math.min(request.len, MAX_ARTIFACT_CHUNK_BYTES);
+      const known = this.replies.get(bucket, request.obj, request.off, len);
+      if (known) {
+        this.send(msg, known.payload, node.organizationId, known.dataBytes);
+        return;
+      }
+      const artifact = await this.cache.open(bucket, request.obj);
       if (!artifact.ok) {
         refuse(artifact.err, artifact.why);
         return;
@@ -95,13 +105,25 @@ export class ArtifactChunkService implements EdgeService {
         refuse("bad_range", `offset ${request.off} is past the end (${artifact.size} bytes)`);
         return;
       }
-      const data = await artifact.read(request.off, Math.min(request.len, MAX_ARTIFACT_CHUNK_BYTES));
-      answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok");
-      this.metrics.accepted.inc({ type: "art" });
-      this.metrics.artifactBytesServed.inc({ org: node.organizationId }, data.byteLength);
+      const data = await artifact.read(request.off, len);
+      const payload = encodeMessage("artifactChunkReply", {
+        v: PROTOCOL_VERSION,
+        off: request.off,
+        size: artifact.size,
+        data,
+      });
+      this.replies.set(bucket, request.obj, request.off, len, { payload, dataBytes: data.byteLength });
+      this.send(msg, payload, node.organizationId, data.byteLength);
     } catch (error) {
       this.logger.error({ err: error, subject: msg.subject }, "artifact chunk failed");
       refuse("unavailable", "the gateway could not read the artifact");
     }
+  }
+
+  private send(msg: Msg, payload: Uint8Array, organizationId: string, dataBytes: number): void {
+    msg.respond(payload);
+    this.metrics.artifactChunks.inc({ result: "ok" });
+    this.metrics.accepted.inc({ type: "art" });
+    this.metrics.artifactBytesServed.inc({ org: organizationId }, dataBytes);
   }
 }
