@@ -26,15 +26,25 @@ import type { ChunkReplies } from "./chunk-replies.js";
  */
 /**
  * Chunks handled at once per gateway: bounds memory (a 128 KiB buffer each) and open files when a
- * whole fleet pulls at the same moment; later requests wait in the subscription's queue.
+ * whole fleet pulls at the same moment; later requests wait in the service's queue.
  */
 const MAX_CONCURRENT_CHUNKS = 32;
+/**
+ * A request that waited longer than this in the queue is dropped unanswered: its agent stops
+ * waiting after 10 s (docs/protocol.md, "Flow control") and asks again, so answering it would
+ * only delay the requests still wanted. Without this, a fleet whose requests queue for longer
+ * than the agents' timeout makes the gateway answer nobody but agents who already gave up.
+ */
+export const STALE_CHUNK_REQUEST_MS = 8_000;
 
 export class ArtifactChunkService implements EdgeService {
   readonly name = "artifact-chunks";
   private subscription: Subscription | null = null;
-  private loop: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Requests not yet handled, oldest first from `head`, each with the time it arrived. */
+  private waiting: Array<{ msg: Msg; at: number }> = [];
+  private head = 0;
+  private idle: (() => void) | null = null;
 
   constructor(
     private readonly intake: IntakeDeps,
@@ -46,22 +56,53 @@ export class ArtifactChunkService implements EdgeService {
   ) {}
 
   async start(platform: NatsConnection): Promise<void> {
-    const subscription = platform.subscribe(platformUpWildcard("art"), { queue: GATEWAY_QUEUE_GROUP });
-    this.subscription = subscription;
-    this.loop = (async () => {
-      for await (const msg of subscription) {
-        while (this.inFlight.size >= MAX_CONCURRENT_CHUNKS) await Promise.race(this.inFlight);
-        const handled = this.handle(msg).finally(() => this.inFlight.delete(handled));
-        this.inFlight.add(handled);
-      }
-    })();
+    this.subscription = platform.subscribe(platformUpWildcard("art"), {
+      queue: GATEWAY_QUEUE_GROUP,
+      // A callback, not an iterator: the arrival time is taken here, to drop stale requests.
+      callback: (error, msg) => {
+        if (error) {
+          this.logger.error({ err: error }, "artifact chunk subscription failed");
+          return;
+        }
+        this.waiting.push({ msg, at: Date.now() });
+        this.pump();
+      },
+    });
   }
 
   async stop(): Promise<void> {
     this.subscription?.unsubscribe();
     this.subscription = null;
-    await this.loop;
-    await Promise.all(this.inFlight);
+    // What already arrived is still answered (or dropped as stale), as the queue group expects.
+    if (this.head < this.waiting.length || this.inFlight.size > 0)
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+      });
+  }
+
+  /** Starts queued requests up to the concurrency bound, dropping those that waited too long. */
+  private pump(): void {
+    while (this.inFlight.size < MAX_CONCURRENT_CHUNKS && this.head < this.waiting.length) {
+      const next = this.waiting[this.head++] as { msg: Msg; at: number };
+      if (Date.now() - next.at > STALE_CHUNK_REQUEST_MS) {
+        this.metrics.artifactChunks.inc({ result: "dropped_stale" });
+        continue;
+      }
+      const handled: Promise<void> = this.handle(next.msg).finally(() => {
+        this.inFlight.delete(handled);
+        this.pump();
+      });
+      this.inFlight.add(handled);
+    }
+    // Compact the queue once its handled head is most of it (amortized O(1) per request).
+    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting = this.waiting.slice(this.head);
+      this.head = 0;
+    }
+    if (this.idle && this.head >= this.waiting.length && this.inFlight.size === 0) {
+      this.idle();
+      this.idle = null;
+    }
   }
 
   private async handle(msg: Msg): Promise<void> {
