@@ -15,6 +15,7 @@ import type { EdgeService } from "../service.js";
 import type { ArtifactAccess } from "./artifact-access.js";
 import type { ArtifactCache } from "./artifact-cache.js";
 import type { ChunkReplies } from "./chunk-replies.js";
+import { FreshQueue } from "./fresh-queue.js";
 
 /**
  * Artifact chunks (request/reply on `ef.t.*.up.*.art`, queue group `gateway`): a node asks for a
@@ -41,9 +42,7 @@ export class ArtifactChunkService implements EdgeService {
   readonly name = "artifact-chunks";
   private subscription: Subscription | null = null;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Requests not yet handled, oldest first from `head`, each with the time it arrived. */
-  private waiting: Array<{ msg: Msg; at: number }> = [];
-  private head = 0;
+  private readonly waiting: FreshQueue<Msg>;
   private idle: (() => void) | null = null;
 
   constructor(
@@ -53,7 +52,11 @@ export class ArtifactChunkService implements EdgeService {
     private readonly replies: ChunkReplies,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.waiting = new FreshQueue<Msg>(STALE_CHUNK_REQUEST_MS, () =>
+      this.metrics.artifactChunks.inc({ result: "dropped_stale" }),
+    );
+  }
 
   async start(platform: NatsConnection): Promise<void> {
     this.subscription = platform.subscribe(platformUpWildcard("art"), {
@@ -64,7 +67,7 @@ export class ArtifactChunkService implements EdgeService {
           this.logger.error({ err: error }, "artifact chunk subscription failed");
           return;
         }
-        this.waiting.push({ msg, at: Date.now() });
+        this.waiting.push(msg, Date.now());
         this.pump();
       },
     });
@@ -74,7 +77,7 @@ export class ArtifactChunkService implements EdgeService {
     this.subscription?.unsubscribe();
     this.subscription = null;
     // What already arrived is still answered (or dropped as stale), as the queue group expects.
-    if (this.head < this.waiting.length || this.inFlight.size > 0)
+    if (this.waiting.length > 0 || this.inFlight.size > 0)
       await new Promise<void>((resolve) => {
         this.idle = resolve;
       });
@@ -82,24 +85,16 @@ export class ArtifactChunkService implements EdgeService {
 
   /** Starts queued requests up to the concurrency bound, dropping those that waited too long. */
   private pump(): void {
-    while (this.inFlight.size < MAX_CONCURRENT_CHUNKS && this.head < this.waiting.length) {
-      const next = this.waiting[this.head++] as { msg: Msg; at: number };
-      if (Date.now() - next.at > STALE_CHUNK_REQUEST_MS) {
-        this.metrics.artifactChunks.inc({ result: "dropped_stale" });
-        continue;
-      }
-      const handled: Promise<void> = this.handle(next.msg).finally(() => {
+    while (this.inFlight.size < MAX_CONCURRENT_CHUNKS) {
+      const msg = this.waiting.take(Date.now());
+      if (msg === undefined) break;
+      const handled: Promise<void> = this.handle(msg).finally(() => {
         this.inFlight.delete(handled);
         this.pump();
       });
       this.inFlight.add(handled);
     }
-    // Compact the queue once its handled head is most of it (amortized O(1) per request).
-    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-      this.waiting = this.waiting.slice(this.head);
-      this.head = 0;
-    }
-    if (this.idle && this.head >= this.waiting.length && this.inFlight.size === 0) {
+    if (this.idle && this.waiting.length === 0 && this.inFlight.size === 0) {
       this.idle();
       this.idle = null;
     }
