@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ChunkReplies } from "../../src/edge/artifacts/chunk-replies.js";
 
-const reply = (bytes: number, fill = 1) => ({ payload: new Uint8Array(bytes).fill(fill), dataBytes: bytes - 20 });
+const reply = (bytes: number, fill = 1) => ({
+  payload: new Uint8Array(bytes).fill(fill),
+  dataBytes: bytes - 20,
+});
 
 describe("chunk replies kept in memory", () => {
   it("answers a chunk again only for the same bucket, object, offset and length", () => {

@@ -267,7 +267,9 @@ export class HollowRuntime implements Runtime {
   ): Promise<{ size: number; data: Uint8Array } | null> {
     let answer = await source.chunk(obj, offset, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
     for (let attempt = 1; answer === null && !instance.cancelled; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, fullJitterDelay(attempt - 1, CHUNK_RETRY, this.random)));
+      await new Promise((resolve) =>
+        setTimeout(resolve, fullJitterDelay(attempt - 1, CHUNK_RETRY, this.random)),
+      );
       if (instance.cancelled) return null;
       answer = await source.chunk(obj, offset, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
     }
