@@ -114,6 +114,8 @@ const gatewayEnvSchema = {
   // system temp dir), least recently used evicted past the size.
   GATEWAY_ARTIFACT_CACHE_DIR: z.string().min(1).optional(),
   GATEWAY_ARTIFACT_CACHE_MB: integerInRange("GATEWAY_ARTIFACT_CACHE_MB", 16, 1_048_576, 2048),
+  // Encoded chunk replies kept in memory (0: none), least recently used evicted past the size.
+  GATEWAY_ARTIFACT_MEMORY_MB: integerInRange("GATEWAY_ARTIFACT_MEMORY_MB", 0, 65_536, 64),
   // Node commands in flight (per replica): per organization, and per node (docs/protocol.md, "Commands").
   GATEWAY_COMMANDS_PER_ORG: integerInRange("GATEWAY_COMMANDS_PER_ORG", 1, 10_000, 32),
   GATEWAY_COMMANDS_PER_NODE: integerInRange("GATEWAY_COMMANDS_PER_NODE", 1, 16, 1),

@@ -163,6 +163,7 @@ edgeServices.push(
       artifactCache: {
         dir: env.GATEWAY_ARTIFACT_CACHE_DIR ?? join(tmpdir(), "edgefleet-gateway-artifacts"),
         maxBytes: env.GATEWAY_ARTIFACT_CACHE_MB * 1024 * 1024,
+        memoryBytes: env.GATEWAY_ARTIFACT_MEMORY_MB * 1024 * 1024,
       },
     },
     logger,

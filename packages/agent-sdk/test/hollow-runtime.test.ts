@@ -75,6 +75,27 @@ describe("hollow runtime", () => {
     await runtime.shutdown();
   });
 
+  it("fetches like the real fetcher: 4 chunks in flight, progress at most every 2 s", async () => {
+    const source = new MemoryChunkSource();
+    source.delayMs = 20;
+    const obj = source.add(randomBytes(1024 * 1024));
+    const runtime = new HollowRuntime({ stepMs: [1, 5], fetchArtifacts: true });
+    runtime.useChunkSource(source);
+    const seen = record(runtime);
+    runtime.put("web", "1", { command: ["web"] }, { sha: obj });
+    await waitFor("1 running", () => (runtime.instances()[0]?.st === "running" ? true : undefined));
+    expect(source.requests.map((request) => request.off)).toEqual(
+      Array.from({ length: 8 }, (_, index) => index * 131072),
+    );
+    expect(source.maxInFlight).toBe(4);
+    // Within 2 s: the first chunk's progress and the last, not one report per chunk.
+    expect(seen.filter((status) => status.st === "pulling").map((status) => status.pb)).toEqual([
+      131072,
+      1024 * 1024,
+    ]);
+    await runtime.shutdown();
+  });
+
   it("retries unanswered chunks without an attempt limit, like the real fetcher (a gateway restarting)", async () => {
     const source = new MemoryChunkSource();
     const obj = source.add(randomBytes(200_000));

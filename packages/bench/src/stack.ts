@@ -195,6 +195,8 @@ export class GatewayProcess {
   static async start(
     stackEnv: Record<string, string>,
     extraEnv: Record<string, string>,
+    /** Write a V8 CPU profile of the gateway into this directory when it exits. */
+    cpuProfileDir?: string,
   ): Promise<GatewayProcess> {
     const port = Number(stackEnv.GATEWAY_HTTP_PORT);
     // Whatever answers on the port must be our own gateway, never a leftover one.
@@ -205,7 +207,11 @@ export class GatewayProcess {
     const gatewayDir = join(REPO_ROOT, "apps/gateway");
     const tsxCli = createRequire(join(gatewayDir, "package.json")).resolve("tsx/cli");
     const log = openSync(join(LOG_DIR, "bench-gateway.log"), "w");
-    const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
+    // --cpu-prof is refused in NODE_OPTIONS: run node itself with tsx as its loader then.
+    const args = cpuProfileDir
+      ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`, "--import", "tsx", "src/main.ts"]
+      : [tsxCli, "src/main.ts"];
+    const child = spawn(process.execPath, args, {
       cwd: gatewayDir,
       env: { PATH: process.env.PATH ?? "", ...stackEnv, LOG_LEVEL: "info", ...extraEnv },
       stdio: ["ignore", log, log],

@@ -59,7 +59,7 @@ export function createEdgeMetrics(registry: Registry) {
     }),
     artifactChunks: new Counter({
       name: `${METRIC_PREFIX}artifact_chunks_total`,
-      help: "Artifact chunk requests answered, by result (ok or the typed error sent)",
+      help: "Artifact chunk requests answered, by result (ok or the typed error sent), or dropped_stale (waited past the agents' timeout)",
       labelNames: ["result"] as const,
       registers,
     }),

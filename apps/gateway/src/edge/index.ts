@@ -7,6 +7,7 @@ import type { Registry } from "prom-client";
 import type { Logger } from "../logger.js";
 import { ArtifactAccess } from "./artifacts/artifact-access.js";
 import { ArtifactCache } from "./artifacts/artifact-cache.js";
+import { ChunkReplies } from "./artifacts/chunk-replies.js";
 import { ArtifactChunkService } from "./artifacts/chunk-service.js";
 import { DesiredPublisher } from "./desired/desired-publisher.js";
 import { HelloService } from "./desired/hello-service.js";
@@ -22,6 +23,9 @@ import { NodeDirectory } from "./node-directory.js";
 import { Rejections } from "./rejections.js";
 import type { EdgeService } from "./service.js";
 
+/** Encoded chunk replies kept in memory by default: 64 MiB, 512 chunks of 128 KiB. */
+const DEFAULT_CHUNK_REPLY_BYTES = 64 * 1024 ** 2;
+
 export type { EdgeService } from "./service.js";
 
 export interface EdgeConfig {
@@ -33,8 +37,11 @@ export interface EdgeConfig {
   desiredRescanMs: number;
   /** Metrics batching toward Mimir (defaults: 500 reports or 500 ms). */
   metricsBatch?: { maxBatch: number; maxDelayMs: number };
-  /** Disk cache of artifacts served to nodes (default: `<tmpdir>/edgefleet-gateway-artifacts`, 2 GiB). */
-  artifactCache?: { dir: string; maxBytes: number; maxArtifactBytes?: number };
+  /**
+   * Disk cache of artifacts served to nodes (default: `<tmpdir>/edgefleet-gateway-artifacts`, 2 GiB)
+   * and the memory kept for encoded chunk replies (`memoryBytes`, default 64 MiB).
+   */
+  artifactCache?: { dir: string; maxBytes: number; maxArtifactBytes?: number; memoryBytes?: number };
 }
 
 /**
@@ -113,6 +120,7 @@ export function createEdgeServices(
       intake,
       new ArtifactAccess(db),
       artifactCache,
+      new ChunkReplies(config.artifactCache?.memoryBytes ?? DEFAULT_CHUNK_REPLY_BYTES),
       metrics,
       logger.child({ component: "artifact-chunks" }),
     ),

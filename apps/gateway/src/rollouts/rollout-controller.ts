@@ -12,7 +12,10 @@
  *
  * Wake-ups: Postgres NOTIFY (a person acted on a rollout, an agent's instance changed state, a
  * node went on or offline) and the core's `nextWakeUp` (a timeout, a pause, a window), both
- * checked by a tick every `tickMs`.
+ * checked by a tick every `tickMs`. A person's action steps at once; the fleet's own changes,
+ * which stream in while a batch moves (thousands of nodes reporting), step no more than half
+ * the time: the next such tick waits as long as the last one took, so on a loaded gateway the
+ * controller leaves the other half to the edge services (status reports, artifact chunks).
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -60,6 +63,10 @@ export class RolloutController implements EdgeService {
   private stopped = true;
   private running: Promise<void> | null = null;
   private again = false;
+  /** A fleet change arrived during a tick: tick again after the pause (see kickSoon). */
+  private againSoon = false;
+  private soonTimer: NodeJS.Timeout | null = null;
+  private lastTick = { endedAt: 0, ms: 0 };
   private readonly owned = new Map<string, Owned>();
   private readonly dirtyRollouts = new Set<string>();
   private readonly dirtyOrganizations = new Set<string>();
@@ -85,6 +92,8 @@ export class RolloutController implements EdgeService {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.soonTimer) clearTimeout(this.soonTimer);
+    this.soonTimer = null;
     await this.running;
     // Hand our rollouts over at once instead of after the lease runs out.
     await this.db
@@ -114,9 +123,13 @@ export class RolloutController implements EdgeService {
     });
     client.on("notification", (message) => {
       if (!message.payload) return;
-      if (message.channel === ROLLOUT_CHANGED_CHANNEL) this.dirtyRollouts.add(message.payload);
-      else this.dirtyOrganizations.add(message.payload);
-      this.kick();
+      if (message.channel === ROLLOUT_CHANGED_CHANNEL) {
+        this.dirtyRollouts.add(message.payload);
+        this.kick();
+      } else {
+        this.dirtyOrganizations.add(message.payload);
+        this.kickSoon();
+      }
     });
     await client.connect();
     await client.query(`LISTEN ${ROLLOUT_CHANGED_CHANNEL}`);
@@ -132,17 +145,44 @@ export class RolloutController implements EdgeService {
       this.again = true;
       return;
     }
+    if (this.soonTimer) clearTimeout(this.soonTimer);
+    this.soonTimer = null;
+    this.againSoon = false;
+    const startedAt = Date.now();
     this.running = this.tick()
       .catch((error: unknown) =>
         this.logger.error({ err: error }, "rollout controller tick failed; will retry"),
       )
       .finally(() => {
         this.running = null;
-        if (this.again && !this.stopped) {
+        this.lastTick = { endedAt: Date.now(), ms: Date.now() - startedAt };
+        if (this.stopped) return;
+        if (this.again) {
           this.again = false;
           this.kick();
-        }
+        } else if (this.againSoon) this.kickSoon();
       });
+  }
+
+  /**
+   * A tick for a fleet change: once as much time has passed since the last tick as it took
+   * (the controller steps at most half the time on fleet changes), or at the next regular tick.
+   */
+  private kickSoon(): void {
+    if (this.stopped || this.soonTimer) return;
+    if (this.running) {
+      this.againSoon = true;
+      return;
+    }
+    const wait = this.lastTick.endedAt + this.lastTick.ms - Date.now();
+    if (wait <= 0) {
+      this.kick();
+      return;
+    }
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = null;
+      this.kick();
+    }, wait);
   }
 
   private async tick(): Promise<void> {

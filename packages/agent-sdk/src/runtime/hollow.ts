@@ -17,8 +17,8 @@ export interface HollowRuntimeOptions {
   stepMs?: [number, number];
   random?: () => number;
   /**
-   * Really download artifacts through the agent's chunk source (one chunk at a time, SHA-256
-   * checked, bytes discarded). Default off: 10,000 hollow agents cannot each pull a real
+   * Really download artifacts through the agent's chunk source (as the real fetcher does: 4
+   * chunks in flight, SHA-256 checked; the bytes are discarded). Default off: 10,000 hollow agents cannot each pull a real
    * artifact, so by default pulling is simulated (half of `simulatedArtifactBytes`, then all).
    */
   fetchArtifacts?: boolean;
@@ -34,8 +34,11 @@ export interface HollowRuntimeOptions {
 /** CPU (‰ of one core) and memory (bytes) of `app` running `version`; null: report nothing. */
 export type HollowUsage = (app: string, version: string) => { cpu: number; mem: number } | null;
 
-/** The real fetcher's default chunk retry policy (artifacts/fetcher.ts). */
+/** The real fetcher's default chunk retry policy and window (artifacts/fetcher.ts). */
 const CHUNK_RETRY: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
+const CHUNK_WINDOW = 4;
+/** The real runtimes' pulling progress interval (app-slot.ts, the Go agent's slot.go). */
+const PROGRESS_INTERVAL_MS = 2_000;
 
 interface HollowInstance {
   version: string;
@@ -190,37 +193,89 @@ export class HollowRuntime implements Runtime {
     step(Math.floor(total / 2), () => step(total, then));
   }
 
-  /** One chunk at a time, hashed and dropped: the real wire traffic of a pull, in little memory. */
+  /**
+   * Pulls like the real fetcher (artifacts/fetcher.ts): up to CHUNK_WINDOW requests in flight,
+   * chunks hashed in order and dropped (the real wire traffic of a pull, in little memory), and
+   * progress reported like the real runtimes (app-slot.ts: at most every PROGRESS_INTERVAL_MS).
+   */
   private async fetchForReal(instance: HollowInstance, source: ChunkSource, art: ArtifactRef): Promise<void> {
+    const obj = art.obj ?? art.sha;
     const hash = createHash("sha256");
-    let done = 0;
-    let total = 0;
     instance.state = "pulling";
-    do {
-      let answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
-      // Unanswered chunks (gateway restarting, no responders) are retried like the real fetcher
-      // does (fetcher.ts: full-jitter backoff, 0.5 s doubling to 30 s, no attempt limit), so a
-      // controller restart mid-pull delays a hollow node exactly as it would a real one.
-      for (let attempt = 1; answer === null && !instance.cancelled; attempt++) {
-        await new Promise((resolve) =>
-          setTimeout(resolve, fullJitterDelay(attempt - 1, CHUNK_RETRY, this.random)),
-        );
-        if (instance.cancelled) return;
-        answer = await source.chunk(art.obj ?? art.sha, done, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
-      }
-      if (instance.cancelled || answer === null) return;
-      if (!answer.ok) throw new Error(`artifact ${answer.err}${answer.why ? `: ${answer.why}` : ""}`);
-      if (answer.size > MAX_ARTIFACT_BYTES)
-        throw new Error(`artifact is ${answer.size} bytes, over the limit`);
-      total = answer.size;
-      hash.update(answer.data);
-      done += answer.data.byteLength;
+    const first = await this.hollowChunk(instance, source, obj, 0);
+    if (first === null) return;
+    const total = first.size;
+    if (total > MAX_ARTIFACT_BYTES) throw new Error(`artifact is ${total} bytes, over the limit`);
+    let done = 0;
+    let lastEmit = 0;
+    const append = (data: Uint8Array) => {
+      if (data.byteLength === 0 && done < total) throw new Error("empty chunk");
+      hash.update(data);
+      done += data.byteLength;
       instance.pulled = { done, total };
-      this.listeners.emit();
-      if (answer.data.byteLength === 0 && done < total) throw new Error("empty chunk");
-    } while (done < total);
+      if (Date.now() - lastEmit >= PROGRESS_INTERVAL_MS || done >= total) {
+        lastEmit = Date.now();
+        this.listeners.emit();
+      }
+    };
+    append(first.data);
+    const ready = new Map<number, Uint8Array>();
+    const inFlight = new Set<Promise<void>>();
+    let next = done;
+    let failure: unknown;
+    let stopped = false;
+    while (done < total && failure === undefined && !stopped) {
+      while (inFlight.size < CHUNK_WINDOW && next < total) {
+        const offset = next;
+        next += Math.min(MAX_ARTIFACT_CHUNK_BYTES, total - offset);
+        const pending: Promise<void> = this.hollowChunk(instance, source, obj, offset)
+          .then(
+            (answer) => {
+              if (answer === null) stopped = true;
+              else if (answer.size !== total) failure ??= new Error("artifact size changed during the pull");
+              else ready.set(offset, answer.data);
+            },
+            (error: unknown) => {
+              failure ??= error;
+            },
+          )
+          .finally(() => inFlight.delete(pending));
+        inFlight.add(pending);
+      }
+      await Promise.race(inFlight);
+      for (let data = ready.get(done); data !== undefined; data = ready.get(done)) {
+        ready.delete(done);
+        append(data);
+      }
+    }
+    if (failure !== undefined) throw failure;
+    if (stopped || instance.cancelled) return;
     const digest = hash.digest("hex");
     if (digest !== art.sha) throw new Error(`artifact SHA-256 mismatch: expected ${art.sha}, got ${digest}`);
+  }
+
+  /**
+   * One chunk; unanswered ones (gateway restarting, no responders) are retried like the real
+   * fetcher does (full-jitter backoff, 0.5 s doubling to 30 s, no attempt limit), so a controller
+   * restart mid-pull delays a hollow node exactly as it would a real one. null: cancelled.
+   */
+  private async hollowChunk(
+    instance: HollowInstance,
+    source: ChunkSource,
+    obj: string,
+    offset: number,
+  ): Promise<{ size: number; data: Uint8Array } | null> {
+    let answer = await source.chunk(obj, offset, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
+    for (let attempt = 1; answer === null && !instance.cancelled; attempt++) {
+      await new Promise((resolve) =>
+        setTimeout(resolve, fullJitterDelay(attempt - 1, CHUNK_RETRY, this.random)),
+      );
+      if (instance.cancelled) return null;
+      answer = await source.chunk(obj, offset, MAX_ARTIFACT_CHUNK_BYTES).catch(() => null);
+    }
+    if (instance.cancelled || answer === null) return null;
+    if (!answer.ok) throw new Error(`artifact ${answer.err}${answer.why ? `: ${answer.why}` : ""}`);
+    return answer;
   }
 
   private later(instance: HollowInstance, task: () => void): void {

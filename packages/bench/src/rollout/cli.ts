@@ -1,5 +1,6 @@
 /**
  * pnpm bench:rollout [--nodes 1000] [--hollow-processes N] [--kill-batch 3] [--artifact-kib 1024]
+ *                     [--cpu-prof DIR]
  *
  * The rollout benchmark (issue 10): hollow agents that really fetch a 1 MiB uploaded artifact,
  * a rollout in 5 batches driven by the gateway's controller, then the same with the gateway
@@ -86,6 +87,8 @@ function readOptions(argv: string[]) {
       out: { type: "string", default: "docs/benchmarks" },
       note: { type: "string", multiple: true, default: [] },
       "render-only": { type: "boolean", default: false },
+      // Write V8 CPU profiles of the gateway and the hollow-agent workers here (on their exit).
+      "cpu-prof": { type: "string" },
     },
   });
   const nodes = positiveInt("nodes", values.nodes, 19_000);
@@ -113,6 +116,7 @@ function readOptions(argv: string[]) {
     outDir: resolve(REPO_ROOT, values.out ?? "docs/benchmarks"),
     notes: values.note ?? [],
     renderOnly: values["render-only"] ?? false,
+    cpuProfileDir: values["cpu-prof"] === undefined ? undefined : resolve(values["cpu-prof"]),
   };
 }
 
@@ -159,12 +163,13 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   const db: Db = createPrismaClient(need("DATABASE_URL"));
   cleanup.add("close Prisma", () => db.$disconnect());
 
+  if (options.cpuProfileDir) mkdirSync(options.cpuProfileDir, { recursive: true });
   const gatewayEnv = {
     GATEWAY_ROLLOUT_TICK_MS: String(TICK_MS),
     GATEWAY_ROLLOUT_LEASE_MS: String(LEASE_MS),
     GATEWAY_ARTIFACT_CACHE_DIR: join(VAR_DIR, "gateway-artifacts"),
   };
-  let gateway = await GatewayProcess.start(env, gatewayEnv);
+  let gateway = await GatewayProcess.start(env, gatewayEnv, options.cpuProfileDir);
   cleanup.add("stop the gateway", () => gateway.stop());
   step(`gateway ready at ${gateway.url}`);
 
@@ -191,7 +196,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   const app = await db.app.create({ data: { organizationId: organization.id, name: "bench-app" } });
 
   step(`forking ${options.hollowProcesses} hollow-agent processes (they really fetch artifacts)`);
-  pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR);
+  pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR, options.cpuProfileDir);
   const workers = pool;
   cleanup.add("stop the hollow agents", () => workers.stop());
 
@@ -279,7 +284,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
             : gateway.child.once("exit", resolve),
         );
         await waitUntilPortFree(Number(env.GATEWAY_HTTP_PORT));
-        gateway = await GatewayProcess.start(env, gatewayEnv);
+        gateway = await GatewayProcess.start(env, gatewayEnv, options.cpuProfileDir);
         return { killedAt, readyAt: Date.now() };
       },
     });

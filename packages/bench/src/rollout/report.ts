@@ -57,9 +57,9 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
     `nats-server ${results.natsVersion}, Mimir, Keycloak, the real gateway with its rollout controller). Each run is a`,
     `rollout of a new version of one app to every node in **${config.batches} batches of 20 %**, its artifact a`,
     `**${mib(config.artifactBytes)} file uploaded** through the gateway into the organization's JetStream object store.`,
-    `The hollow agents **really fetch it**: chunk by chunk (${config.chunkBytes / 1024} KiB) over their own NATS`,
-    "request/reply to the gateway, SHA-256 checked, then report the version running; only starting the",
-    "process is simulated (20–200 ms per state change).",
+    `The hollow agents **really fetch it** as the real fetcher does: ${config.chunkBytes / 1024} KiB chunks, 4 in flight, over their own NATS`,
+    "request/reply to the gateway, SHA-256 checked, progress reported at most every 2 s, then report the version",
+    "running; only starting the process is simulated (20–200 ms per state change).",
     killed?.kill
       ? `The \`${killed.name}\` run \`kill -9\`s the gateway in the middle of batch ${killed.kill.batch + 1} and starts it again at once.`
       : "",

@@ -14,51 +14,90 @@ import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
 import type { ArtifactAccess } from "./artifact-access.js";
 import type { ArtifactCache } from "./artifact-cache.js";
+import type { ChunkReplies } from "./chunk-replies.js";
+import { FreshQueue } from "./fresh-queue.js";
 
 /**
  * Artifact chunks (request/reply on `ef.t.*.up.*.art`, queue group `gateway`): a node asks for a
  * byte range of an object by name; the gateway answers from its organization's bucket
  * `ART_<org>` (through the disk cache) if the node is meant to run a version with that artifact,
  * else with a typed error. Identity comes from the subject: the node's organization picks the
- * bucket, never anything in the payload.
+ * bucket, never anything in the payload. Replies just sent are kept encoded in memory
+ * (ChunkReplies): a fleet pulling one artifact asks for the same chunks over and over.
  */
 /**
  * Chunks handled at once per gateway: bounds memory (a 128 KiB buffer each) and open files when a
- * whole fleet pulls at the same moment; later requests wait in the subscription's queue.
+ * whole fleet pulls at the same moment; later requests wait in the service's queue.
  */
 const MAX_CONCURRENT_CHUNKS = 32;
+/**
+ * A request that waited longer than this in the queue is dropped unanswered: its agent stops
+ * waiting after 10 s (docs/protocol.md, "Flow control") and asks again, so answering it would
+ * only delay the requests still wanted. Without this, a fleet whose requests queue for longer
+ * than the agents' timeout makes the gateway answer nobody but agents who already gave up.
+ */
+export const STALE_CHUNK_REQUEST_MS = 8_000;
 
 export class ArtifactChunkService implements EdgeService {
   readonly name = "artifact-chunks";
   private subscription: Subscription | null = null;
-  private loop: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly waiting: FreshQueue<Msg>;
+  private idle: (() => void) | null = null;
 
   constructor(
     private readonly intake: IntakeDeps,
     private readonly access: ArtifactAccess,
     private readonly cache: ArtifactCache,
+    private readonly replies: ChunkReplies,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.waiting = new FreshQueue<Msg>(STALE_CHUNK_REQUEST_MS, () =>
+      this.metrics.artifactChunks.inc({ result: "dropped_stale" }),
+    );
+  }
 
   async start(platform: NatsConnection): Promise<void> {
-    const subscription = platform.subscribe(platformUpWildcard("art"), { queue: GATEWAY_QUEUE_GROUP });
-    this.subscription = subscription;
-    this.loop = (async () => {
-      for await (const msg of subscription) {
-        while (this.inFlight.size >= MAX_CONCURRENT_CHUNKS) await Promise.race(this.inFlight);
-        const handled = this.handle(msg).finally(() => this.inFlight.delete(handled));
-        this.inFlight.add(handled);
-      }
-    })();
+    this.subscription = platform.subscribe(platformUpWildcard("art"), {
+      queue: GATEWAY_QUEUE_GROUP,
+      // A callback, not an iterator: the arrival time is taken here, to drop stale requests.
+      callback: (error, msg) => {
+        if (error) {
+          this.logger.error({ err: error }, "artifact chunk subscription failed");
+          return;
+        }
+        this.waiting.push(msg, Date.now());
+        this.pump();
+      },
+    });
   }
 
   async stop(): Promise<void> {
     this.subscription?.unsubscribe();
     this.subscription = null;
-    await this.loop;
-    await Promise.all(this.inFlight);
+    // What already arrived is still answered (or dropped as stale), as the queue group expects.
+    if (this.waiting.length > 0 || this.inFlight.size > 0)
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+      });
+  }
+
+  /** Starts queued requests up to the concurrency bound, dropping those that waited too long. */
+  private pump(): void {
+    while (this.inFlight.size < MAX_CONCURRENT_CHUNKS) {
+      const msg = this.waiting.take(Date.now());
+      if (msg === undefined) break;
+      const handled: Promise<void> = this.handle(msg).finally(() => {
+        this.inFlight.delete(handled);
+        this.pump();
+      });
+      this.inFlight.add(handled);
+    }
+    if (this.idle && this.waiting.length === 0 && this.inFlight.size === 0) {
+      this.idle();
+      this.idle = null;
+    }
   }
 
   private async handle(msg: Msg): Promise<void> {
@@ -86,7 +125,14 @@ export class ArtifactChunkService implements EdgeService {
         refuse("not_allowed", "this node is not meant to run a version with this artifact");
         return;
       }
-      const artifact = await this.cache.open(artifactBucket(node.org), request.obj);
+      const bucket = artifactBucket(node.org);
+      const len = Math.min(request.len, MAX_ARTIFACT_CHUNK_BYTES);
+      const known = this.replies.get(bucket, request.obj, request.off, len);
+      if (known) {
+        this.send(msg, known.payload, node.organizationId, known.dataBytes);
+        return;
+      }
+      const artifact = await this.cache.open(bucket, request.obj);
       if (!artifact.ok) {
         refuse(artifact.err, artifact.why);
         return;
@@ -95,13 +141,25 @@ export class ArtifactChunkService implements EdgeService {
         refuse("bad_range", `offset ${request.off} is past the end (${artifact.size} bytes)`);
         return;
       }
-      const data = await artifact.read(request.off, Math.min(request.len, MAX_ARTIFACT_CHUNK_BYTES));
-      answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok");
-      this.metrics.accepted.inc({ type: "art" });
-      this.metrics.artifactBytesServed.inc({ org: node.organizationId }, data.byteLength);
+      const data = await artifact.read(request.off, len);
+      const payload = encodeMessage("artifactChunkReply", {
+        v: PROTOCOL_VERSION,
+        off: request.off,
+        size: artifact.size,
+        data,
+      });
+      this.replies.set(bucket, request.obj, request.off, len, { payload, dataBytes: data.byteLength });
+      this.send(msg, payload, node.organizationId, data.byteLength);
     } catch (error) {
       this.logger.error({ err: error, subject: msg.subject }, "artifact chunk failed");
       refuse("unavailable", "the gateway could not read the artifact");
     }
+  }
+
+  private send(msg: Msg, payload: Uint8Array, organizationId: string, dataBytes: number): void {
+    msg.respond(payload);
+    this.metrics.artifactChunks.inc({ result: "ok" });
+    this.metrics.accepted.inc({ type: "art" });
+    this.metrics.artifactBytesServed.inc({ org: organizationId }, dataBytes);
   }
 }
