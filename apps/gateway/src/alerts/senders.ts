@@ -90,7 +90,7 @@ export function sendWebhook(
   });
 }
 
-function guardedLookup(allowPrivate: boolean) {
+export function guardedLookup(allowPrivate: boolean) {
   return (
     hostname: string,
     options: object,
