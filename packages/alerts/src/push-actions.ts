@@ -15,6 +15,13 @@ export const PUSH_ACTION_TITLES: Record<PushAction, string> = {
   silence_1h: "Silence 1 h",
 };
 
+/** The least role each action needs (the console's own button for it needs the same). */
+export const PUSH_ACTION_ROLES: Record<PushAction, "operator"> = {
+  pause_rollout: "operator",
+  approve_rollout: "operator",
+  silence_1h: "operator",
+};
+
 /** A token older than this is refused: a notification read the next morning cannot act. */
 export const PUSH_ACTION_TOKEN_TTL_S = 15 * 60;
 /** How long the "silence 1 h" action silences. */

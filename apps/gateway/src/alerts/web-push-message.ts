@@ -1,10 +1,11 @@
 import {
+  PUSH_ACTION_ROLES,
   type PushMessage,
   pushActionsFor,
   pushMessageOf,
   signPushActionToken,
 } from "@edgefleet/alerts";
-import type { Db } from "@edgefleet/db";
+import type { Db, Role } from "@edgefleet/db";
 import type { RelayedAlert } from "./relay.js";
 
 /** The outbox row of a person's Web Push device, as the delivery worker claimed it. */
@@ -13,6 +14,8 @@ export interface PushOutbox {
   user_id: string;
   alert: RelayedAlert;
 }
+
+const ROLE_RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2, owner: 3 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -41,8 +44,16 @@ async function runningRolloutOfApp(db: Db, organizationId: string, alert: Relaye
  */
 export async function pushMessageFor(db: Db, actionSecret: string, row: PushOutbox): Promise<PushMessage> {
   const running = await runningRolloutOfApp(db, row.organization_id, row.alert);
+  // Buttons the person may press today (the console checks the role again when one is pressed).
+  const membership = await db.membership.findUnique({
+    where: { organizationId_userId: { organizationId: row.organization_id, userId: row.user_id } },
+    select: { role: true },
+  });
+  const offered = pushActionsFor(row.alert, running).filter(
+    ({ action }) => membership !== null && ROLE_RANK[membership.role] >= ROLE_RANK[PUSH_ACTION_ROLES[action]],
+  );
   const actions = await Promise.all(
-    pushActionsFor(row.alert, running).map(async ({ action, rolloutId }) => {
+    offered.map(async ({ action, rolloutId }) => {
       const { token } = await signPushActionToken(actionSecret, {
         organizationId: row.organization_id,
         userId: row.user_id,

@@ -12,6 +12,7 @@
 import {
   type PushAction,
   PushActionTokenError,
+  PUSH_ACTION_ROLES,
   PUSH_ACTION_TITLES,
   PUSH_SILENCE_MS,
   type VerifiedPushActionToken,
@@ -28,8 +29,6 @@ import { actOn } from "./rollouts";
 
 export { pushActionInput };
 
-/** The least role each action needs: the same as the console's own button for it. */
-const ROLE_NEEDED = { pause_rollout: "operator", approve_rollout: "operator", silence_1h: "operator" } as const;
 
 export const pushActionOutput = z.object({
   action: z.string(),
@@ -77,7 +76,7 @@ async function currentActor(db: Db, claims: VerifiedPushActionToken): Promise<Ac
   });
   if (!membership)
     throw new TRPCError({ code: "FORBIDDEN", message: "you are no longer a member of this organization" });
-  const needed = ROLE_NEEDED[claims.action];
+  const needed = PUSH_ACTION_ROLES[claims.action];
   if (!roleAtLeast(membership.role, needed))
     throw new TRPCError({
       code: "FORBIDDEN",
