@@ -15,8 +15,10 @@ export { ROLES, roleAtLeast } from "./domain/roles";
 export { DEFAULT_FAIR_SHARE, FairShare, type FairShareOptions, RateLimited } from "./fair-share";
 export type { GatewayConnection } from "./gateway-client";
 export {
+  internalErrorMessage,
   MAX_REQUEST_BODY_BYTES,
   readBoundedBody,
+  reportInternalError,
   refuseCrossSiteMutation,
   withBody,
 } from "./http-guards";
