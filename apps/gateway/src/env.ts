@@ -164,11 +164,15 @@ const gatewayEnvSchema = {
   // the notifications' action tokens (the console verifies them). Unset: Web Push is off.
   EDGEFLEET_VAPID_PUBLIC_KEY: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{80,90}$/, { error: "EDGEFLEET_VAPID_PUBLIC_KEY must be a base64url P-256 public key" })
+    .regex(/^[A-Za-z0-9_-]{80,90}$/, {
+      error: "EDGEFLEET_VAPID_PUBLIC_KEY must be a base64url P-256 public key",
+    })
     .optional(),
   EDGEFLEET_VAPID_PRIVATE_KEY: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{40,45}$/, { error: "EDGEFLEET_VAPID_PRIVATE_KEY must be a base64url P-256 private key" })
+    .regex(/^[A-Za-z0-9_-]{40,45}$/, {
+      error: "EDGEFLEET_VAPID_PRIVATE_KEY must be a base64url P-256 private key",
+    })
     .optional(),
   EDGEFLEET_VAPID_SUBJECT: z
     .string()

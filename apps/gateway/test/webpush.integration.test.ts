@@ -2,8 +2,8 @@ import { type PushMessage, relayToken, verifyPushActionToken } from "@edgefleet/
 import type { Db } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { type RunningNats, startPlainHub, waitFor } from "@edgefleet/nats-tenancy/testing";
-import webpush from "web-push";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import webpush from "web-push";
 import { GatewayProcess, metricValue } from "./support/gateway-process.js";
 import { type Device, newDevice, PushStandIn } from "./support/push-stand-in.js";
 import { requireTestEnv } from "./support/required-env.js";
@@ -71,7 +71,10 @@ function alert(fingerprint: string, severity: string, labels: Record<string, str
       app: "meter",
       ...labels,
     },
-    annotations: { summary: "app meter restarted 5 times in 10 min on node meter-7", console_url: "https://console.example/nodes/x" },
+    annotations: {
+      summary: "app meter restarted 5 times in 10 min on node meter-7",
+      console_url: "https://console.example/nodes/x",
+    },
     startsAt: "2026-11-25T09:00:00Z",
     fingerprint,
   };
@@ -80,7 +83,10 @@ function alert(fingerprint: string, severity: string, labels: Record<string, str
 async function relay(alerts: unknown[]) {
   const response = await fetch(`${gateway.baseUrl}/alerts/relay/${organizationId}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${relayToken(RELAY_SECRET, organizationId)}`, "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${relayToken(RELAY_SECRET, organizationId)}`,
+      "content-type": "application/json",
+    },
     body: JSON.stringify({ version: "4", alerts }),
   });
   expect(response.status).toBe(200);
@@ -89,7 +95,9 @@ async function relay(alerts: unknown[]) {
 
 async function deliveries(result: string): Promise<number> {
   const text = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
-  return metricValue(text, `edgefleet_gateway_alert_deliveries_total{kind="webpush",result="${result}"}`) ?? 0;
+  return (
+    metricValue(text, `edgefleet_gateway_alert_deliveries_total{kind="webpush",result="${result}"}`) ?? 0
+  );
 }
 
 const at = (path: string) => standIn.received.filter((r) => r.path === path);
@@ -109,7 +117,13 @@ beforeAll(async () => {
   });
   const app = await db.app.create({ data: { organizationId, name: "meter" } });
   const version = await db.appVersion.create({
-    data: { organizationId, appId: app.id, version: "2.0.0", artifactSource: "upload", runSpec: { command: ["./meter"] } },
+    data: {
+      organizationId,
+      appId: app.id,
+      version: "2.0.0",
+      artifactSource: "upload",
+      runSpec: { command: ["./meter"] },
+    },
   });
   rolloutId = (
     await db.rollout.create({
@@ -153,10 +167,15 @@ describe("Web Push from the relay to a push service", () => {
   it("delivers an encrypted, VAPID-signed notification with signed actions to each wanting device", async () => {
     const queued = await relay([alert("crit-1", "critical")]);
     expect(queued.queued).toBe(4);
-    const [received] = await waitFor("the operator's phone to get the push", () => {
-      const got = at(devices.operator.path);
-      return got.length > 0 ? got : undefined;
-    }, 30_000, 100);
+    const [received] = await waitFor(
+      "the operator's phone to get the push",
+      () => {
+        const got = at(devices.operator.path);
+        return got.length > 0 ? got : undefined;
+      },
+      30_000,
+      100,
+    );
     expect(received?.vapidKey).toBe(VAPID.publicKey);
     expect(received?.vapidVerified).toBe(true);
     expect(received?.urgency).toBe("high");
@@ -173,12 +192,26 @@ describe("Web Push from the relay to a push service", () => {
       ["silence_1h", "Silence 1 h"],
     ]);
     const pause = await verifyPushActionToken(ACTION_SECRET, message.actions[0]?.token ?? "");
-    expect(pause).toMatchObject({ organizationId, userId: operatorId, action: "pause_rollout", rolloutId, alertFingerprint: "crit-1" });
+    expect(pause).toMatchObject({
+      organizationId,
+      userId: operatorId,
+      action: "pause_rollout",
+      rolloutId,
+      alertFingerprint: "crit-1",
+    });
     expect(pause.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(15 * 60_000);
     const silence = await verifyPushActionToken(ACTION_SECRET, message.actions[1]?.token ?? "");
-    expect(silence.alertLabels).toMatchObject({ alertname: "EdgefleetAppCrashLooping", organization: organizationId });
+    expect(silence.alertLabels).toMatchObject({
+      alertname: "EdgefleetAppCrashLooping",
+      organization: organizationId,
+    });
     // The viewer's laptop got its own copy, without buttons a viewer may not press.
-    await waitFor("the viewer's laptop", () => (at(devices.viewer.path).length > 0 ? true : undefined), 30_000, 100);
+    await waitFor(
+      "the viewer's laptop",
+      () => (at(devices.viewer.path).length > 0 ? true : undefined),
+      30_000,
+      100,
+    );
     const viewerMessage = JSON.parse(at(devices.viewer.path)[0]?.payload ?? "null") as PushMessage;
     expect(viewerMessage.title).toBe(message.title);
     expect(viewerMessage.actions).toEqual([]);
@@ -187,10 +220,16 @@ describe("Web Push from the relay to a push service", () => {
   it("follows each person's preferences: a warning does not reach the viewer who wants only critical", async () => {
     const queued = await relay([alert("warn-1", "warning")]);
     // operator: phone, (gone device was removed by now or is still queued), down; viewer: none.
-    await waitFor("the warning on the operator's phone", () =>
-      at(devices.operator.path).some((r) => r.payload?.includes('"tag":"warn-1"')) ? true : undefined, 30_000, 100);
+    await waitFor(
+      "the warning on the operator's phone",
+      () => (at(devices.operator.path).some((r) => r.payload?.includes('"tag":"warn-1"')) ? true : undefined),
+      30_000,
+      100,
+    );
     expect(at(devices.viewer.path).some((r) => r.payload?.includes("warn-1"))).toBe(false);
-    const viewerRows = await db.alertNotification.count({ where: { channelId: channelOf[devices.viewer.path] as string } });
+    const viewerRows = await db.alertNotification.count({
+      where: { channelId: channelOf[devices.viewer.path] as string },
+    });
     expect(viewerRows).toBe(1);
     expect(queued.queued).toBeGreaterThanOrEqual(2);
   });
@@ -205,9 +244,15 @@ describe("Web Push from the relay to a push service", () => {
   });
 
   it("removes a subscription the push service answers 410 for", async () => {
-    await waitFor("the expired subscription removed", async () =>
-      (await db.pushSubscription.count({ where: { endpoint: { contains: "/gone/" } } })) === 0 ? true : undefined,
-      30_000, 200);
+    await waitFor(
+      "the expired subscription removed",
+      async () =>
+        (await db.pushSubscription.count({ where: { endpoint: { contains: "/gone/" } } })) === 0
+          ? true
+          : undefined,
+      30_000,
+      200,
+    );
     expect(at(devices.gone.path).length).toBeGreaterThanOrEqual(1);
     expect(await db.alertChannel.count({ where: { id: channelOf[devices.gone.path] as string } })).toBe(0);
     expect(await deliveries("expired")).toBeGreaterThanOrEqual(1);
@@ -215,10 +260,15 @@ describe("Web Push from the relay to a push service", () => {
 
   it("retries a push service answering 500 with backoff, then gives up: counted, logged, never a tight loop", async () => {
     const channelId = channelOf[devices.down.path] as string;
-    const given = await waitFor("the 500 notification given up", async () => {
-      const row = await db.alertNotification.findFirst({ where: { channelId, state: "failed" } });
-      return row ?? undefined;
-    }, 60_000, 200);
+    const given = await waitFor(
+      "the 500 notification given up",
+      async () => {
+        const row = await db.alertNotification.findFirst({ where: { channelId, state: "failed" } });
+        return row ?? undefined;
+      },
+      60_000,
+      200,
+    );
     expect(given.attempts).toBe(MAX_ATTEMPTS);
     expect(given.lastError).toContain("500");
     const tries = at(devices.down.path)
@@ -228,7 +278,10 @@ describe("Web Push from the relay to a push service", () => {
     // Backoff: base × 2^(n-1) with jitter down to half; the gaps grow and none is a tight loop.
     const gaps = tries.slice(1).map((t, i) => t - (tries[i] as number));
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(BACKOFF_BASE_MS / 2 - 50);
-    const log = await db.alertDelivery.findMany({ where: { notificationId: given.id }, orderBy: { attempt: "asc" } });
+    const log = await db.alertDelivery.findMany({
+      where: { notificationId: given.id },
+      orderBy: { attempt: "asc" },
+    });
     expect(log.map((d) => [d.attempt, d.ok, d.statusCode])).toEqual(
       Array.from({ length: MAX_ATTEMPTS }, (_, i) => [i + 1, false, 500]),
     );

@@ -59,7 +59,11 @@ test("subscribe, receive a pushed alert, pause the rollout from the notification
   await page.getByRole("button", { name: "Turn on notifications" }).click();
   await expect(page.getByTestId("push-state")).toHaveText("Notifications are on for this device.");
   await expect(page.getByRole("list", { name: "My devices" })).toContainText("push.example.test");
-  const devices = await query<Array<{ id: string; pushService: string }>>(page, "push.subscriptions", undefined);
+  const devices = await query<Array<{ id: string; pushService: string }>>(
+    page,
+    "push.subscriptions",
+    undefined,
+  );
   const device = devices.find((d) => d.pushService === "push.example.test");
   expect(device).toBeTruthy();
 
@@ -109,9 +113,15 @@ test("subscribe, receive a pushed alert, pause the rollout from the notification
     const message = pushMessageOf(alert, [await sign("pause_rollout"), await sign("silence_1h")]);
 
     // Deliver it to the console's service worker through the DevTools Protocol.
-    await expect.poll(() => registrations.find((r) => r.scopeURL === `${origin}/`)?.registrationId).toBeTruthy();
+    await expect
+      .poll(() => registrations.find((r) => r.scopeURL === `${origin}/`)?.registrationId)
+      .toBeTruthy();
     const registrationId = registrations.find((r) => r.scopeURL === `${origin}/`)?.registrationId as string;
-    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId, data: JSON.stringify(message) });
+    await cdp.send("ServiceWorker.deliverPushMessage", {
+      origin,
+      registrationId,
+      data: JSON.stringify(message),
+    });
     const shown = async () =>
       page.evaluate(async (tag) => {
         const registration = await navigator.serviceWorker.ready;
@@ -119,9 +129,9 @@ test("subscribe, receive a pushed alert, pause the rollout from the notification
         return found.map((n) => ({
           title: n.title,
           body: n.body,
-          actions: ((n as unknown as { actions?: Array<{ action: string; title: string }> }).actions ?? []).map(
-            (a) => [a.action, a.title],
-          ),
+          actions: (
+            (n as unknown as { actions?: Array<{ action: string; title: string }> }).actions ?? []
+          ).map((a) => [a.action, a.title]),
         }));
       }, alert.fingerprint);
     await expect.poll(shown).toEqual([
@@ -162,11 +172,9 @@ test("subscribe, receive a pushed alert, pause the rollout from the notification
     // The audit log shows the pause, by alice, through Web Push.
     await visit(page, "/audit");
     await expect(page.getByTestId("audit-row").filter({ hasText: "rollout.pause" }).first()).toBeVisible();
-    const audit = await query<{ items: Array<{ action: string; targetId: string; after: { via?: string } }> }>(
-      page,
-      "audit.list",
-      { action: "rollout.pause" },
-    );
+    const audit = await query<{
+      items: Array<{ action: string; targetId: string; after: { via?: string } }>;
+    }>(page, "audit.list", { action: "rollout.pause" });
     expect(audit.items.find((e) => e.targetId === rollout.id)?.after.via).toBe("web-push");
   } finally {
     await mutate(page, "rollout.abort", { id: rollout.id }).catch(() => undefined);

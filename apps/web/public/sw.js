@@ -20,7 +20,7 @@ self.addEventListener("push", (event) => {
   } catch {
     message = null;
   }
-  if (!message || message.v !== 1) return;
+  if (message?.v !== 1) return;
   event.waitUntil(
     self.registration.showNotification(message.title, {
       body: message.body,

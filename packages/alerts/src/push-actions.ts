@@ -108,7 +108,8 @@ export async function verifyPushActionToken(
       requiredClaims: ["jti", "sub", "exp", "iat"],
     }));
   } catch (error) {
-    if (error instanceof errors.JWTExpired) throw new PushActionTokenError("expired", "the action token has expired");
+    if (error instanceof errors.JWTExpired)
+      throw new PushActionTokenError("expired", "the action token has expired");
     if (error instanceof errors.JWSSignatureVerificationFailed)
       throw new PushActionTokenError("signature", "the action token's signature does not verify");
     throw new PushActionTokenError("malformed", "not an Edgefleet action token");
@@ -198,7 +199,11 @@ export function pushMessageOf(
 ): PushMessage {
   const state = alert.status === "firing" ? "" : "Resolved: ";
   const summary = alert.annotations.summary ?? alert.labels.alertname ?? "Alert";
-  const where = [alert.labels.site, alert.labels.node, alert.labels.rollout ? `rollout ${alert.labels.rollout}` : null]
+  const where = [
+    alert.labels.site,
+    alert.labels.node,
+    alert.labels.rollout ? `rollout ${alert.labels.rollout}` : null,
+  ]
     .filter(Boolean)
     .join(" · ");
   return {

@@ -18,8 +18,8 @@ export {
   internalErrorMessage,
   MAX_REQUEST_BODY_BYTES,
   readBoundedBody,
-  reportInternalError,
   refuseCrossSiteMutation,
+  reportInternalError,
   withBody,
 } from "./http-guards";
 export { type IdentityDirectory, keycloakDirectory } from "./keycloak-directory";

@@ -31,7 +31,11 @@ let globexId: string;
 let rolloutId: string;
 
 const deps = (now?: Date) => ({ secret: SECRET, mimirUrl: MIMIR_URL, ...(now ? { now } : {}) });
-const subscription = (endpoint: string) => ({ endpoint, keys: { p256dh: P256DH, auth: AUTH }, userAgent: "test" });
+const subscription = (endpoint: string) => ({
+  endpoint,
+  keys: { p256dh: P256DH, auth: AUTH },
+  userAgent: "test",
+});
 
 async function issuePaths(call: Promise<unknown>): Promise<string[]> {
   try {
@@ -44,7 +48,11 @@ async function issuePaths(call: Promise<unknown>): Promise<string[]> {
   throw new Error("the call was not refused");
 }
 
-function token(claims: Partial<Parameters<typeof signPushActionToken>[1]> = {}, options = {}, secret = SECRET) {
+function token(
+  claims: Partial<Parameters<typeof signPushActionToken>[1]> = {},
+  options = {},
+  secret = SECRET,
+) {
   return signPushActionToken(
     secret,
     {
@@ -111,18 +119,26 @@ describe("subscriptions and preferences", () => {
   it("bad input names its field and stores nothing; API keys have no devices", async () => {
     const me = callerFor(db, viewer, ORG);
     expect(await issuePaths(me.push.subscribe(subscription("http://push.example/x")))).toEqual(["endpoint"]);
-    expect(await issuePaths(me.push.subscribe(subscription("https://127.0.0.1:8443/x")))).toEqual(["endpoint"]);
-    expect(await issuePaths(me.push.subscribe(subscription("https://push.internal/x")))).toEqual(["endpoint"]);
+    expect(await issuePaths(me.push.subscribe(subscription("https://127.0.0.1:8443/x")))).toEqual([
+      "endpoint",
+    ]);
+    expect(await issuePaths(me.push.subscribe(subscription("https://push.internal/x")))).toEqual([
+      "endpoint",
+    ]);
     const badKey = await issuePaths(
       me.push.subscribe({ ...subscription("https://push.example/y"), keys: { p256dh: "!", auth: AUTH } }),
     );
     expect([...new Set(badKey)]).toEqual(["keys.p256dh"]);
     expect(
-      await issuePaths(me.push.updatePreferences({ pushSeverities: ["loud" as "info"], emailSeverities: [] })),
+      await issuePaths(
+        me.push.updatePreferences({ pushSeverities: ["loud" as "info"], emailSeverities: [] }),
+      ),
     ).toEqual(["pushSeverities.0"]);
     expect(await db.pushSubscription.count()).toBe(0);
     const keys = await apiKeysByRole(db, owner, ORG);
-    await expect(keyCaller(db, keys.owner).push.subscribe(subscription("https://push.example/k"))).rejects.toMatchObject({
+    await expect(
+      keyCaller(db, keys.owner).push.subscribe(subscription("https://push.example/k")),
+    ).rejects.toMatchObject({
       code: "FORBIDDEN",
     });
     expect(await keyCaller(db, keys.owner).push.subscriptions()).toEqual([]);
@@ -136,8 +152,14 @@ describe("subscriptions and preferences", () => {
       emailSeverities: [],
       email: "pia@acme.example",
     });
-    await me.push.updatePreferences({ pushSeverities: ["critical"], emailSeverities: ["critical", "critical"] });
-    expect(await me.push.preferences()).toMatchObject({ pushSeverities: ["critical"], emailSeverities: ["critical"] });
+    await me.push.updatePreferences({
+      pushSeverities: ["critical"],
+      emailSeverities: ["critical", "critical"],
+    });
+    expect(await me.push.preferences()).toMatchObject({
+      pushSeverities: ["critical"],
+      emailSeverities: ["critical"],
+    });
     const personal = await db.alertChannel.findMany({ where: { userId: viewer.userId } });
     expect(personal.map((c) => [c.kind, c.target])).toEqual([["email", "pia@acme.example"]]);
     await me.push.updatePreferences({ pushSeverities: ["critical"], emailSeverities: [] });
@@ -158,7 +180,9 @@ describe("notification actions", () => {
     const claims = JSON.parse(Buffer.from(payload as string, "base64url").toString());
     const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: owner.userId })).toString("base64url")}.${signature}`;
     await expect(performPushAction(db, deps(), tampered)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
-    await expect(performPushAction(db, deps(), "not-a-token")).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    await expect(performPushAction(db, deps(), "not-a-token")).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+    });
     // alg "none" with the same claims
     const none = `${Buffer.from('{"alg":"none"}').toString("base64url")}.${payload}.`;
     await expect(performPushAction(db, deps(), none)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
@@ -177,7 +201,9 @@ describe("notification actions", () => {
     });
     // A longer lifetime cannot be asked for: it is capped at 15 minutes.
     const capped = await token({}, { ttlSeconds: 24 * 3600 });
-    await expect(performPushAction(db, deps(new Date(Date.now() + 16 * 60_000)), capped)).rejects.toMatchObject({
+    await expect(
+      performPushAction(db, deps(new Date(Date.now() + 16 * 60_000)), capped),
+    ).rejects.toMatchObject({
       code: "UNAUTHORIZED",
     });
     expect(await rolloutStatus()).toBe("running");
@@ -201,7 +227,9 @@ describe("notification actions", () => {
     });
     await expect(performPushAction(db, deps(), sentToLeaver)).rejects.toMatchObject({ code: "FORBIDDEN" });
     // A token naming another organization's person: not a member there either.
-    await expect(performPushAction(db, deps(), await token({ organizationId: globexId }))).rejects.toMatchObject({
+    await expect(
+      performPushAction(db, deps(), await token({ organizationId: globexId })),
+    ).rejects.toMatchObject({
       code: "FORBIDDEN",
     });
     expect(await rolloutStatus()).toBe("running");
@@ -217,9 +245,16 @@ describe("notification actions", () => {
       used: false,
     });
     const done = await performPushAction(db, deps(), pause);
-    expect(done).toMatchObject({ action: "pause_rollout", targetType: "rollout", targetId: rolloutId, result: "paused" });
+    expect(done).toMatchObject({
+      action: "pause_rollout",
+      targetType: "rollout",
+      targetId: rolloutId,
+      result: "paused",
+    });
     expect(await rolloutStatus()).toBe("paused");
-    const audit = await db.auditLog.findFirstOrThrow({ where: { action: "rollout.pause", targetId: rolloutId } });
+    const audit = await db.auditLog.findFirstOrThrow({
+      where: { action: "rollout.pause", targetId: rolloutId },
+    });
     expect(audit).toMatchObject({ actorType: "user", actorId: operator.userId, organizationId: acmeId });
     expect(audit.after).toMatchObject({ status: "paused", via: "web-push", alertFingerprint: "f00d" });
     await expect(performPushAction(db, deps(), pause)).rejects.toMatchObject({ code: "CONFLICT" });
@@ -234,14 +269,25 @@ describe("notification actions", () => {
   });
 
   it.runIf(MIMIR_URL)("silences the alert for an hour in the organization's own Alertmanager", async () => {
-    const labels = { alertname: "EdgefleetNodeOffline", organization: acmeId, node: "push-node-1", severity: "critical" };
+    const labels = {
+      alertname: "EdgefleetNodeOffline",
+      organization: acmeId,
+      node: "push-node-1",
+      severity: "critical",
+    };
     const silence = await token({ action: "silence_1h", alertLabels: labels, rolloutId: undefined });
     const done = await performPushAction(db, deps(), silence);
-    const response = await fetch(new URL(`/alertmanager/api/v2/silence/${done.result}`, MIMIR_URL as string), {
-      headers: { "X-Scope-OrgID": acmeId },
-    });
+    const response = await fetch(
+      new URL(`/alertmanager/api/v2/silence/${done.result}`, MIMIR_URL as string),
+      {
+        headers: { "X-Scope-OrgID": acmeId },
+      },
+    );
     expect(response.status).toBe(200);
-    const stored = (await response.json()) as { matchers: Array<{ name: string; value: string }>; endsAt: string };
+    const stored = (await response.json()) as {
+      matchers: Array<{ name: string; value: string }>;
+      endsAt: string;
+    };
     expect(Object.fromEntries(stored.matchers.map((m) => [m.name, m.value]))).toEqual(labels);
     const hours = (new Date(stored.endsAt).getTime() - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(0.95);

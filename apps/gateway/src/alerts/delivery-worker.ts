@@ -199,7 +199,13 @@ export class DeliveryWorker {
     this.metrics.deliveries.inc({ kind: row.kind, result: giveUp ? "failed" : "retry" });
     if (giveUp)
       this.logger.warn(
-        { notificationId: row.id, channelId: row.channel_id, kind: row.kind, attempts: attempt, error: result.error },
+        {
+          notificationId: row.id,
+          channelId: row.channel_id,
+          kind: row.kind,
+          attempts: attempt,
+          error: result.error,
+        },
         "alert notification given up",
       );
     const channel = await this.db.alertChannel.update({

@@ -52,7 +52,8 @@ export function wantedByPerson(
 ): boolean {
   if (channel.userId === null) return true;
   if (!channel.membership) return false;
-  const wanted = channel.kind === "webpush" ? channel.membership.pushSeverities : channel.membership.emailSeverities;
+  const wanted =
+    channel.kind === "webpush" ? channel.membership.pushSeverities : channel.membership.emailSeverities;
   return wanted.includes(severity);
 }
 

@@ -23,7 +23,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * A rollout in progress of the alert's app (a crash-looping app is the rollout to stop), or
  * null. Alerts that carry their own `rollout` label are about that rollout instead.
  */
-async function runningRolloutOfApp(db: Db, organizationId: string, alert: RelayedAlert): Promise<string | null> {
+async function runningRolloutOfApp(
+  db: Db,
+  organizationId: string,
+  alert: RelayedAlert,
+): Promise<string | null> {
   const app = alert.labels.app;
   if (!app || alert.labels.rollout) return null;
   const rollout = await db.rollout.findFirst({

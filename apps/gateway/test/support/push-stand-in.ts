@@ -62,11 +62,29 @@ export class PushStandIn {
     const dir = mkdtempSync(join(tmpdir(), "push-stand-in-"));
     const key = join(dir, "key.pem");
     const cert = join(dir, "cert.pem");
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-      "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
-      "-addext", "subjectAltName=IP:127.0.0.1",
-    ], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
     let standIn: PushStandIn | null = null;
     const server = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
       const chunks: Buffer[] = [];
@@ -93,9 +111,11 @@ export class PushStandIn {
     const device = this.devices.get(path);
     let payload: string | null = null;
     if (device) {
-      payload = decrypt(body, { version: "aes128gcm", privateKey: device.ecdh, authSecret: device.auth }).toString(
-        "utf8",
-      );
+      payload = decrypt(body, {
+        version: "aes128gcm",
+        privateKey: device.ecdh,
+        authSecret: device.auth,
+      }).toString("utf8");
     }
     const vapid = /^vapid t=([^,]+),\s*k=(.+)$/.exec(String(headers.authorization ?? ""));
     let vapidVerified = false;

@@ -62,7 +62,11 @@ export function newWebhookSecret(): string {
 
 export async function listAlertChannels(db: TenantDb): Promise<AlertChannelOutput[]> {
   // People's own channels (their Web Push devices, their e-mail) are theirs: alert.pushSubscriptions.
-  return db.alertChannel.findMany({ where: { userId: null }, orderBy: { name: "asc" }, select: channelSelect });
+  return db.alertChannel.findMany({
+    where: { userId: null },
+    orderBy: { name: "asc" },
+    select: channelSelect,
+  });
 }
 
 export async function getAlertChannel(db: TenantDb, id: string): Promise<AlertChannelOutput> {

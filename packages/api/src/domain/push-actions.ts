@@ -10,11 +10,11 @@
  * The action then runs through the same domain functions as the console's own buttons.
  */
 import {
-  type PushAction,
-  PushActionTokenError,
   PUSH_ACTION_ROLES,
   PUSH_ACTION_TITLES,
   PUSH_SILENCE_MS,
+  type PushAction,
+  PushActionTokenError,
   type VerifiedPushActionToken,
   verifyPushActionToken,
 } from "@edgefleet/alerts";
@@ -28,7 +28,6 @@ import { type Actor, roleAtLeast } from "./roles";
 import { actOn } from "./rollouts";
 
 export { pushActionInput };
-
 
 export const pushActionOutput = z.object({
   action: z.string(),
@@ -63,7 +62,8 @@ async function verified(deps: PushActionDeps, token: string): Promise<VerifiedPu
   try {
     return await verifyPushActionToken(deps.secret, token, deps.now);
   } catch (error) {
-    if (error instanceof PushActionTokenError) throw new TRPCError({ code: "UNAUTHORIZED", message: error.message });
+    if (error instanceof PushActionTokenError)
+      throw new TRPCError({ code: "UNAUTHORIZED", message: error.message });
     throw error;
   }
 }
@@ -88,7 +88,10 @@ async function currentActor(db: Db, claims: VerifiedPushActionToken): Promise<Ac
 /** What the confirm page shows before the person taps (the token is not used by looking). */
 export async function previewPushAction(db: Db, deps: PushActionDeps, token: string) {
   const claims = await verified(deps, token);
-  const used = await db.pushActionUse.findUnique({ where: { tokenId: claims.tokenId }, select: { tokenId: true } });
+  const used = await db.pushActionUse.findUnique({
+    where: { tokenId: claims.tokenId },
+    select: { tokenId: true },
+  });
   return {
     action: claims.action,
     title: PUSH_ACTION_TITLES[claims.action],
@@ -101,7 +104,11 @@ export async function previewPushAction(db: Db, deps: PushActionDeps, token: str
 }
 
 /** Checks the token and the person's role, then acts once, audited (see the file comment). */
-export async function performPushAction(db: Db, deps: PushActionDeps, token: string): Promise<PushActionOutput> {
+export async function performPushAction(
+  db: Db,
+  deps: PushActionDeps,
+  token: string,
+): Promise<PushActionOutput> {
   const claims = await verified(deps, token);
   const actor = await currentActor(db, claims);
   return inMutationTransaction(db, async (tx) => {
@@ -158,7 +165,12 @@ const ROLLOUT_ACTION: Record<Exclude<PushAction, "silence_1h">, "pause" | "appro
   approve_rollout: "approve",
 };
 
-async function act(db: Db, deps: PushActionDeps, claims: VerifiedPushActionToken, actor: Actor): Promise<Outcome> {
+async function act(
+  db: Db,
+  deps: PushActionDeps,
+  claims: VerifiedPushActionToken,
+  actor: Actor,
+): Promise<Outcome> {
   if (claims.action === "silence_1h") {
     const silenceId = await createSilence(deps, claims);
     return {
@@ -170,7 +182,8 @@ async function act(db: Db, deps: PushActionDeps, claims: VerifiedPushActionToken
       result: silenceId,
     };
   }
-  if (!claims.rolloutId) throw new TRPCError({ code: "UNAUTHORIZED", message: "the action token names no rollout" });
+  if (!claims.rolloutId)
+    throw new TRPCError({ code: "UNAUTHORIZED", message: "the action token names no rollout" });
   const type = ROLLOUT_ACTION[claims.action];
   const personAction: Parameters<typeof actOn>[4] =
     type === "pause" ? { type, note: "from a Web Push notification" } : { type };
@@ -197,7 +210,12 @@ async function createSilence(deps: PushActionDeps, claims: VerifiedPushActionTok
     method: "POST",
     headers: { "content-type": "application/json", "X-Scope-OrgID": claims.organizationId },
     body: JSON.stringify({
-      matchers: Object.entries(labels).map(([name, value]) => ({ name, value, isRegex: false, isEqual: true })),
+      matchers: Object.entries(labels).map(([name, value]) => ({
+        name,
+        value,
+        isRegex: false,
+        isEqual: true,
+      })),
       startsAt: now.toISOString(),
       endsAt: new Date(now.getTime() + PUSH_SILENCE_MS).toISOString(),
       createdBy: `edgefleet:user:${claims.userId}`,
@@ -206,7 +224,9 @@ async function createSilence(deps: PushActionDeps, claims: VerifiedPushActionTok
     signal: AbortSignal.timeout(10_000),
   });
   if (!response.ok)
-    throw new Error(`Alertmanager refused the silence: ${response.status} ${(await response.text()).slice(0, 200)}`);
+    throw new Error(
+      `Alertmanager refused the silence: ${response.status} ${(await response.text()).slice(0, 200)}`,
+    );
   const { silenceID } = (await response.json()) as { silenceID?: string };
   if (!silenceID) throw new Error("Alertmanager answered without a silence id");
   return silenceID;

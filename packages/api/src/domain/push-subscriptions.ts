@@ -61,7 +61,6 @@ function toOutput(row: {
   };
 }
 
-
 /**
  * Subscribes (or re-subscribes) this browser for the person. The endpoint is where the gateway
  * will POST, so like a webhook URL it must not name the control plane's own addresses
@@ -124,7 +123,10 @@ export async function subscribePush(
   return toOutput(row);
 }
 
-export async function listOwnPushSubscriptions(db: TenantDb, userId: string): Promise<PushSubscriptionOutput[]> {
+export async function listOwnPushSubscriptions(
+  db: TenantDb,
+  userId: string,
+): Promise<PushSubscriptionOutput[]> {
   const rows = await db.pushSubscription.findMany({
     where: { userId },
     orderBy: { createdAt: "desc" },
@@ -134,7 +136,11 @@ export async function listOwnPushSubscriptions(db: TenantDb, userId: string): Pr
 }
 
 /** Removes one of the person's own devices (another person's id is NOT_FOUND, as if absent). */
-export async function unsubscribePush(db: TenantDb, userId: string, id: string): Promise<PushSubscriptionOutput> {
+export async function unsubscribePush(
+  db: TenantDb,
+  userId: string,
+  id: string,
+): Promise<PushSubscriptionOutput> {
   const row = await db.pushSubscription.findFirst({
     where: { id, userId },
     select: { ...subscriptionSelect, channelId: true },

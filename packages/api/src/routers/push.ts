@@ -23,7 +23,9 @@ import { createTRPCRouter, organizationProcedure } from "../trpc";
 export const pushRouter = createTRPCRouter({
   subscriptions: organizationProcedure
     .output(z.array(pushSubscriptionOutput))
-    .query(({ ctx }) => (ctx.actor.type === "user" ? listOwnPushSubscriptions(ctx.tenantDb, ctx.actor.id) : [])),
+    .query(({ ctx }) =>
+      ctx.actor.type === "user" ? listOwnPushSubscriptions(ctx.tenantDb, ctx.actor.id) : [],
+    ),
 
   subscribe: organizationProcedure
     .meta({ role: "viewer", audit: { action: "pushSubscription.create", target: "pushSubscription" } })
@@ -50,7 +52,9 @@ export const pushRouter = createTRPCRouter({
   /** null for an API key (it has no preferences). */
   preferences: organizationProcedure
     .output(notificationPreferencesOutput.nullable())
-    .query(({ ctx }) => (ctx.actor.type === "user" ? getNotificationPreferences(ctx.tenantDb, ctx.actor.id) : null)),
+    .query(({ ctx }) =>
+      ctx.actor.type === "user" ? getNotificationPreferences(ctx.tenantDb, ctx.actor.id) : null,
+    ),
 
   updatePreferences: organizationProcedure
     .meta({ role: "viewer", audit: { action: "notificationPreferences.update", target: "membership" } })
@@ -71,5 +75,8 @@ export const pushRouter = createTRPCRouter({
 });
 
 function notAPerson(): never {
-  throw new TRPCError({ code: "FORBIDDEN", message: "Web Push and notification preferences belong to people, not API keys" });
+  throw new TRPCError({
+    code: "FORBIDDEN",
+    message: "Web Push and notification preferences belong to people, not API keys",
+  });
 }

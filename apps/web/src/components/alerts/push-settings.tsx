@@ -79,7 +79,9 @@ export function PushSettings(props: { vapidPublicKey: string | null }) {
       setState("subscribed");
       toast.success("Notifications are on for this device");
     } catch (error) {
-      toast.error(`Could not turn notifications on: ${error instanceof Error ? error.message : String(error)}`);
+      toast.error(
+        `Could not turn notifications on: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 
@@ -108,7 +110,10 @@ export function PushSettings(props: { vapidPublicKey: string | null }) {
         </p>
       </Section>
 
-      <Section title="My devices" description="Every browser where you turned notifications on, in this organization.">
+      <Section
+        title="My devices"
+        description="Every browser where you turned notifications on, in this organization."
+      >
         {devices.error ? <ErrorNotice error={devices.error} /> : null}
         <ul className="grid gap-2" aria-label="My devices">
           {(devices.data ?? []).map((device) => (
@@ -116,7 +121,9 @@ export function PushSettings(props: { vapidPublicKey: string | null }) {
               <span>
                 <span className="font-medium">{device.pushService}</span>{" "}
                 <span className="text-muted-foreground">{device.userAgent ?? ""}</span>
-                {device.enabled ? null : <span className="text-destructive"> — off: {device.disabledReason}</span>}
+                {device.enabled ? null : (
+                  <span className="text-destructive"> — off: {device.disabledReason}</span>
+                )}
                 <span className="block text-muted-foreground">
                   last delivered <RelativeTime date={device.lastSuccessAt} never="never" />
                 </span>
@@ -131,11 +138,15 @@ export function PushSettings(props: { vapidPublicKey: string | null }) {
               </Button>
             </li>
           ))}
-          {devices.data?.length === 0 ? <li className="text-sm text-muted-foreground">No devices yet.</li> : null}
+          {devices.data?.length === 0 ? (
+            <li className="text-sm text-muted-foreground">No devices yet.</li>
+          ) : null}
         </ul>
       </Section>
 
-      {preferences.data ? <PreferencesForm key={JSON.stringify(preferences.data)} initial={preferences.data} /> : null}
+      {preferences.data ? (
+        <PreferencesForm key={JSON.stringify(preferences.data)} initial={preferences.data} />
+      ) : null}
     </div>
   );
 }
@@ -157,7 +168,10 @@ function PreferencesForm(props: { initial: Preferences }) {
   const toggle = (list: Severity[], severity: Severity, on: boolean) =>
     on ? [...list, severity] : list.filter((s) => s !== severity);
   return (
-    <Section title="What reaches me" description={`Per severity, by push to my devices and by e-mail to ${props.initial.email}.`}>
+    <Section
+      title="What reaches me"
+      description={`Per severity, by push to my devices and by e-mail to ${props.initial.email}.`}
+    >
       <fieldset className="grid gap-3">
         <legend className="sr-only">Severities by medium</legend>
         {SEVERITIES.map((severity) => (

@@ -3,7 +3,7 @@ import { TRPCError } from "@trpc/server";
 import { Brand } from "~/components/shell/brand";
 import { env } from "~/env";
 import { db } from "~/server/db";
-import { PushActionConfirm, type PushActionChoice } from "./push-action-confirm";
+import { type PushActionChoice, PushActionConfirm } from "./push-action-confirm";
 
 export const dynamic = "force-dynamic";
 
@@ -12,7 +12,9 @@ export const dynamic = "force-dynamic";
  * platform shows no buttons (iOS, Firefox), or when a button's action was refused. The token
  * authenticates; nothing happens until the person confirms here.
  */
-export default async function PushActionPage(props: { searchParams: Promise<Record<string, string | string[]>> }) {
+export default async function PushActionPage(props: {
+  searchParams: Promise<Record<string, string | string[]>>;
+}) {
   const raw = (await props.searchParams).token;
   const tokens = (Array.isArray(raw) ? raw : raw ? [raw] : []).slice(0, 4);
   const choices: PushActionChoice[] = await Promise.all(
@@ -46,7 +48,9 @@ export default async function PushActionPage(props: { searchParams: Promise<Reco
       <Brand />
       <h1 className="text-2xl font-semibold tracking-tight">Act on an alert</h1>
       {choices.length === 0 ? (
-        <p className="text-sm text-muted-foreground">This link carries no action. Open the alert in the console instead.</p>
+        <p className="text-sm text-muted-foreground">
+          This link carries no action. Open the alert in the console instead.
+        </p>
       ) : (
         <PushActionConfirm choices={choices} />
       )}

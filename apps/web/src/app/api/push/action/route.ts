@@ -33,7 +33,10 @@ export async function POST(req: Request) {
       error instanceof z.ZodError
         ? error.issues.map((issue) => ({ message: issue.message, path: issue.path }))
         : [{ message: "not JSON", path: [] }];
-    return Response.json({ code: "BAD_REQUEST", message: "the body must be { token }", issues }, { status: 400 });
+    return Response.json(
+      { code: "BAD_REQUEST", message: "the body must be { token }", issues },
+      { status: 400 },
+    );
   }
   try {
     const done = await performPushAction(
@@ -44,8 +47,14 @@ export async function POST(req: Request) {
     return Response.json(done);
   } catch (error) {
     if (error instanceof TRPCError && error.code !== "INTERNAL_SERVER_ERROR")
-      return Response.json({ code: error.code, message: error.message }, { status: getHTTPStatusCodeFromError(error) });
+      return Response.json(
+        { code: error.code, message: error.message },
+        { status: getHTTPStatusCodeFromError(error) },
+      );
     const reference = reportInternalError(error, "push.action");
-    return Response.json({ code: "INTERNAL_SERVER_ERROR", message: internalErrorMessage(reference) }, { status: 500 });
+    return Response.json(
+      { code: "INTERNAL_SERVER_ERROR", message: internalErrorMessage(reference) },
+      { status: 500 },
+    );
   }
 }
