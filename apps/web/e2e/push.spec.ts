@@ -1,5 +1,5 @@
 import { pushMessageOf, signPushActionToken } from "@edgefleet/alerts";
-import { expect, test } from "@playwright/test";
+import { expect, test, type Worker } from "@playwright/test";
 import { mutate, query } from "./console";
 import { signInAs, visit } from "./keycloak";
 
@@ -9,6 +9,24 @@ import { signInAs, visit } from "./keycloak";
 // delivered to the worker through the DevTools Protocol (ServiceWorker.deliverPushMessage), the
 // notification it shows, and the worker's own handler for the "pause rollout" button, which
 // posts the action token to the console: the rollout is paused and the audit log says so.
+
+/**
+ * What the worker's notificationclick does for a button, called in the worker itself: Playwright
+ * cannot click an OS notification, and a synthetic notificationclick would be untrusted.
+ */
+function pressButton(worker: Worker, tag: string, action: string): Promise<Record<string, unknown>> {
+  return worker.evaluate(
+    async ({ tag, action }) => {
+      const scope = self as unknown as {
+        registration: ServiceWorkerRegistration;
+        handleNotificationAction: (data: unknown, action: string) => Promise<Record<string, unknown>>;
+      };
+      const [notification] = await scope.registration.getNotifications({ tag });
+      return scope.handleNotificationAction(notification?.data, action);
+    },
+    { tag, action },
+  );
+}
 
 const ACTION_SECRET = process.env.EDGEFLEET_PUSH_ACTION_SECRET;
 const ENDPOINT = `https://push.example.test/e2e/${Date.now()}`;
@@ -145,28 +163,16 @@ test("subscribe, receive a pushed alert, pause the rollout from the notification
       },
     ]);
 
-    // "Pause rollout": what the worker's notificationclick does, called in the worker itself.
+    // "Pause rollout", pressed on the notification.
     const worker = context.serviceWorkers().find((w) => w.url().endsWith("/sw.js"));
     if (!worker) throw new Error("the console's service worker is not running");
-    const outcome = await worker.evaluate(async (tag) => {
-      const scope = self as unknown as ServiceWorkerGlobalScope & {
-        handleNotificationAction: (data: unknown, action: string) => Promise<Record<string, unknown>>;
-      };
-      const [notification] = await scope.registration.getNotifications({ tag });
-      return scope.handleNotificationAction(notification?.data, "pause_rollout");
-    }, alert.fingerprint);
+    const outcome = await pressButton(worker, alert.fingerprint, "pause_rollout");
     expect(outcome).toMatchObject({ ok: true, status: 200, action: "pause_rollout", result: "paused" });
     const after = await query<{ status: string }>(page, "rollout.byId", { id: rollout.id });
     expect(after.status).toBe("paused");
 
     // The same button again (a replayed token): refused, and the worker says so.
-    const replay = await worker.evaluate(async (tag) => {
-      const scope = self as unknown as ServiceWorkerGlobalScope & {
-        handleNotificationAction: (data: unknown, action: string) => Promise<Record<string, unknown>>;
-      };
-      const [notification] = await scope.registration.getNotifications({ tag });
-      return scope.handleNotificationAction(notification?.data, "pause_rollout");
-    }, alert.fingerprint);
+    const replay = await pressButton(worker, alert.fingerprint, "pause_rollout");
     expect(replay).toMatchObject({ ok: false, status: 409 });
 
     // The audit log shows the pause, by alice, through Web Push.
