@@ -46,6 +46,9 @@ CREATE UNIQUE INDEX "push_subscription_organization_id_id_key" ON "push_subscrip
 CREATE UNIQUE INDEX "push_subscription_organization_id_channel_id_key" ON "push_subscription"("organization_id", "channel_id");
 
 -- CreateIndex
+CREATE INDEX "push_action_use_organization_id_used_at_idx" ON "push_action_use"("organization_id", "used_at");
+
+-- CreateIndex
 CREATE INDEX "push_action_use_expires_at_idx" ON "push_action_use"("expires_at");
 
 -- CreateIndex
