@@ -107,6 +107,15 @@ write_stack_env() {
   # Derives each organization's bearer token for its Alertmanager's webhook to the gateway's relay.
   local alert_relay_secret_file="$VAR_DIR/gateway-alert-relay-secret"
   [ -s "$alert_relay_secret_file" ] || head -c 48 /dev/urandom | base64 | tr -d '\n/+=' >"$alert_relay_secret_file"
+  # Web Push: this install's VAPID key pair (web-push's own generator) and the secret that signs
+  # the notifications' action tokens. Generated once per profile, never committed.
+  local vapid_file="$VAR_DIR/vapid-keys"
+  [ -s "$vapid_file" ] || (cd "$REPO_ROOT/apps/gateway" &&
+    node -e 'const k = require("web-push").generateVAPIDKeys(); console.log(k.publicKey + " " + k.privateKey)') >"$vapid_file"
+  local push_action_secret_file="$VAR_DIR/push-action-secret"
+  [ -s "$push_action_secret_file" ] || head -c 48 /dev/urandom | base64 | tr -d '\n/+=' >"$push_action_secret_file"
+  local vapid_public vapid_private
+  read -r vapid_public vapid_private <"$vapid_file"
   cat >"$STACK_ENV" <<ENV
 # Written by scripts/stack/up.sh for the '$EDGEFLEET_PROFILE' profile. Source it to talk to this stack.
 EDGEFLEET_PROFILE=$EDGEFLEET_PROFILE
@@ -138,6 +147,10 @@ GATEWAY_URL=http://127.0.0.1:$PORT_GATEWAY
 GATEWAY_INTERNAL_TOKEN=$(cat "$internal_token_file")
 GATEWAY_ALERT_RELAY_SECRET=$(cat "$alert_relay_secret_file")
 GATEWAY_CONSOLE_URL=http://127.0.0.1:$PORT_WEB
+EDGEFLEET_VAPID_PUBLIC_KEY=$vapid_public
+EDGEFLEET_VAPID_PRIVATE_KEY=$vapid_private
+EDGEFLEET_VAPID_SUBJECT=mailto:alerts@edgefleet.invalid
+EDGEFLEET_PUSH_ACTION_SECRET=$(cat "$push_action_secret_file")
 NEXT_TELEMETRY_DISABLED=1
 TURBO_TELEMETRY_DISABLED=1
 ENV

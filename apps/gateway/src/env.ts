@@ -161,6 +161,31 @@ const gatewayEnvSchema = {
   // E-mail channels: smtp://host:port (or smtps://, user:password@ in the URL); unset: e-mail is not sent.
   GATEWAY_SMTP_URL: urlWithProtocols("GATEWAY_SMTP_URL", ["smtp:", "smtps:"]).optional(),
   GATEWAY_ALERT_MAIL_FROM: z.string().min(3).default("Edgefleet alerts <alerts@edgefleet.invalid>"),
+  // Web Push (docs/alerts.md): the VAPID key pair (base64url, as web-push generates it), generated
+  // per install into var/<profile>; the console has the same public key. The action secret signs
+  // the notifications' action tokens (the console verifies them). Unset: Web Push is off.
+  EDGEFLEET_VAPID_PUBLIC_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{80,90}$/, {
+      error: "EDGEFLEET_VAPID_PUBLIC_KEY must be a base64url P-256 public key",
+    })
+    .optional(),
+  EDGEFLEET_VAPID_PRIVATE_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{40,45}$/, {
+      error: "EDGEFLEET_VAPID_PRIVATE_KEY must be a base64url P-256 private key",
+    })
+    .optional(),
+  EDGEFLEET_VAPID_SUBJECT: z
+    .string()
+    .refine((value) => /^(mailto:|https:\/\/)/.test(value), {
+      error: "EDGEFLEET_VAPID_SUBJECT must be a mailto: or https:// contact",
+    })
+    .default("mailto:alerts@edgefleet.invalid"),
+  EDGEFLEET_PUSH_ACTION_SECRET: z
+    .string()
+    .min(32, { error: "EDGEFLEET_PUSH_ACTION_SECRET must be at least 32 characters" })
+    .optional(),
 };
 
 export class GatewayEnvError extends Error {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { webhookBody } from "../src/alerts/delivery-worker.js";
-import { idempotencyKey, type RelayedAlert, severityOf } from "../src/alerts/relay.js";
+import { idempotencyKey, type RelayedAlert, severityOf, wantedByPerson } from "../src/alerts/relay.js";
 
 const alert: RelayedAlert = {
   status: "firing",
@@ -41,5 +41,20 @@ describe("relay", () => {
         consoleUrl: "https://console.example/nodes/n1",
       },
     });
+  });
+
+  it("a person's own channel gets the severities they chose for its medium, and none after they left", () => {
+    const membership = {
+      pushSeverities: ["critical" as const],
+      emailSeverities: ["critical" as const, "warning" as const],
+    };
+    const push = { kind: "webpush", userId: "u1", membership };
+    const mail = { kind: "email", userId: "u1", membership };
+    expect(wantedByPerson(push, "critical")).toBe(true);
+    expect(wantedByPerson(push, "warning")).toBe(false);
+    expect(wantedByPerson(mail, "warning")).toBe(true);
+    expect(wantedByPerson({ ...push, membership: null }, "critical")).toBe(false);
+    // Organization channels (no person) are filtered by their minSeverity only.
+    expect(wantedByPerson({ kind: "webhook", userId: null, membership: null }, "info")).toBe(true);
   });
 });

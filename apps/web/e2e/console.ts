@@ -124,6 +124,17 @@ export async function consolePages(
       // A fresh stack may have no audited change yet: the empty state is a rendered page too.
       ready: page.getByTestId("audit-row").or(page.getByText("No entries match these filters.")).first(),
     },
+    {
+      name: "notifications",
+      path: "/settings/notifications",
+      ready: page.getByRole("heading", { name: "What reaches me", exact: true }),
+    },
+    // Where a notification's tap lands without buttons (no token here: the page says so).
+    {
+      name: "alert action",
+      path: "/alerts/action",
+      ready: page.getByRole("heading", { name: "Act on an alert", exact: true }),
+    },
     // Signing in happens on Keycloak's own page; a failed sign-in lands on ours.
     {
       name: "sign-in problem",

@@ -43,6 +43,19 @@ export const env = createEnv({
     EDGEFLEET_ORG_BURST: z.coerce.number().int().min(1).default(400),
     EDGEFLEET_API_KEY_RATE: z.coerce.number().positive().default(50),
     EDGEFLEET_API_KEY_BURST: z.coerce.number().int().min(1).default(100),
+    /**
+     * Web Push (docs/alerts.md): the VAPID public key browsers subscribe with (the gateway holds
+     * the pair) and the secret the notifications' action tokens are signed with. Unset: the
+     * console offers no push subscription and refuses actions.
+     */
+    EDGEFLEET_VAPID_PUBLIC_KEY: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{80,90}$/, "EDGEFLEET_VAPID_PUBLIC_KEY must be a base64url P-256 public key")
+      .optional(),
+    EDGEFLEET_PUSH_ACTION_SECRET: z
+      .string()
+      .min(32, "EDGEFLEET_PUSH_ACTION_SECRET must be at least 32 characters")
+      .optional(),
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   },
   client: {},

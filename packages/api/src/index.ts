@@ -4,13 +4,22 @@ import type { AppRouter } from "./root";
 export { ARTIFACT_UPLOAD_PATH, handleArtifactUpload } from "./artifact-upload";
 export { API_KEY_PREFIX } from "./domain/api-keys";
 export { nodeStatuses } from "./domain/nodes";
+export {
+  type PushActionDeps,
+  type PushActionOutput,
+  performPushAction,
+  previewPushAction,
+  pushActionInput,
+} from "./domain/push-actions";
 export { ROLES, roleAtLeast } from "./domain/roles";
 export { DEFAULT_FAIR_SHARE, FairShare, type FairShareOptions, RateLimited } from "./fair-share";
 export type { GatewayConnection } from "./gateway-client";
 export {
+  internalErrorMessage,
   MAX_REQUEST_BODY_BYTES,
   readBoundedBody,
   refuseCrossSiteMutation,
+  reportInternalError,
   withBody,
 } from "./http-guards";
 export { type IdentityDirectory, keycloakDirectory } from "./keycloak-directory";

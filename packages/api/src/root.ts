@@ -9,6 +9,7 @@ import { memberRouter } from "./routers/member";
 import { metricsRouter } from "./routers/metrics";
 import { nodeRouter } from "./routers/node";
 import { organizationRouter } from "./routers/organization";
+import { pushRouter } from "./routers/push";
 import { rolloutRouter } from "./routers/rollout";
 import { searchRouter } from "./routers/search";
 import { siteRouter } from "./routers/site";
@@ -29,6 +30,7 @@ export const appRouter = createTRPCRouter({
   search: searchRouter,
   rollout: rolloutRouter,
   alert: alertRouter,
+  push: pushRouter,
 });
 
 export type AppRouter = typeof appRouter;

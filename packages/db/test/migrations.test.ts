@@ -42,6 +42,8 @@ describe("migrations", () => {
       "node",
       "node_status_event",
       "organization",
+      "push_action_use",
+      "push_subscription",
       "rollout",
       "rollout_event",
       "rollout_gate_verdict",

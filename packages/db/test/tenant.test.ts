@@ -62,9 +62,23 @@ async function createTenant(db: Db, slug: string) {
   const channel = await db.alertChannel.create({
     data: { organizationId, name: "ops", kind: "email", target: `ops@${slug}.example` },
   });
+  const pushChannel = await db.alertChannel.create({
+    data: { organizationId, name: `push ${slug}`, kind: "webpush", target: "device", userId: user.id },
+  });
+  const pushSubscription = await db.pushSubscription.create({
+    data: {
+      organizationId,
+      userId: user.id,
+      channelId: pushChannel.id,
+      endpoint: `https://push.example/${slug}`,
+      p256dh: "key",
+      auth: "auth",
+    },
+  });
   return {
     organization,
     user,
+    pushSubscription,
     site,
     node,
     app,
@@ -109,6 +123,8 @@ describe("tenantDb reads", () => {
         "Membership",
         "Node",
         "NodeStatusEvent",
+        "PushActionUse",
+        "PushSubscription",
         "Rollout",
         "RolloutEvent",
         "RolloutGateVerdict",
@@ -132,6 +148,7 @@ describe("tenantDb reads", () => {
     expect(await tdb.auditLog.findUnique({ where: { id: b.audit.id } })).toBeNull();
     expect(await tdb.alertPolicy.findUnique({ where: { id: b.policy.id } })).toBeNull();
     expect(await tdb.alertChannel.findUnique({ where: { id: b.channel.id } })).toBeNull();
+    expect(await tdb.pushSubscription.findUnique({ where: { id: b.pushSubscription.id } })).toBeNull();
     await expect(tdb.node.findUniqueOrThrow({ where: { id: b.node.id } })).rejects.toThrow();
     // ...while its own rows are found
     expect((await tdb.node.findUnique({ where: { id: a.node.id } }))?.name).toBe("tenant-a-node-1");

@@ -31,7 +31,7 @@ export function createAlertingMetrics(registry: Registry) {
     }),
     deliveries: new Counter({
       name: `${METRIC_PREFIX}alert_deliveries_total`,
-      help: "Delivery attempts by channel kind and result (ok, retry, failed, dropped)",
+      help: "Delivery attempts by channel kind and result (ok, retry, failed, dropped, expired: a push subscription gone)",
       labelNames: ["kind", "result"] as const,
       registers,
     }),

@@ -4,6 +4,8 @@ import type { Logger } from "../logger.js";
 import type { AlertingMetrics } from "./alerting-metrics.js";
 import type { RelayedAlert } from "./relay.js";
 import { type MailSender, type SendResult, sendWebhook } from "./senders.js";
+import { type PushOutbox, pushMessageFor } from "./web-push-message.js";
+import type { PushResult, WebPushSender } from "./web-push-sender.js";
 
 export interface DeliveryConfig {
   pollMs: number;
@@ -15,6 +17,12 @@ export interface DeliveryConfig {
   backoffBaseMs: number;
   backoffMaxMs: number;
   allowPrivateAddresses: boolean;
+}
+
+/** Web Push: the sender (VAPID keys) and the secret action tokens are signed with; null: push is off. */
+export interface PushDelivery {
+  sender: WebPushSender;
+  actionSecret: string;
 }
 
 interface Claimed {
@@ -30,6 +38,11 @@ interface Claimed {
   secret: string | null;
   previous_secret: string | null;
   previous_secret_until: Date | null;
+  /** A person's own channel (Web Push device, personal e-mail). */
+  user_id: string | null;
+  push_endpoint: string | null;
+  push_p256dh: string | null;
+  push_auth: string | null;
 }
 
 const BATCH = 20;
@@ -55,6 +68,7 @@ export class DeliveryWorker {
     private readonly config: DeliveryConfig,
     private readonly metrics: AlertingMetrics,
     private readonly logger: Logger,
+    private readonly push: PushDelivery | null = null,
   ) {}
 
   start(): void {
@@ -104,10 +118,11 @@ export class DeliveryWorker {
         FOR UPDATE SKIP LOCKED
       )
       UPDATE alert_notification n SET lease_until = now() + ${`${LEASE_MS} milliseconds`}::interval
-      FROM due, alert_channel c
+      FROM due, alert_channel c LEFT JOIN push_subscription s ON s.channel_id = c.id
       WHERE n.id = due.id AND c.id = n.channel_id
       RETURNING n.id, n.organization_id, n.channel_id, n.alert_status, n.alert, n.attempts,
-                c.kind, c.target, c.enabled, c.secret, c.previous_secret, c.previous_secret_until`);
+                c.kind, c.target, c.enabled, c.secret, c.previous_secret, c.previous_secret_until,
+                c.user_id, s.endpoint AS push_endpoint, s.p256dh AS push_p256dh, s.auth AS push_auth`);
   }
 
   private async deliver(row: Claimed): Promise<void> {
@@ -134,6 +149,17 @@ export class DeliveryWorker {
         durationMs: Date.now() - started,
       },
     });
+    if ((result as Partial<PushResult>).expired) {
+      // The browser unsubscribed or the push service forgot it: the device's channel goes, and
+      // with it the subscription, its queue and its log (nothing is left to deliver to).
+      await this.db.alertChannel.deleteMany({ where: { id: row.channel_id } });
+      this.metrics.deliveries.inc({ kind: row.kind, result: "expired" });
+      this.logger.info(
+        { channelId: row.channel_id, organizationId: row.organization_id, userId: row.user_id },
+        "push subscription expired (404/410): removed",
+      );
+      return;
+    }
     if (result.ok) {
       await this.db.$transaction([
         this.db.alertNotification.update({
@@ -147,6 +173,14 @@ export class DeliveryWorker {
           },
         }),
         this.db.alertChannel.update({ where: { id: row.channel_id }, data: { consecutiveFailures: 0 } }),
+        ...(row.kind === "webpush"
+          ? [
+              this.db.pushSubscription.updateMany({
+                where: { channelId: row.channel_id },
+                data: { lastSuccessAt: new Date() },
+              }),
+            ]
+          : []),
       ]);
       this.metrics.deliveries.inc({ kind: row.kind, result: "ok" });
       return;
@@ -163,6 +197,17 @@ export class DeliveryWorker {
       },
     });
     this.metrics.deliveries.inc({ kind: row.kind, result: giveUp ? "failed" : "retry" });
+    if (giveUp)
+      this.logger.warn(
+        {
+          notificationId: row.id,
+          channelId: row.channel_id,
+          kind: row.kind,
+          attempts: attempt,
+          error: result.error,
+        },
+        "alert notification given up",
+      );
     const channel = await this.db.alertChannel.update({
       where: { id: row.channel_id },
       data: { consecutiveFailures: { increment: 1 } },
@@ -214,6 +259,23 @@ export class DeliveryWorker {
             permanent: false,
           };
         return this.mail.send({ to: row.target, messageId: `<${row.id}@alerts.edgefleet>`, ...mailOf(row) });
+      case "webpush": {
+        if (!this.push)
+          return {
+            ok: false,
+            statusCode: null,
+            error: "Web Push is not configured (EDGEFLEET_VAPID_* and EDGEFLEET_PUSH_ACTION_SECRET)",
+            permanent: false,
+          };
+        if (!row.push_endpoint || !row.push_p256dh || !row.push_auth || !row.user_id)
+          return { ok: false, statusCode: null, error: "push subscription missing", permanent: true };
+        const message = await pushMessageFor(this.db, this.push.actionSecret, row as PushOutbox);
+        return this.push.sender.send(
+          { endpoint: row.push_endpoint, p256dh: row.push_p256dh, auth: row.push_auth },
+          JSON.stringify(message),
+          row.alert.labels.severity === "critical",
+        );
+      }
       default:
         return {
           ok: false,

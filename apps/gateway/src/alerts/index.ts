@@ -13,6 +13,7 @@ import { NodeSeriesPublisher } from "./node-series-publisher.js";
 import { handleRelayRequest, RELAY_PREFIX } from "./relay.js";
 import { RolloutEventAlerts } from "./rollout-event-alerts.js";
 import { MailSender } from "./senders.js";
+import { WebPushSender } from "./web-push-sender.js";
 
 export { RELAY_PREFIX };
 
@@ -76,6 +77,18 @@ export function createAlerting(
   const mail = env.GATEWAY_SMTP_URL
     ? new MailSender(env.GATEWAY_SMTP_URL, env.GATEWAY_ALERT_MAIL_FROM)
     : null;
+  const pushSender =
+    env.EDGEFLEET_VAPID_PUBLIC_KEY && env.EDGEFLEET_VAPID_PRIVATE_KEY && env.EDGEFLEET_PUSH_ACTION_SECRET
+      ? new WebPushSender(
+          {
+            subject: env.EDGEFLEET_VAPID_SUBJECT,
+            publicKey: env.EDGEFLEET_VAPID_PUBLIC_KEY,
+            privateKey: env.EDGEFLEET_VAPID_PRIVATE_KEY,
+          },
+          env.GATEWAY_ALERT_WEBHOOK_ALLOW_PRIVATE,
+        )
+      : null;
+  if (!pushSender) logger.warn("EDGEFLEET_VAPID_* or EDGEFLEET_PUSH_ACTION_SECRET not set: Web Push is off");
   const worker = new DeliveryWorker(
     db,
     mail,
@@ -89,6 +102,9 @@ export function createAlerting(
     },
     metrics,
     logger.child({ component: "alert-delivery" }),
+    pushSender && env.EDGEFLEET_PUSH_ACTION_SECRET
+      ? { sender: pushSender, actionSecret: env.EDGEFLEET_PUSH_ACTION_SECRET }
+      : null,
   );
   const relayLogger = logger.child({ component: "alert-relay" });
   return {
@@ -113,6 +129,7 @@ export function createAlerting(
     async stop(): Promise<void> {
       await Promise.all([reconciler.stop(), publisher.stop(), rolloutEvents.stop(), worker.stop()]);
       mail?.close();
+      pushSender?.close();
       await leader.release();
     },
   };

@@ -37,6 +37,26 @@ export function idempotencyKey(alert: RelayedAlert): string {
   return `${alert.fingerprint}:${alert.status}:${alert.startsAt}`;
 }
 
+/**
+ * A person's own channel (a Web Push device, their e-mail) gets only the severities they chose
+ * for that medium (membership preferences). The membership is part of the channel's key, so a
+ * person who left the organization has no channels left to deliver to.
+ */
+export function wantedByPerson(
+  channel: {
+    kind: string;
+    userId: string | null;
+    membership: { pushSeverities: AlertSeverity[]; emailSeverities: AlertSeverity[] } | null;
+  },
+  severity: AlertSeverity,
+): boolean {
+  if (channel.userId === null) return true;
+  if (!channel.membership) return false;
+  const wanted =
+    channel.kind === "webpush" ? channel.membership.pushSeverities : channel.membership.emailSeverities;
+  return wanted.includes(severity);
+}
+
 export interface RelayDeps {
   db: Db;
   secret: string;
@@ -78,7 +98,13 @@ export async function handleRelayRequest(
   }
   const channels = await deps.db.alertChannel.findMany({
     where: { organizationId, enabled: true },
-    select: { id: true, minSeverity: true },
+    select: {
+      id: true,
+      kind: true,
+      minSeverity: true,
+      userId: true,
+      membership: { select: { pushSeverities: true, emailSeverities: true } },
+    },
   });
   const rows = [];
   let refused = 0;
@@ -90,6 +116,7 @@ export async function handleRelayRequest(
     const severity = severityOf(alert.labels);
     for (const channel of channels) {
       if (RANK[severity] < RANK[channel.minSeverity]) continue;
+      if (!wantedByPerson(channel, severity)) continue;
       rows.push({
         organizationId,
         channelId: channel.id,

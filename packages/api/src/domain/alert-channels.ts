@@ -61,11 +61,16 @@ export function newWebhookSecret(): string {
 }
 
 export async function listAlertChannels(db: TenantDb): Promise<AlertChannelOutput[]> {
-  return db.alertChannel.findMany({ orderBy: { name: "asc" }, select: channelSelect });
+  // People's own channels (their Web Push devices, their e-mail) are theirs: alert.pushSubscriptions.
+  return db.alertChannel.findMany({
+    where: { userId: null },
+    orderBy: { name: "asc" },
+    select: channelSelect,
+  });
 }
 
 export async function getAlertChannel(db: TenantDb, id: string): Promise<AlertChannelOutput> {
-  const row = await db.alertChannel.findFirst({ where: { id }, select: channelSelect });
+  const row = await db.alertChannel.findFirst({ where: { id, userId: null }, select: channelSelect });
   if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `alert channel ${id} not found` });
   return row;
 }
@@ -137,7 +142,10 @@ export async function updateAlertChannel(db: TenantDb, input: z.output<typeof up
 
 /** A new signing secret; the previous one keeps signing for SECRET_ROTATION_OVERLAP_MS. */
 export async function rotateWebhookSecret(db: TenantDb, id: string, now = new Date()) {
-  const channel = await db.alertChannel.findFirst({ where: { id }, select: { kind: true, secret: true } });
+  const channel = await db.alertChannel.findFirst({
+    where: { id, userId: null },
+    select: { kind: true, secret: true },
+  });
   if (!channel) throw new TRPCError({ code: "NOT_FOUND", message: `alert channel ${id} not found` });
   if (channel.kind !== "webhook") fieldError(["id"], "only webhook channels have a signing secret");
   const secret = newWebhookSecret();

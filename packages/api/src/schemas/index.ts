@@ -11,6 +11,7 @@ export * from "./enrollment";
 export * from "./labels";
 export * from "./members";
 export * from "./nodes";
+export * from "./push";
 export * from "./rollouts";
 export * from "./search";
 export * from "./sites";

@@ -1,4 +1,5 @@
 import {
+  BellIcon,
   BookOpenIcon,
   BoxIcon,
   KeyRoundIcon,
@@ -57,6 +58,12 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { href: "/enrollment", label: "Enrollment", icon: TicketIcon, keywords: ["tokens", "approve", "enroll"] },
   { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },
   { href: "/api-keys", label: "API keys", icon: KeyRoundIcon, keywords: ["tokens", "rest", "terraform"] },
+  {
+    href: "/settings/notifications",
+    label: "Notifications",
+    icon: BellIcon,
+    keywords: ["push", "alerts", "phone", "e-mail", "preferences"],
+  },
   { href: "/audit", label: "Audit log", icon: ScrollTextIcon, keywords: ["history", "who", "changes"] },
   {
     href: "/api-docs",
