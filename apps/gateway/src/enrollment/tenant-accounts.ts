@@ -22,6 +22,11 @@ export interface TenantAccount {
 export class TenantAccounts {
   /** Organizations whose current JWT this process has pushed. */
   private readonly pushed = new Set<string>();
+  /**
+   * The JWT last pushed per organization, re-sent as is to site leaves: the hub sees the same
+   * claims (no work), a leaf restarted from its bundle's older copy catches up.
+   */
+  private readonly lastPushed = new Map<string, string>();
   /** First pushes in flight: an enrollment burst for a new organization shares one push. */
   private readonly firstPushes = new Map<string, Promise<void>>();
 
@@ -51,7 +56,27 @@ export class TenantAccounts {
     const { jwt, revoked } = await this.currentJwt(organizationId);
     await pushAccountJwt(await this.systemConnection(), jwt);
     this.pushed.add(organizationId);
+    this.lastPushed.set(organizationId, jwt);
     this.logger.info({ organizationId, revoked }, "pushed tenant account JWT");
+  }
+
+  /**
+   * Re-sends the account JWT of every organization with live site credentials (issue 8 #13): a
+   * leaf starts from the copy in its bundle, so after a restart it would admit nodes revoked since
+   * until the next change; this bounds that window to the resend period.
+   */
+  async resendToLeaves(): Promise<number> {
+    const organizations = await this.db.siteLeafCredential.findMany({
+      where: { revokedAt: null, expiresAt: { gt: new Date() } },
+      distinct: ["organizationId"],
+      select: { organizationId: true },
+    });
+    for (const { organizationId } of organizations) {
+      const jwt = this.lastPushed.get(organizationId);
+      if (jwt) await pushAccountJwt(await this.systemConnection(), jwt);
+      else await this.publish(organizationId);
+    }
+    return organizations.length;
   }
 
   /** The account JWT as the database says it should be now (also shipped to leaf nodes). */
