@@ -27,6 +27,11 @@ export class TenantAccounts {
    * claims (no work), a leaf restarted from its bundle's older copy catches up.
    */
   private readonly lastPushed = new Map<string, string>();
+  /**
+   * Pushes of one organization run one after another: a leaf (memory resolver) applies whatever
+   * JWT arrives last, so a re-send of an older JWT must never overtake a newer revocation.
+   */
+  private readonly pushQueue = new Map<string, Promise<void>>();
   /** First pushes in flight: an enrollment burst for a new organization shares one push. */
   private readonly firstPushes = new Map<string, Promise<void>>();
 
@@ -53,11 +58,22 @@ export class TenantAccounts {
 
   /** Re-issues and pushes the account JWT (after a revocation, say). */
   async publish(organizationId: string): Promise<void> {
-    const { jwt, revoked } = await this.currentJwt(organizationId);
-    await pushAccountJwt(await this.systemConnection(), jwt);
-    this.pushed.add(organizationId);
-    this.lastPushed.set(organizationId, jwt);
-    this.logger.info({ organizationId, revoked }, "pushed tenant account JWT");
+    await this.inOrder(organizationId, async () => {
+      const { jwt, revoked } = await this.currentJwt(organizationId);
+      await pushAccountJwt(await this.systemConnection(), jwt);
+      this.pushed.add(organizationId);
+      this.lastPushed.set(organizationId, jwt);
+      this.logger.info({ organizationId, revoked }, "pushed tenant account JWT");
+    });
+  }
+
+  private inOrder(organizationId: string, push: () => Promise<void>): Promise<void> {
+    const previous = this.pushQueue.get(organizationId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(push);
+    this.pushQueue.set(organizationId, next);
+    return next.finally(() => {
+      if (this.pushQueue.get(organizationId) === next) this.pushQueue.delete(organizationId);
+    });
   }
 
   /**
@@ -72,9 +88,15 @@ export class TenantAccounts {
       select: { organizationId: true },
     });
     for (const { organizationId } of organizations) {
-      const jwt = this.lastPushed.get(organizationId);
-      if (jwt) await pushAccountJwt(await this.systemConnection(), jwt);
-      else await this.publish(organizationId);
+      if (!this.lastPushed.has(organizationId)) {
+        await this.publish(organizationId);
+        continue;
+      }
+      // The newest JWT at the time of sending, not at the time of asking.
+      await this.inOrder(organizationId, async () => {
+        const jwt = this.lastPushed.get(organizationId);
+        if (jwt) await pushAccountJwt(await this.systemConnection(), jwt);
+      });
     }
     return organizations.length;
   }
