@@ -123,6 +123,11 @@ const gatewayEnvSchema = {
   // once, refilled this many a second; past it agents are told to ask again later.
   GATEWAY_ENROLL_FAILURE_BURST: integerInRange("GATEWAY_ENROLL_FAILURE_BURST", 1, 1_000_000, 200),
   GATEWAY_ENROLL_FAILURE_RATE: integerInRange("GATEWAY_ENROLL_FAILURE_RATE", 1, 1_000_000, 20),
+  /**
+   * How often each organization's current account JWT is re-sent to its site leaves (issue 8 #13):
+   * a restarted leaf starts from its bundle's copy and has missed later revocations until then.
+   */
+  GATEWAY_LEAF_ACCOUNT_RESEND_MS: integerInRange("GATEWAY_LEAF_ACCOUNT_RESEND_MS", 100, 3_600_000, 15_000),
   // Alerts (src/alerts, docs/alerts.md). The relay secret derives each organization's bearer token
   // for its Alertmanager's webhook; unset: alerting (Mimir sync, relay, delivery) is off.
   GATEWAY_ALERT_RELAY_SECRET: z

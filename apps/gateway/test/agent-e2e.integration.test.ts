@@ -15,6 +15,7 @@ import {
 } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
+import { organizationLeafLinks } from "./support/leaf-links.js";
 import { LinkCutter } from "./support/link-cutter.js";
 import { requireTestEnv } from "./support/required-env.js";
 import { testAgent } from "./support/test-agent.js";
@@ -144,8 +145,7 @@ afterAll(async () => {
 
 async function waitForLeafLink(up: boolean) {
   await waitFor(`leaf link ${up ? "up" : "down"}`, async () => {
-    const leafz = (await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as { leafnodes: number };
-    return leafz.leafnodes > 0 === up ? true : undefined;
+    return (await organizationLeafLinks(hub.monitorUrl, secrets)) > 0 === up ? true : undefined;
   });
 }
 

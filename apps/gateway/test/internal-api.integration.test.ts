@@ -14,6 +14,7 @@ import {
 } from "@edgefleet/nats-tenancy/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
+import { organizationLeafLinks } from "./support/leaf-links.js";
 import { requireTestEnv } from "./support/required-env.js";
 
 // The console's way to a site's leaf bundle: the gateway's internal API, behind a shared
@@ -135,8 +136,7 @@ describe("gateway internal API", () => {
     const config = body.config ?? "";
     leaf = await startNats(({ monitorPort }) => `${config}\nhttp: 127.0.0.1:${monitorPort}\n`);
     await waitFor("leaf connected to the hub", async () => {
-      const leafz = (await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as { leafnodes: number };
-      return leafz.leafnodes > 0 ? true : undefined;
+      return (await organizationLeafLinks(hub.monitorUrl, secrets)) > 0 ? true : undefined;
     });
   });
 });

@@ -76,7 +76,7 @@ describe("internal API switched off or incomplete", () => {
     const base2 = await serve({
       token,
       hubLeafUrls: [],
-      createLeafBundle: async () => ({ config: "", creds: "", expiresAt: new Date() }),
+      createLeafBundle: async () => ({ config: "", creds: "", companions: {}, expiresAt: new Date() }),
       enrollCredentials: "creds",
     });
     const noLeafUrl = await bundleRequest(base2, token);

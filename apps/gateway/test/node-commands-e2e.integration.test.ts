@@ -18,6 +18,7 @@ import { encode } from "@msgpack/msgpack";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
+import { organizationLeafLinks } from "./support/leaf-links.js";
 import { requireTestEnv } from "./support/required-env.js";
 import { testAgent } from "./support/test-agent.js";
 
@@ -132,8 +133,7 @@ beforeAll(async () => {
       `${readFileSync(join(bundleDir, "leaf.conf"), "utf8")}\nhttp: 127.0.0.1:${monitorPort}\n`,
   );
   await waitFor("leaf link up", async () => {
-    const leafz = (await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as { leafnodes: number };
-    return leafz.leafnodes > 0 ? true : undefined;
+    return (await organizationLeafLinks(hub.monitorUrl, secrets)) > 0 ? true : undefined;
   });
 
   const { token } = await createEnrollmentToken(db, organizationId, {

@@ -24,6 +24,7 @@ import { createUser } from "@nats-io/nkeys";
 import { connect, credsAuthenticator, jwtAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
+import { organizationLeafLinks } from "./support/leaf-links.js";
 import { requireTestEnv } from "./support/required-env.js";
 
 // The operator's path to a site leaf node: generate its bundle with the CLI, run a real leaf
@@ -173,8 +174,7 @@ describe("site-leaf CLI", () => {
   });
 
   it("re-issuing a bundle or deleting the site cuts the running leaf off; site credentials expire (issue 8, #2)", async () => {
-    const leafCount = async () =>
-      ((await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as { leafnodes: number }).leafnodes;
+    const leafCount = () => organizationLeafLinks(hub.monitorUrl, secrets);
     const waitForLeaves = (count: number, what: string) =>
       waitFor(what, async () => ((await leafCount()) === count ? true : undefined), 20_000);
     // The first test's leaf runs on the first bundle.

@@ -18,6 +18,8 @@ export interface GatewayConnection {
 export const leafBundleSchema = z.object({
   config: z.string(),
   creds: z.string(),
+  /** Files beside site.creds that leaf.conf names (the site's system link, enrollment), by name. */
+  companions: z.record(z.string(), z.string()).default({}),
   /** When the site credentials expire (gateways before issue 8 did not say). */
   expiresAt: z.coerce.date().optional(),
 });

@@ -63,6 +63,10 @@ export async function startGatewayStandIn(secret = "s".repeat(40)): Promise<Gate
     send(200, {
       config: 'listen: "0.0.0.0:4222"\n',
       creds: "-----BEGIN NATS USER JWT-----\nsecret\n",
+      companions: {
+        "site-system.creds": "-----BEGIN NATS USER JWT-----\nsystem-link\n",
+        "enroll.creds": "-----BEGIN NATS USER JWT-----\npublic\n",
+      },
       expiresAt: "2027-02-23T00:00:00.000Z",
     });
   });

@@ -161,7 +161,7 @@ describe("site.delete revokes the site's leaf credentials (issue 8, #2)", () => 
 });
 
 describe("site.leafBundle", () => {
-  it("asks the gateway with the shared secret and returns both files and the run command", async () => {
+  it("asks the gateway with the shared secret and returns every file and the run command", async () => {
     const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
     const site = await callerFor(db, alice, ORG).site.create({ name: "leafy-1" });
     const bundle = await withGateway(alice, gateway).site.leafBundle({ id: site.id });
@@ -171,6 +171,9 @@ describe("site.leafBundle", () => {
       files: [
         { name: "leaf.conf", content: 'listen: "0.0.0.0:4222"\n', secret: false },
         { name: "site.creds", content: "-----BEGIN NATS USER JWT-----\nsecret\n", secret: true },
+        // The leaf's system link (secret) and the public enrollment credentials (issue 8 #13).
+        { name: "site-system.creds", content: "-----BEGIN NATS USER JWT-----\nsystem-link\n", secret: true },
+        { name: "enroll.creds", content: "-----BEGIN NATS USER JWT-----\npublic\n", secret: false },
       ],
       runCommand: "nats-server -c /etc/edgefleet/leaf.conf",
       expiresAt: new Date("2027-02-23T00:00:00.000Z"),
@@ -186,6 +189,7 @@ describe("site.leafBundle", () => {
       where: { action: "site.leafBundle", targetId: site.id },
     });
     expect(JSON.stringify(audit)).not.toContain("secret");
+    expect(JSON.stringify(audit)).not.toContain("system-link");
     expect(audit.after).toMatchObject({ minted: "site leaf credentials" });
   });
 

@@ -135,6 +135,71 @@ describe("console benchmark report", () => {
     expect(report).toContain("Aggregate (actual time=1..2)");
   });
 
+  it("reports tenant fairness: the victim's calls per scenario and what the aggressor got", () => {
+    const victim = (ms: number) =>
+      ["rest-list-first-page", "trpc-counts"].map((caseId) => ({
+        caseId,
+        summary: summarizeLatencies(Array.from({ length: 100 }, () => ms)),
+        firstError: null,
+      }));
+    const aggressor = {
+      requests: 9_000,
+      ok: 3_000,
+      limited: 6_000,
+      limitedWithoutRetryAfter: 0,
+      otherErrors: 0,
+      firstOtherError: null,
+      okPerSecond: 100,
+      limitedPerSecond: 200,
+      aggressorP50Ms: 150,
+    };
+    const report = renderReport(
+      results({
+        fairness: {
+          victimIntervalMs: 50,
+          scenarios: [
+            {
+              name: "quiet",
+              label: "victim alone",
+              burstConcurrency: 0,
+              consoleEnv: {},
+              victim: victim(10),
+              aggressor: null,
+            },
+            {
+              name: "burst-fair",
+              label: "fair",
+              burstConcurrency: 32,
+              consoleEnv: {},
+              victim: victim(40),
+              aggressor,
+            },
+            {
+              name: "burst-unlimited",
+              label: "unlimited",
+              burstConcurrency: 32,
+              consoleEnv: {},
+              victim: victim(1500),
+              aggressor: { ...aggressor, limited: 0, limitedPerSecond: 0 },
+            },
+          ],
+        },
+      }),
+      {},
+    );
+    expect(report).toContain("## Tenant fairness (issue 8 #15)");
+    expect(report).toContain("with 32 calls in flight");
+    expect(report).toContain(
+      "| fair | REST API: node list: first page, by name | 40 ms | 40 ms | 40 ms | 40 ms | 0 | met |",
+    );
+    expect(report).toContain(
+      "| unlimited | tRPC (console): node.counts (fleet page) | 1.50 s | 1.50 s | 1.50 s | 1.50 s | 0 | **missed** |",
+    );
+    expect(report).toContain("| fair | 9,000 | 100 | 150 ms | 200 (6,000) | 0 | 0 |");
+    // Older results without the fairness scenarios render without the section.
+    expect(renderReport(results(), {})).not.toContain("Tenant fairness");
+  });
+
   it("draws a distribution chart per group and the tail chart as SVG", async () => {
     const specs = chartSpecs(results());
     expect(Object.keys(specs).sort()).toEqual([

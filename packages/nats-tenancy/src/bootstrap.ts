@@ -1,7 +1,7 @@
 import { Algorithms, encodeAccount, encodeOperator, encodeUser } from "@nats-io/jwt";
 import { createAccount, createOperator, createUser } from "@nats-io/nkeys";
 import { z } from "zod";
-import { formatCreds, seedOf } from "./keys";
+import { formatCreds, keyPairFromSeed, seedOf } from "./keys";
 import { enrollSubject } from "./subjects";
 
 // The trust root of a control plane: one operator, the system account, the platform account
@@ -18,6 +18,12 @@ export const tenancySecretsSchema = z.object({
   enroll: accountSecretsSchema,
   /** Listed as a signing key by every tenant account: the gateway signs node users with it. */
   tenantSigningSeed: z.string(),
+  /**
+   * Listed as a signing key by the system account: the gateway signs each site leaf's system
+   * link with it (it may only hear its own organization's account updates). Absent in secrets
+   * made before issue 8 #13: `upgradeTenancySecrets` adds it.
+   */
+  systemSigningSeed: z.string().optional(),
 });
 export type TenancySecrets = z.infer<typeof tenancySecretsSchema>;
 
@@ -49,6 +55,7 @@ export async function createTenancySecrets(operatorName = "edgefleet"): Promise<
   const platform = createAccount();
   const enroll = createAccount();
   const tenantSigning = createAccount();
+  const systemSigning = createAccount();
 
   const operatorJwt = await encodeOperator(
     operatorName,
@@ -59,7 +66,11 @@ export async function createTenancySecrets(operatorName = "edgefleet"): Promise<
   const signAccount = (name: string, key: typeof system, claims: Parameters<typeof encodeAccount>[2]) =>
     encodeAccount(name, key, claims, { ...v2, signer: operatorSigning });
 
-  const systemJwt = await signAccount("SYS", system, { limits: openAccountLimits });
+  const systemJwt = await systemAccountJwt(
+    system.getPublicKey(),
+    systemSigning.getPublicKey(),
+    seedOf(operatorSigning),
+  );
   const platformJwt = await signAccount("EDGEFLEET", platform, {
     exports: platformExports,
     limits: {
@@ -109,6 +120,37 @@ export async function createTenancySecrets(operatorName = "edgefleet"): Promise<
       }),
     },
     tenantSigningSeed: seedOf(tenantSigning),
+    systemSigningSeed: seedOf(systemSigning),
+  };
+}
+
+function systemAccountJwt(systemPublicKey: string, signingPublicKey: string, operatorSigningSeed: string) {
+  return encodeAccount(
+    "SYS",
+    systemPublicKey,
+    { limits: openAccountLimits, signing_keys: [signingPublicKey] },
+    { ...v2, signer: keyPairFromSeed(operatorSigningSeed) },
+  );
+}
+
+/**
+ * Secrets made before the system account had a signing key get one (and a re-signed system
+ * account JWT, newer than the one the hub's resolver holds); others are returned unchanged.
+ */
+export async function upgradeTenancySecrets(secrets: TenancySecrets): Promise<TenancySecrets> {
+  if (secrets.systemSigningSeed) return secrets;
+  const systemSigning = createAccount();
+  return {
+    ...secrets,
+    system: {
+      ...secrets.system,
+      jwt: await systemAccountJwt(
+        secrets.system.publicKey,
+        systemSigning.getPublicKey(),
+        secrets.operator.signingSeed,
+      ),
+    },
+    systemSigningSeed: seedOf(systemSigning),
   };
 }
 

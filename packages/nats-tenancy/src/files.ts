@@ -5,6 +5,7 @@ import {
   serverAuthConfig,
   type TenancySecrets,
   tenancySecretsSchema,
+  upgradeTenancySecrets,
 } from "./bootstrap";
 
 /** Reads the tenancy secrets file, with a clear error when it is missing or malformed. */
@@ -34,7 +35,9 @@ const writeSecret = (path: string, content: string) => {
 export async function writeTenancyFiles(dir: string): Promise<TenancySecrets> {
   mkdirSync(join(dir, "jwt"), { recursive: true });
   const secretsPath = join(dir, "tenancy.json");
-  const secrets = existsSync(secretsPath) ? loadTenancySecrets(secretsPath) : await createTenancySecrets();
+  const secrets = existsSync(secretsPath)
+    ? await upgradeTenancySecrets(loadTenancySecrets(secretsPath))
+    : await createTenancySecrets();
   writeSecret(secretsPath, `${JSON.stringify(secrets, null, 2)}\n`);
   writeFileSync(join(dir, "auth.conf"), serverAuthConfig(secrets, join(dir, "jwt")));
   writeSecret(join(dir, "gateway.creds"), secrets.platform.userCreds);

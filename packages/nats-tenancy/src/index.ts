@@ -5,10 +5,17 @@ export {
   serverAuthConfig,
   type TenancySecrets,
   tenancySecretsSchema,
+  upgradeTenancySecrets,
 } from "./bootstrap";
 export { loadTenancySecrets, writeTenancyFiles } from "./files";
 export { formatCreds, keyPairFromSeed, seedOf } from "./keys";
 export { type LeafNodeConfigInput, leafNodeConfig } from "./leaf";
 export { AccountPushError, pushAccountJwt } from "./push";
 export * as subjects from "./subjects";
-export { type NodeIdentity, nodeUserJwt, type SiteIdentity, siteLeafUserJwt } from "./users";
+export {
+  type NodeIdentity,
+  nodeUserJwt,
+  type SiteIdentity,
+  siteLeafUserJwt,
+  siteSystemLinkUserJwt,
+} from "./users";

@@ -10,6 +10,13 @@ export interface LeafNodeConfigInput {
   credentialsPath: string;
   accountPublicKey: string;
   accountJwt: string;
+  /**
+   * The site's system link (siteSystemLinkUserJwt) on the leaf machine: the leaf hears its
+   * organization's account updates over it and cuts revoked nodes off itself (issue 8 #13).
+   */
+  systemCredentialsPath?: string;
+  /** The public enrollment credentials on the leaf machine: nodes enroll through the leaf. */
+  enrollCredentialsPath?: string;
 }
 
 /**
@@ -17,9 +24,18 @@ export interface LeafNodeConfigInput {
  * organization's account preloaded, so it checks every agent's own credentials and
  * permissions locally; towards the hub it speaks as the site (siteLeafUserJwt), bound to
  * the organization's account. The platform account is deliberately not known here: service
- * imports resolve on the hub.
+ * imports resolve on the hub. With the optional links, the leaf also follows the account's
+ * updates (revocations) through the system account and lets nodes enroll through it.
  */
 export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInput): string {
+  const remote = (credentials: string, account: string, why: string) => [
+    `    # ${why}`,
+    "    {",
+    `      urls: ${JSON.stringify(input.hubLeafUrls)}`,
+    `      credentials: ${JSON.stringify(credentials)}`,
+    `      account: ${account}`,
+    "    }",
+  ];
   return [
     "# Edgefleet site leaf node (generated). Agents of this site connect here.",
     `server_name: ${JSON.stringify(input.serverName)}`,
@@ -32,14 +48,21 @@ export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInp
     // The operator names a system account, so the leaf must know it (a public document).
     `  ${secrets.system.publicKey}: ${secrets.system.jwt}`,
     `  ${input.accountPublicKey}: ${input.accountJwt}`,
+    ...(input.enrollCredentialsPath ? [`  ${secrets.enroll.publicKey}: ${secrets.enroll.jwt}`] : []),
     "}",
     "leafnodes {",
     "  remotes: [",
-    "    {",
-    `      urls: ${JSON.stringify(input.hubLeafUrls)}`,
-    `      credentials: ${JSON.stringify(input.credentialsPath)}`,
-    `      account: ${input.accountPublicKey}`,
-    "    }",
+    ...remote(input.credentialsPath, input.accountPublicKey, "the organization: its nodes' messages"),
+    ...(input.systemCredentialsPath
+      ? remote(
+          input.systemCredentialsPath,
+          secrets.system.publicKey,
+          "the organization's account updates (revoked nodes are cut off here)",
+        )
+      : []),
+    ...(input.enrollCredentialsPath
+      ? remote(input.enrollCredentialsPath, secrets.enroll.publicKey, "enrollment of this site's nodes")
+      : []),
     "  ]",
     "}",
     "",

@@ -13,3 +13,7 @@ export const platformUplink = (orgWid: string) => `ef.t.${orgWid}.up.>`;
 export const platformDownlink = (orgWid: string) => `ef.t.${orgWid}.down.>`;
 
 export const enrollSubject = "ef.enroll";
+
+/** Where the hub hears (and a site leaf's system link receives) one account's JWT updates. */
+export const accountClaimsUpdate = (accountPublicKey: string) =>
+  `$SYS.REQ.ACCOUNT.${accountPublicKey}.CLAIMS.UPDATE`;

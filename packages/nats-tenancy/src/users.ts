@@ -1,7 +1,7 @@
 import { Algorithms, encodeUser } from "@nats-io/jwt";
 import type { TenancySecrets } from "./bootstrap";
 import { keyPairFromSeed } from "./keys";
-import { nodeDownlink, nodeInboxPrefix, nodeUplink } from "./subjects";
+import { accountClaimsUpdate, nodeDownlink, nodeInboxPrefix, nodeUplink } from "./subjects";
 
 export interface NodeIdentity {
   nodeId: string;
@@ -61,6 +61,38 @@ export function siteLeafUserJwt(secrets: TenancySecrets, site: SiteIdentity): Pr
     {
       algorithm: Algorithms.v2,
       signer: keyPairFromSeed(secrets.tenantSigningSeed),
+      exp: Math.floor(site.expiresAt.getTime() / 1000),
+    },
+  );
+}
+
+/**
+ * The credentials of a site leaf's second link, bound to the system account (issue 8 #13): over
+ * it the leaf hears its organization's account JWT updates as the gateway pushes them to the hub,
+ * so a node revoked there is cut off by the leaf itself, within a second. It may hear nothing else
+ * and publish nothing (the leaf's answers to the updates stay on the leaf). Same key and expiry as
+ * the site's own credentials (a site has one key).
+ */
+export function siteSystemLinkUserJwt(secrets: TenancySecrets, site: SiteIdentity): Promise<string> {
+  if (!secrets.systemSigningSeed)
+    throw new Error(
+      "the tenancy secrets have no system signing key (run the stack bootstrap to upgrade them)",
+    );
+  return encodeUser(
+    `site-${site.siteId}-system`,
+    site.publicKey,
+    secrets.system.publicKey,
+    {
+      pub: { allow: [], deny: [">"] },
+      sub: { allow: [accountClaimsUpdate(site.accountPublicKey)], deny: [] },
+      allowed_connection_types: ["LEAFNODE"],
+      subs: 16,
+      payload: -1,
+      data: -1,
+    },
+    {
+      algorithm: Algorithms.v2,
+      signer: keyPairFromSeed(secrets.systemSigningSeed),
       exp: Math.floor(site.expiresAt.getTime() / 1000),
     },
   );

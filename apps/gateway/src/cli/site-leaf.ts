@@ -58,6 +58,8 @@ try {
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "leaf.conf"), bundle.config);
   writeFileSync(join(out, "site.creds"), bundle.creds, { mode: 0o600 });
+  for (const [name, content] of Object.entries(bundle.companions))
+    writeFileSync(join(out, name), content, { mode: 0o600 });
   process.stdout.write(
     `wrote ${join(out, "leaf.conf")} and ${join(out, "site.creds")}\nrun the site's leaf node with: nats-server -c ${join(out, "leaf.conf")}\n`,
   );

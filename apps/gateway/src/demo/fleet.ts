@@ -104,6 +104,8 @@ export async function prepareDemoFleet(
       const configPath = join(options.dir, `${name}.conf`);
       writeSecret(configPath, bundle.config);
       writeSecret(credsPath, bundle.creds);
+      for (const [file, content] of Object.entries(bundle.companions))
+        writeSecret(join(options.dir, file), content);
       leaves.push({ name, configPath, port });
       leafUrlOfSite.set(row.id, `nats://127.0.0.1:${port}`);
     }

@@ -19,6 +19,8 @@ export interface EnrollmentConfig {
   /** Failed (or in-flight) enrollment attempts admitted at once, and refilled per second. */
   failureBurst: number;
   failureRatePerSecond: number;
+  /** Period of re-sending account JWTs to site leaves (a restarted leaf catches up). */
+  leafAccountResendMs: number;
 }
 
 /** The enrollment config from the gateway's environment; null when its NATS secrets are not set. */
@@ -29,6 +31,7 @@ export function enrollmentConfigFromEnv(env: {
   NATS_SYSTEM_CREDS?: string | undefined;
   GATEWAY_ENROLL_FAILURE_BURST: number;
   GATEWAY_ENROLL_FAILURE_RATE: number;
+  GATEWAY_LEAF_ACCOUNT_RESEND_MS: number;
 }): EnrollmentConfig | null {
   if (!env.NATS_TENANCY_FILE || !env.NATS_SYSTEM_CREDS) return null;
   return {
@@ -38,6 +41,7 @@ export function enrollmentConfigFromEnv(env: {
     systemCredsFile: env.NATS_SYSTEM_CREDS,
     failureBurst: env.GATEWAY_ENROLL_FAILURE_BURST,
     failureRatePerSecond: env.GATEWAY_ENROLL_FAILURE_RATE,
+    leafAccountResendMs: env.GATEWAY_LEAF_ACCOUNT_RESEND_MS,
   };
 }
 
@@ -73,14 +77,26 @@ export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logge
     logger.child({ component: "accounts" }),
   );
 
+  const leafLogger = logger.child({ component: "accounts" });
+  let resendTimer: NodeJS.Timeout | null = null;
+
   return {
     accounts,
     secrets,
     async start(platform: NatsConnection) {
       service.start(platform);
       await listener.start();
+      resendTimer = setInterval(() => {
+        accounts
+          .resendToLeaves()
+          .catch((error: unknown) =>
+            leafLogger.warn({ err: error }, "could not re-send account JWTs to leaves"),
+          );
+      }, config.leafAccountResendMs);
+      resendTimer.unref();
     },
     async stop() {
+      if (resendTimer) clearInterval(resendTimer);
       await service.stop();
       await listener.stop();
       const connection = await system?.catch(() => null);

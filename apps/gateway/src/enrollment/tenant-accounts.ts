@@ -22,6 +22,16 @@ export interface TenantAccount {
 export class TenantAccounts {
   /** Organizations whose current JWT this process has pushed. */
   private readonly pushed = new Set<string>();
+  /**
+   * The JWT last pushed per organization, re-sent as is to site leaves: the hub sees the same
+   * claims (no work), a leaf restarted from its bundle's older copy catches up.
+   */
+  private readonly lastPushed = new Map<string, string>();
+  /**
+   * Pushes of one organization run one after another: a leaf (memory resolver) applies whatever
+   * JWT arrives last, so a re-send of an older JWT must never overtake a newer revocation.
+   */
+  private readonly pushQueue = new Map<string, Promise<void>>();
   /** First pushes in flight: an enrollment burst for a new organization shares one push. */
   private readonly firstPushes = new Map<string, Promise<void>>();
 
@@ -48,10 +58,47 @@ export class TenantAccounts {
 
   /** Re-issues and pushes the account JWT (after a revocation, say). */
   async publish(organizationId: string): Promise<void> {
-    const { jwt, revoked } = await this.currentJwt(organizationId);
-    await pushAccountJwt(await this.systemConnection(), jwt);
-    this.pushed.add(organizationId);
-    this.logger.info({ organizationId, revoked }, "pushed tenant account JWT");
+    await this.inOrder(organizationId, async () => {
+      const { jwt, revoked } = await this.currentJwt(organizationId);
+      await pushAccountJwt(await this.systemConnection(), jwt);
+      this.pushed.add(organizationId);
+      this.lastPushed.set(organizationId, jwt);
+      this.logger.info({ organizationId, revoked }, "pushed tenant account JWT");
+    });
+  }
+
+  private inOrder(organizationId: string, push: () => Promise<void>): Promise<void> {
+    const previous = this.pushQueue.get(organizationId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(push);
+    this.pushQueue.set(organizationId, next);
+    return next.finally(() => {
+      if (this.pushQueue.get(organizationId) === next) this.pushQueue.delete(organizationId);
+    });
+  }
+
+  /**
+   * Re-sends the account JWT of every organization with live site credentials (issue 8 #13): a
+   * leaf starts from the copy in its bundle, so after a restart it would admit nodes revoked since
+   * until the next change; this bounds that window to the resend period.
+   */
+  async resendToLeaves(): Promise<number> {
+    const organizations = await this.db.siteLeafCredential.findMany({
+      where: { revokedAt: null, expiresAt: { gt: new Date() } },
+      distinct: ["organizationId"],
+      select: { organizationId: true },
+    });
+    for (const { organizationId } of organizations) {
+      if (!this.lastPushed.has(organizationId)) {
+        await this.publish(organizationId);
+        continue;
+      }
+      // The newest JWT at the time of sending, not at the time of asking.
+      await this.inOrder(organizationId, async () => {
+        const jwt = this.lastPushed.get(organizationId);
+        if (jwt) await pushAccountJwt(await this.systemConnection(), jwt);
+      });
+    }
+    return organizations.length;
   }
 
   /** The account JWT as the database says it should be now (also shipped to leaf nodes). */

@@ -1,5 +1,12 @@
+import { basename, dirname, join } from "node:path";
 import { type Db, recordSiteCredential, SITE_CREDENTIALS_DEFAULT_DAYS } from "@edgefleet/db";
-import { formatCreds, leafNodeConfig, siteLeafUserJwt, type TenancySecrets } from "@edgefleet/nats-tenancy";
+import {
+  formatCreds,
+  leafNodeConfig,
+  siteLeafUserJwt,
+  siteSystemLinkUserJwt,
+  type TenancySecrets,
+} from "@edgefleet/nats-tenancy";
 import { createUser } from "@nats-io/nkeys";
 import type { TenantAccounts } from "../enrollment/tenant-accounts.js";
 
@@ -16,8 +23,26 @@ export interface LeafBundle {
   config: string;
   /** The site's credentials towards the hub (secret: keep it on the leaf machine only). */
   creds: string;
+  /**
+   * The files beside `creds` that the config refers to, by file name (companionFiles): the site's
+   * system link (secret) and the public enrollment credentials. Empty when the tenancy secrets
+   * predate the system signing key.
+   */
+  companions: Record<string, string>;
   /** When the credentials expire: re-issue the bundle before. */
   expiresAt: Date;
+}
+
+/**
+ * File names of the bundle's companion credentials, in the directory of the site's creds:
+ * `site.creds` → `site-system.creds` (one per site, even when several share a directory) and
+ * `enroll.creds` (public, the same for every site).
+ */
+export function companionFiles(credentialsPath: string): { system: string; enroll: string } {
+  return {
+    system: `${basename(credentialsPath).replace(/\.creds$/, "")}-system.creds`,
+    enroll: "enroll.creds",
+  };
 }
 
 export interface LeafBundleInput {
@@ -63,14 +88,25 @@ export async function createLeafBundle(
   // Push at once (the NOTIFY also reaches every gateway): the earlier bundle stops working now.
   await accounts.publish(input.organizationId);
   const { account, jwt: accountJwt } = await accounts.currentJwt(input.organizationId);
-  const siteJwt = await siteLeafUserJwt(secrets, {
+  const identity = {
     siteId: site.id,
     publicKey: siteKey.getPublicKey(),
     accountPublicKey: account.accountPublicKey,
     expiresAt,
-  });
+  };
+  const siteJwt = await siteLeafUserJwt(secrets, identity);
+  // Beside the site's creds on the leaf machine (the config names them by path).
+  const beside = (name: string) => join(dirname(input.credentialsPath), name);
+  const names = companionFiles(input.credentialsPath);
+  const linked = Boolean(secrets.systemSigningSeed);
   return {
     expiresAt,
+    companions: linked
+      ? {
+          [names.system]: formatCreds(await siteSystemLinkUserJwt(secrets, identity), siteKey),
+          [names.enroll]: secrets.enroll.userCreds,
+        }
+      : {},
     config: leafNodeConfig(secrets, {
       serverName: `${account.slug}-${site.name}`,
       listen: input.listen,
@@ -78,6 +114,12 @@ export async function createLeafBundle(
       credentialsPath: input.credentialsPath,
       accountPublicKey: account.accountPublicKey,
       accountJwt,
+      ...(linked
+        ? {
+            systemCredentialsPath: beside(names.system),
+            enrollCredentialsPath: beside(names.enroll),
+          }
+        : {}),
     }),
     creds: formatCreds(siteJwt, siteKey),
   };

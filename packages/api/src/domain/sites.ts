@@ -220,6 +220,12 @@ export async function siteLeafBundle(
     files: [
       { name: "leaf.conf", content: bundle.config, secret: false },
       { name: "site.creds", content: bundle.creds, secret: true },
+      // The site's system link is secret; the enrollment credentials are public.
+      ...Object.entries(bundle.companions).map(([name, content]) => ({
+        name,
+        content,
+        secret: name !== "enroll.creds",
+      })),
     ],
     runCommand: `nats-server -c ${configPath}`,
     expiresAt: bundle.expiresAt ?? null,

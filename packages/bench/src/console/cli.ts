@@ -3,6 +3,7 @@
  *                    [--requests 100] [--concurrent-requests 200] [--concurrency 8] [--warmup 10]
  *                    [--deep 25000] [--ref HEAD] [--revert <commit>…] [--baseline var/load/results-before.json --baseline-label "…"]
  *                    [--keep] [--reuse] [--no-cpu-lock] [--note "…"] [--render-only] [--out docs/benchmarks]
+ *                    [--fairness-burst 32] [--fairness-requests 100] [--no-fairness]
  *
  * The console/API benchmark (issue 4): seeds the load stack with a large fleet, then measures the
  * REST API, the console's tRPC calls and page time-to-first-byte against their targets. Writes
@@ -22,6 +23,13 @@ import { type BenchCase, buildCases, type ListItem, TARGETS, trpcData } from "./
 import { writeCharts } from "./charts.js";
 import { acquireCpuLock } from "./cpu-lock.js";
 import { captureStatements, explainAnalyze, statementProfile } from "./explain.js";
+import {
+  type Aggressor,
+  type FairnessScenarioResult,
+  fairnessScenarios,
+  runFairnessScenario,
+  VICTIM_INTERVAL_MS,
+} from "./fairness.js";
 import { type CookieJar, timedRequest } from "./http.js";
 import { allowConsoleOrigin, signInToConsole } from "./keycloak.js";
 import { distribution, meetsTarget, summarizeLatencies } from "./latency.js";
@@ -86,6 +94,10 @@ function readOptions(argv: string[]) {
       out: { type: "string", default: "docs/benchmarks" },
       note: { type: "string", multiple: true, default: [] },
       "render-only": { type: "boolean", default: false },
+      // Tenant fairness (issue 8 #15): globex's script with this many calls in flight against acme.
+      "fairness-burst": { type: "string", default: "32" },
+      "fairness-requests": { type: "string", default: "100" },
+      "no-fairness": { type: "boolean", default: false },
     },
   });
   const nodes = integer("nodes", values.nodes, 1_000, 999_999);
@@ -110,6 +122,9 @@ function readOptions(argv: string[]) {
     outDir: resolve(REPO_ROOT, values.out ?? "docs/benchmarks"),
     notes: values.note ?? [],
     renderOnly: values["render-only"] ?? false,
+    fairnessBurst: integer("fairness-burst", values["fairness-burst"], 1, 60),
+    fairnessRequests: integer("fairness-requests", values["fairness-requests"], 10, 10_000),
+    fairness: !(values["no-fairness"] ?? false),
   };
 }
 type Options = ReturnType<typeof readOptions>;
@@ -197,7 +212,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
 
   // --- console, sign-in, API key -------------------------------------------------------------------
   step("starting the console (apps/web/server.mjs)");
-  const web = await WebProcess.start(app.dir, env);
+  let web = await WebProcess.start(app.dir, env);
   cleanup.add("stop the console", () => web.stop());
   await allowConsoleOrigin({
     keycloakUrl: need("KEYCLOAK_URL"),
@@ -215,6 +230,8 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
     body: JSON.stringify({ json: { name: `bench-console-${Date.now()}`, role: "viewer" } }),
   });
   const apiKey = trpcData<{ key: string }>(created).key;
+  // The other organization's script (fairness): bob's viewer key for globex.
+  const aggressorKey = options.fairness ? await apiKeyOf(web.url, "bob", "globex") : null;
 
   const client: Client = {
     baseUrl: web.url,
@@ -291,6 +308,43 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
   step("query plans of the slowest API case and of every case that missed its target");
   const explains = await explainCases(cases, passes, client, databaseUrl);
 
+  const fairness: FairnessScenarioResult[] = [];
+  if (aggressorKey) {
+    const victimCases = FAIRNESS_VICTIM_CASES.map((id) => {
+      const found = cases.find((c) => c.id === id);
+      if (!found) throw new Error(`no case ${id} for the fairness scenarios`);
+      return found;
+    });
+    const aggressor: Aggressor = {
+      request: () => ({
+        url: `${web.url}/api/v1/nodes/search`,
+        method: "POST",
+        headers: { authorization: `Bearer ${aggressorKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ limit: 100 }),
+      }),
+    };
+    for (const scenario of fairnessScenarios(options.fairnessBurst)) {
+      step(`fairness: ${scenario.label} (the console restarted with its limits)`);
+      await web.stop();
+      web = await WebProcess.start(app.dir, env, scenario.consoleEnv);
+      // Warm the new process (compiled routes, pools) before anything is timed.
+      for (const bench of victimCases)
+        for (let i = 0; i < options.warmup; i++) await callCase(client, bench, i).catch(() => undefined);
+      const result = await runFairnessScenario(
+        scenario,
+        client,
+        victimCases,
+        aggressor,
+        options.fairnessRequests,
+      );
+      fairness.push(result);
+      const worst = Math.max(...result.victim.map((r) => r.summary?.p99 ?? Number.POSITIVE_INFINITY));
+      step(
+        `  victim worst p99 ${worst.toFixed(0)} ms${result.aggressor ? `; aggressor ${result.aggressor.okPerSecond.toFixed(0)} ok/s, ${result.aggressor.limitedPerSecond.toFixed(0)} 429/s` : ""}`,
+      );
+    }
+  }
+
   const results: ConsoleBenchResults = {
     command,
     commit: `${app.commit.slice(0, 7)}${app.reverted.length ? ` without ${app.reverted.map((c) => c.slice(0, 7)).join(", ")}` : ""}`,
@@ -313,6 +367,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
     loadAverage: { before: loadBefore, after: loadAfter },
     lockWaitSeconds,
     explains,
+    fairness: fairness.length ? { victimIntervalMs: VICTIM_INTERVAL_MS, scenarios: fairness } : null,
     baseline: options.baseline ? baselineFrom(options.baseline, options.baselineLabel) : null,
     problems: [
       ...problems,
@@ -353,6 +408,21 @@ function toPass(name: string, concurrency: number, runs: Awaited<ReturnType<type
 function baselineFrom(file: string, label: string): ConsoleBenchResults["baseline"] {
   const before = JSON.parse(readFileSync(file, "utf8")) as ConsoleBenchResults;
   return { commit: before.commit, label, passes: before.passes };
+}
+
+/** The victim's calls in the fairness scenarios: the console's list and counts, and a script's list. */
+const FAIRNESS_VICTIM_CASES = ["rest-list-first-page", "trpc-list-first-page", "trpc-counts"] as const;
+
+/** A viewer API key of `organization`, made by `user` through the console's own apiKey.create. */
+async function apiKeyOf(baseUrl: string, user: string, organization: string): Promise<string> {
+  const session = await signInToConsole(baseUrl, user, "edgefleet");
+  session.set("edgefleet-org", organization);
+  const created = await timedRequest(`${baseUrl}/api/trpc/apiKey.create`, {
+    method: "POST",
+    headers: { cookie: session.header(), "content-type": "application/json" },
+    body: JSON.stringify({ json: { name: `bench-fairness-${Date.now()}`, role: "viewer" } }),
+  });
+  return trpcData<{ key: string }>(created).key;
 }
 
 /** 100 node ids spread over the large organization, and how many nodes counts must report. */

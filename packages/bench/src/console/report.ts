@@ -34,6 +34,52 @@ function passTable(results: ConsoleBenchResults, pass: PassResult): string {
   ].join("\n");
 }
 
+/** Issue 8 #15: the victim organization's calls while another organization's script hammers the node list. */
+function fairnessSection(results: ConsoleBenchResults): string {
+  const fairness = results.fairness;
+  if (!fairness?.scenarios.length) return "";
+  const label = (id: string) => results.cases.find((c) => c.id === id)?.label ?? id;
+  const group = (id: string) => results.cases.find((c) => c.id === id)?.group ?? "REST API";
+  const victimRows = fairness.scenarios.flatMap((scenario) =>
+    scenario.victim.map((run) => {
+      const s = run.summary;
+      const cells = s
+        ? [formatMs(s.p50), formatMs(s.p95), formatMs(s.p99), formatMs(s.max)]
+        : ["–", "–", "–", "–"];
+      const errors = s ? s.errors : 0;
+      return `| ${scenario.label} | ${group(run.caseId)}: ${label(run.caseId)} | ${cells.join(" | ")} | ${errors} | ${verdict(s, group(run.caseId))} |`;
+    }),
+  );
+  const aggressorRows = fairness.scenarios
+    .filter((scenario) => scenario.aggressor)
+    .map((scenario) => {
+      const a = scenario.aggressor as NonNullable<typeof scenario.aggressor>;
+      return `| ${scenario.label} | ${n(a.requests)} | ${a.okPerSecond.toFixed(0)} | ${a.aggressorP50Ms === null ? "–" : formatMs(a.aggressorP50Ms)} | ${a.limitedPerSecond.toFixed(0)} (${n(a.limited)}) | ${n(a.limitedWithoutRetryAfter)} | ${n(a.otherErrors)} |`;
+    });
+  const burst = fairness.scenarios.find((s) => s.burstConcurrency > 0)?.burstConcurrency ?? 0;
+  return `## Tenant fairness (issue 8 #15)
+
+Two organizations at once. **globex** runs a script that hammers the node list (\`POST /api/v1/nodes/search\`,
+first page of 100, its own viewer API key) with ${burst} calls in flight and never honours \`Retry-After\`;
+**acme** meanwhile uses the console (tRPC with alice's session) and its integration (REST with its key),
+one call at a time, at most one every ${fairness.victimIntervalMs} ms (inside its own rates, so any 429 it
+got would be unfair). Each scenario restarts the console with its settings (\`EDGEFLEET_API_CONCURRENCY\`,
+\`EDGEFLEET_ORG_RATE\`/\`_BURST\`, \`EDGEFLEET_API_KEY_RATE\`/\`_BURST\`; production limits are the defaults in
+\`apps/web/src/env.ts\`: 16 calls running per process, 200/s burst 400 per organization, 50/s burst 100 per key).
+The aggressor runs in the benchmark's own process on the same 2 cores, so it also competes for CPU.
+
+| scenario | acme's call | p50 | p95 | p99 | max | errors | p99 ≤ 1 s |
+| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |
+${victimRows.join("\n")}
+
+What globex's script got:
+
+| scenario | requests | answered 200 /s | p50 of 200s | 429 /s (total) | 429 without Retry-After | other errors |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: |
+${aggressorRows.join("\n")}
+`;
+}
+
 function baselineTable(results: ConsoleBenchResults): string {
   const baseline = results.baseline;
   if (!baseline) return "";
@@ -190,6 +236,7 @@ ${chart("tail-by-case", "tail latency per case")}
 ${chart("distribution-rest", "REST latency distributions")}
 ${chart("distribution-trpc", "tRPC latency distributions")}
 ${chart("distribution-pages", "page TTFB distributions")}
+${fairnessSection(results)}
 ${baselineTable(results)}
 ${results.problems.length ? `## Problems\n\n${results.problems.map((p) => `- ${p}`).join("\n")}\n` : ""}
 ${results.notes.length ? `## Notes\n\n${results.notes.map((p) => `- ${p}`).join("\n")}\n` : ""}

@@ -1,5 +1,6 @@
 import type { MachineInfo } from "../machine.js";
 import type { CaseGroup } from "./cases.js";
+import type { FairnessScenarioResult } from "./fairness.js";
 import type { CaseSummary } from "./latency.js";
 import type { SeedResult } from "./seed.js";
 
@@ -28,6 +29,8 @@ export interface ConsoleBenchResults {
   /** Waited this long for the CPU lock (another benchmark was measuring). */
   lockWaitSeconds: number;
   explains: ExplainResult[];
+  /** Tenant fairness (issue 8 #15): one organization's burst against another's calls; absent in older runs. */
+  fairness?: { victimIntervalMs: number; scenarios: FairnessScenarioResult[] } | null;
   /** An earlier run's summaries, for a before/after table (--baseline). */
   baseline: { commit: string; label: string; passes: PassResult[] } | null;
   problems: string[];

@@ -258,7 +258,12 @@ export class WebProcess {
     readonly url: string,
   ) {}
 
-  static async start(appDir: string, stackEnv: Record<string, string>): Promise<WebProcess> {
+  /** `limits` overrides the fairness settings (the fairness scenarios restart the console with their own). */
+  static async start(
+    appDir: string,
+    stackEnv: Record<string, string>,
+    limits: Record<string, string> = {},
+  ): Promise<WebProcess> {
     const port = stackEnv.WEB_PORT ?? "6000";
     const log = openSync(join(LOG_DIR, "load-web.log"), "w");
     const child = spawn(process.execPath, ["server.mjs", "-H", "127.0.0.1", "-p", port], {
@@ -272,6 +277,7 @@ export class WebProcess {
         EDGEFLEET_ORG_BURST: "1000000",
         EDGEFLEET_API_KEY_RATE: "1000000",
         EDGEFLEET_API_KEY_BURST: "1000000",
+        ...limits,
         ...stackEnv,
         NODE_ENV: "production",
       },

@@ -98,7 +98,10 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
             <pre className="overflow-x-auto rounded-md border bg-muted p-3 text-xs">
               {[
                 `sudo mkdir -p ${dir}`,
-                `sudo cp leaf.conf site.creds ${dir}/ && sudo chmod 600 ${credentialsPath}`,
+                `sudo cp ${bundle.files.map((file) => file.name).join(" ")} ${dir}/ && sudo chmod 600 ${bundle.files
+                  .filter((file) => file.secret)
+                  .map((file) => (file.name === "site.creds" ? credentialsPath : `${dir}/${file.name}`))
+                  .join(" ")}`,
                 `sudo ${bundle.runCommand}`,
               ].join("\n")}
             </pre>
