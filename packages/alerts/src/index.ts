@@ -3,4 +3,5 @@ export * from "./node-series";
 export * from "./policy";
 export * from "./relay-token";
 export * from "./rules";
+export * from "./slo";
 export * from "./webhook-url";

@@ -32,3 +32,5 @@ export {
 
 export type RouterInputs = inferRouterInputs<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
+export { API_LATENCY_SERIES, OrgHistograms } from "@edgefleet/alerts";
+export { type HistogramPusher, startHistogramPusher } from "./slo-push";

@@ -15,10 +15,13 @@ import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { killProcessGroup, stopProcessGroup } from "./process-group.js";
 
-/** The benchmark's own stack: the `bench` profile of scripts/stack, and its own gateway process. */
+/**
+ * The benchmark's own stack: the `bench` profile of scripts/stack (the scale scenario's `scale`,
+ * through EDGEFLEET_BENCH_PROFILE set by its pnpm script), and its own gateway process.
+ */
 
 export const REPO_ROOT = join(import.meta.dirname, "../../..");
-export const PROFILE = "bench";
+export const PROFILE = process.env.EDGEFLEET_BENCH_PROFILE === "scale" ? "scale" : "bench";
 export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
 export const LOG_DIR = join(VAR_DIR, "logs");
 const PID_DIR = join(VAR_DIR, "pids");
@@ -192,9 +195,14 @@ export class GatewayProcess {
     readonly url: string,
   ) {}
 
+  /**
+   * `nodeArgs` (e.g. `--cpu-prof`, which NODE_OPTIONS refuses) run the gateway in one node process
+   * with tsx as a loader instead of under the tsx CLI, so the flags reach the gateway itself.
+   */
   static async start(
     stackEnv: Record<string, string>,
     extraEnv: Record<string, string>,
+    nodeArgs: string[] = [],
   ): Promise<GatewayProcess> {
     const port = Number(stackEnv.GATEWAY_HTTP_PORT);
     // Whatever answers on the port must be our own gateway, never a leftover one.
@@ -205,7 +213,9 @@ export class GatewayProcess {
     const gatewayDir = join(REPO_ROOT, "apps/gateway");
     const tsxCli = createRequire(join(gatewayDir, "package.json")).resolve("tsx/cli");
     const log = openSync(join(LOG_DIR, "bench-gateway.log"), "w");
-    const child = spawn(process.execPath, [tsxCli, "src/main.ts"], {
+    const args =
+      nodeArgs.length > 0 ? [...nodeArgs, "--import", "tsx", "src/main.ts"] : [tsxCli, "src/main.ts"];
+    const child = spawn(process.execPath, args, {
       cwd: gatewayDir,
       env: { PATH: process.env.PATH ?? "", ...stackEnv, LOG_LEVEL: "info", ...extraEnv },
       stdio: ["ignore", log, log],
