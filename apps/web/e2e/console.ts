@@ -124,6 +124,7 @@ export async function consolePages(
       // A fresh stack may have no audited change yet: the empty state is a rendered page too.
       ready: page.getByTestId("audit-row").or(page.getByText("No entries match these filters.")).first(),
     },
+    { name: "service levels", path: "/slo", ready: page.getByTestId("slo-apiP99") },
     // Signing in happens on Keycloak's own page; a failed sign-in lands on ours.
     {
       name: "sign-in problem",

@@ -1,6 +1,7 @@
 import {
   BookOpenIcon,
   BoxIcon,
+  GaugeIcon,
   KeyRoundIcon,
   LayoutDashboardIcon,
   type LucideIcon,
@@ -58,6 +59,12 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },
   { href: "/api-keys", label: "API keys", icon: KeyRoundIcon, keywords: ["tokens", "rest", "terraform"] },
   { href: "/audit", label: "Audit log", icon: ScrollTextIcon, keywords: ["history", "who", "changes"] },
+  {
+    href: "/slo",
+    label: "Service levels",
+    icon: GaugeIcon,
+    keywords: ["slo", "sli", "latency", "objectives", "p99"],
+  },
   {
     href: "/api-docs",
     label: "API reference",
