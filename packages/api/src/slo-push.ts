@@ -37,7 +37,7 @@ export function startHistogramPusher(
               fetch(target, {
                 method: init?.method ?? "POST",
                 headers: init?.headers,
-                body: init?.body as unknown as Uint8Array,
+                body: init?.body as unknown as RequestInit["body"],
                 signal: AbortSignal.timeout(10_000),
               }),
           });
