@@ -34,11 +34,15 @@ interface Histogram {
   buckets: number[];
   count: number;
   sum: number;
+  /** When the first observation came (ms); its series start with a zero sample just before. */
+  startedAt: number;
+  /** The zero sample went out: rate() sees the first observations as an increase, not as a start. */
+  announced: boolean;
 }
 
 /**
  * Cumulative latency histograms per organization and label set, in memory; `series()` is what to
- * push now (every histogram as it stands, so a lost push loses no counts: the next one carries
+ * push now (a new series' first push also carries a zero sample before its first observation) (every histogram as it stands, so a lost push loses no counts: the next one carries
  * them). Bounded: at most `maxKeys` organization × label combinations (the rest are dropped).
  */
 export class OrgHistograms {
@@ -61,7 +65,10 @@ export class OrgHistograms {
         org = new Map();
         this.byOrg.set(organizationId, org);
       }
-      entry = { labels, h: { buckets: SLO_BUCKETS.map(() => 0), count: 0, sum: 0 } };
+      entry = {
+        labels,
+        h: { buckets: SLO_BUCKETS.map(() => 0), count: 0, sum: 0, startedAt: Date.now(), announced: false },
+      };
       org.set(key, entry);
       this.keys++;
     }
@@ -80,7 +87,9 @@ export class OrgHistograms {
   series(organizationId: string, timestamp: number): RemoteWriteSeries[] {
     const out: RemoteWriteSeries[] = [];
     for (const { labels, h } of this.byOrg.get(organizationId)?.values() ?? []) {
-      const sample = (value: number) => [{ value, timestamp }];
+      // A counter's first sample is not an increase to rate(): lead a new series in with a zero.
+      const zero = h.announced ? [] : [{ value: 0, timestamp: Math.min(h.startedAt, timestamp) - 1 }];
+      const sample = (value: number) => [...zero, { value, timestamp }];
       SLO_BUCKETS.forEach((le, i) => {
         out.push({
           labels: { __name__: `${this.name}_bucket`, ...labels, le: String(le) },
@@ -93,6 +102,7 @@ export class OrgHistograms {
       });
       out.push({ labels: { __name__: `${this.name}_count`, ...labels }, samples: sample(h.count) });
       out.push({ labels: { __name__: `${this.name}_sum`, ...labels }, samples: sample(h.sum) });
+      h.announced = true;
     }
     return out;
   }

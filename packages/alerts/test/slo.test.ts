@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { API_LATENCY_SERIES, OrgHistograms, SLO_BUCKETS, sloQueries } from "../src/slo";
 
 const value = (series: ReturnType<OrgHistograms["series"]>, name: string, le?: string) =>
-  series.find((s) => s.labels.__name__ === name && (le === undefined || s.labels.le === le))?.samples[0]
+  series.find((s) => s.labels.__name__ === name && (le === undefined || s.labels.le === le))?.samples.at(-1)
     ?.value;
 
 describe("OrgHistograms", () => {
@@ -21,7 +21,10 @@ describe("OrgHistograms", () => {
     expect(value(a, `${API_LATENCY_SERIES}_bucket`, "+Inf")).toBe(3);
     expect(value(a, `${API_LATENCY_SERIES}_count`)).toBe(3);
     expect(value(a, `${API_LATENCY_SERIES}_sum`)).toBeCloseTo(7.32);
-    expect(a.every((s) => s.labels.kind === "query" && s.samples[0]?.timestamp === 1_000)).toBe(true);
+    expect(a.every((s) => s.labels.kind === "query" && s.samples.at(-1)?.timestamp === 1_000)).toBe(true);
+    // The first push leads each series in with a zero (rate() needs the start), later ones do not.
+    expect(a.every((s) => s.samples.length === 2 && s.samples[0]?.value === 0)).toBe(true);
+    expect(histograms.series("org-a", 2_000).every((s) => s.samples.length === 1)).toBe(true);
     expect(a).toHaveLength(SLO_BUCKETS.length + 3);
     // Another organization's calls never appear in this one's series.
     expect(value(histograms.series("org-b", 1_000), `${API_LATENCY_SERIES}_count`)).toBe(1);
