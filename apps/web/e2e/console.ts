@@ -135,6 +135,7 @@ export async function consolePages(
       path: "/alerts/action",
       ready: page.getByRole("heading", { name: "Act on an alert", exact: true }),
     },
+    { name: "service levels", path: "/slo", ready: page.getByTestId("slo-apiP99") },
     // Signing in happens on Keycloak's own page; a failed sign-in lands on ours.
     {
       name: "sign-in problem",

@@ -5,4 +5,5 @@ export * from "./policy";
 export * from "./push-actions";
 export * from "./relay-token";
 export * from "./rules";
+export * from "./slo";
 export * from "./webhook-url";

@@ -41,3 +41,5 @@ export {
 
 export type RouterInputs = inferRouterInputs<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
+export { API_LATENCY_SERIES, OrgHistograms } from "@edgefleet/alerts";
+export { type HistogramPusher, startHistogramPusher } from "./slo-push";

@@ -4,6 +4,8 @@
  * is by API key only (`Authorization: Bearer efk_…`): the key's organization is the tenant.
  * Errors have one shape, `{ code, message, issues? }` (issues: zod's, for invalid input).
  */
+
+import type { OrgHistograms } from "@edgefleet/alerts";
 import type { Db } from "@edgefleet/db";
 import { createOpenApiFetchHandler, generateOpenApiDocument } from "trpc-to-openapi";
 import { ARTIFACT_UPLOAD_PATH, handleArtifactUpload } from "./artifact-upload";
@@ -199,6 +201,8 @@ export interface RestRequestOptions {
   identityDirectory?: IdentityDirectory | null;
   /** Rate limits and fair queuing across organizations (one instance per process). */
   fairShare?: FairShare | null;
+  /** Per-organization call latencies (pushed to Mimir for the SLO page). */
+  apiLatency?: OrgHistograms | null;
 }
 
 const BEARER_TOKEN = /^Bearer\s+(\S+)$/i;
@@ -299,6 +303,7 @@ export async function handleRestRequest(req: Request, opts: RestRequestOptions):
         identityDirectory: opts.identityDirectory ?? null,
         authenticatedKey: key,
         fairShare: opts.fairShare ?? null,
+        apiLatency: opts.apiLatency ?? null,
       }),
     // Internal errors are logged with their reference by the error formatter (trpc.ts).
   });

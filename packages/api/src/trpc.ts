@@ -13,6 +13,8 @@
  * audit row, here, after the handler returned, in the same transaction as the handler's writes
  * (`ctx.db` and `ctx.tenantDb` are that transaction's clients); a failed or refused one writes none.
  */
+
+import type { OrgHistograms } from "@edgefleet/alerts";
 import {
   type Db,
   type FleetChangeFeed,
@@ -73,6 +75,8 @@ export interface CreateContextOptions {
   authenticatedKey?: AuthenticatedApiKey | null;
   /** Per-process rate limits and fair queuing across organizations (the web app passes its one instance). */
   fairShare?: FairShare | null;
+  /** Where each organization's call latencies are recorded (the web app pushes them to Mimir: its SLO page). */
+  apiLatency?: OrgHistograms | null;
 }
 
 /**
@@ -93,6 +97,7 @@ export function createTRPCContext(opts: CreateContextOptions) {
     identityDirectory: opts.identityDirectory ?? null,
     authenticatedKey: opts.authenticatedKey ?? null,
     fairShare: opts.fairShare ?? null,
+    apiLatency: opts.apiLatency ?? null,
   };
 }
 
@@ -260,6 +265,7 @@ export function requiredRole(meta: ProcedureMeta | undefined, type: string): Rol
 export const organizationProcedure = procedure
   .meta({ access: "organization" })
   .use(async ({ ctx, meta, type, path, next }) => {
+    const began = performance.now();
     const caller = await resolveCaller(ctx);
     const needed = requiredRole(meta, type);
     if (!needed || (type === "mutation" && !meta?.audit)) {
@@ -285,6 +291,9 @@ export const organizationProcedure = procedure
         });
       } finally {
         release?.();
+        // The latency the organization experienced (its SLO page); a live subscription has none.
+        if (type !== "subscription")
+          ctx.apiLatency?.observe(organization.id, (performance.now() - began) / 1000, { kind: type });
       }
     };
     if (type !== "mutation" || !meta?.audit) return proceed(ctx.db);

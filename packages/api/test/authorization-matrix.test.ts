@@ -210,6 +210,7 @@ describe("fail closed", () => {
       identityDirectory: null,
       authenticatedKey: null,
       fairShare: null,
+      apiLatency: null,
     });
     await expect(caller.undeclared()).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(caller.unaudited()).rejects.toMatchObject({ code: "FORBIDDEN" });

@@ -60,6 +60,8 @@ interface HollowNode {
   name: string;
   /** Kept across stop/restart: a restarted agent resumes from its last applied revision. */
   stateStore: MemoryStateStore;
+  /** The server this node's agent connects to (its site's leaf, or the hub). */
+  url: string;
   agent: Agent | undefined;
   switchCount: SwitchCount;
 }
@@ -90,7 +92,9 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
   let firstError: string | undefined;
   const worker = async () => {
     while (next < command.count) {
-      const name = `${command.namePrefix}-${command.firstIndex + next++}`;
+      const index = command.firstIndex + next++;
+      const name = `${command.namePrefix}-${index}`;
+      const urls = command.agentUrls?.length ? command.agentUrls : [command.natsUrl];
       try {
         const identity = await enroll({
           connection,
@@ -102,6 +106,7 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
           identity,
           name,
           stateStore: new MemoryStateStore(),
+          url: urls[index % urls.length] as string,
           agent: undefined,
           switchCount: { switches: {}, lastVersion: new Map() },
         });
@@ -127,7 +132,7 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
 
 async function startAgent(node: HollowNode): Promise<void> {
   node.agent = await Agent.start({
-    servers: [natsUrl],
+    servers: [node.url || natsUrl],
     wid: node.identity.wid,
     // Native Ed25519: nats.js's jwtAuthenticator signs each connect's nonce with tweetnacl (~15 ms
     // of CPU with the key derivation), which alone saturates a process connecting thousands.
@@ -194,9 +199,12 @@ async function restartSome(nids: readonly string[]): Promise<void> {
 }
 
 /** When each running agent's next Hello is answered (the agent reconnected and resynced). */
-async function watchHellos(timeoutMs: number): Promise<void> {
+async function watchHellos(timeoutMs: number, only?: readonly string[]): Promise<void> {
+  const wanted = only ? new Set(only) : undefined;
   const watched = [...nodes.values()].flatMap((node) =>
-    node.agent ? [{ node, agent: node.agent, baseline: node.agent.hellosAnswered() }] : [],
+    node.agent && (!wanted || wanted.has(node.identity.nid))
+      ? [{ node, agent: node.agent, baseline: node.agent.hellosAnswered() }]
+      : [],
   );
   const times: NodeTime[] = [];
   const seen = new Set<string>();
@@ -239,7 +247,7 @@ process.on("message", (message: ToWorker) => {
       case "restart":
         return restartSome(message.nids);
       case "watch-hellos":
-        return watchHellos(message.timeoutMs);
+        return watchHellos(message.timeoutMs, message.nids);
       case "updates":
         return send({
           type: "updates",

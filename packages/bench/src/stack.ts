@@ -15,10 +15,13 @@ import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { killProcessGroup, stopProcessGroup } from "./process-group.js";
 
-/** The benchmark's own stack: the `bench` profile of scripts/stack, and its own gateway process. */
+/**
+ * The benchmark's own stack: the `bench` profile of scripts/stack (the scale scenario's `scale`,
+ * through EDGEFLEET_BENCH_PROFILE set by its pnpm script), and its own gateway process.
+ */
 
 export const REPO_ROOT = join(import.meta.dirname, "../../..");
-export const PROFILE = "bench";
+export const PROFILE = process.env.EDGEFLEET_BENCH_PROFILE === "scale" ? "scale" : "bench";
 export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
 export const LOG_DIR = join(VAR_DIR, "logs");
 const PID_DIR = join(VAR_DIR, "pids");
@@ -192,11 +195,14 @@ export class GatewayProcess {
     readonly url: string,
   ) {}
 
+  /**
+   * `nodeArgs` (e.g. `--cpu-prof`, which NODE_OPTIONS refuses) run the gateway in one node process
+   * with tsx as a loader instead of under the tsx CLI, so the flags reach the gateway itself.
+   */
   static async start(
     stackEnv: Record<string, string>,
     extraEnv: Record<string, string>,
-    /** Write a V8 CPU profile of the gateway into this directory when it exits. */
-    cpuProfileDir?: string,
+    nodeArgs: string[] = [],
   ): Promise<GatewayProcess> {
     const port = Number(stackEnv.GATEWAY_HTTP_PORT);
     // Whatever answers on the port must be our own gateway, never a leftover one.
@@ -207,10 +213,9 @@ export class GatewayProcess {
     const gatewayDir = join(REPO_ROOT, "apps/gateway");
     const tsxCli = createRequire(join(gatewayDir, "package.json")).resolve("tsx/cli");
     const log = openSync(join(LOG_DIR, "bench-gateway.log"), "w");
-    // --cpu-prof is refused in NODE_OPTIONS: run node itself with tsx as its loader then.
-    const args = cpuProfileDir
-      ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`, "--import", "tsx", "src/main.ts"]
-      : [tsxCli, "src/main.ts"];
+    const args =
+      // --cpu-prof and its kin are refused in NODE_OPTIONS: run node itself with tsx as its loader then.
+      nodeArgs.length > 0 ? [...nodeArgs, "--import", "tsx", "src/main.ts"] : [tsxCli, "src/main.ts"];
     const child = spawn(process.execPath, args, {
       cwd: gatewayDir,
       env: { PATH: process.env.PATH ?? "", ...stackEnv, LOG_LEVEL: "info", ...extraEnv },

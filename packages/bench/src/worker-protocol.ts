@@ -7,6 +7,8 @@ export interface EnrollCommand {
   count: number;
   token: string;
   natsUrl: string;
+  /** Where the agents connect when not `natsUrl` (site leaves): node `i` uses `agentUrls[i % length]`. */
+  agentUrls?: string[];
   enrollCreds: string;
   namePrefix: string;
   concurrency: number;
@@ -22,7 +24,7 @@ export type ToWorker =
   | { type: "restart"; nids: string[] }
   /** From now, note when each running agent gets its next Hello answered (a reconnect); reply
    * "hellos" once every one has, or after `timeoutMs` with those that have. */
-  | { type: "watch-hellos"; timeoutMs: number }
+  | { type: "watch-hellos"; timeoutMs: number; nids?: string[] }
   /** Reply "updates": per node, how many times its runtime was told to switch to each version. */
   | { type: "updates" }
   | { type: "shutdown" };

@@ -150,9 +150,21 @@ export class WorkerPool {
   }
 
   /** Starts watching for each running agent's next answered Hello; resolves when all have one. */
-  async watchHellos(timeoutMs: number): Promise<{ nodes: NodeTime[]; watched: number }> {
+  async watchHellos(
+    timeoutMs: number,
+    nids?: readonly string[],
+  ): Promise<{ nodes: NodeTime[]; watched: number }> {
     const replies = await Promise.all(
-      this.workers.map((worker) => worker.request({ type: "watch-hellos", timeoutMs }, "hellos")),
+      this.workers.map((worker) =>
+        worker.request(
+          {
+            type: "watch-hellos",
+            timeoutMs,
+            ...(nids ? { nids: nids.filter((nid) => worker.nids.has(nid)) } : {}),
+          },
+          "hellos",
+        ),
+      ),
     );
     return {
       nodes: replies.flatMap((reply) => reply.nodes),

@@ -1,5 +1,6 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CONNECT_TO_ONLINE_SERIES, OrgHistograms } from "@edgefleet/alerts";
 import type { Db } from "@edgefleet/db";
 import { jetstream } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
@@ -22,6 +23,7 @@ import { livenessTiming } from "./liveness/timing.js";
 import { NodeDirectory } from "./node-directory.js";
 import { Rejections } from "./rejections.js";
 import type { EdgeService } from "./service.js";
+import { SloPublisher } from "./slo-publisher.js";
 
 /** Encoded chunk replies kept in memory by default: 64 MiB, 512 chunks of 128 KiB. */
 const DEFAULT_CHUNK_REPLY_BYTES = 64 * 1024 ** 2;
@@ -74,6 +76,8 @@ export function createEdgeServices(
     },
     (result) => metrics.artifactCacheFills.inc({ result }),
   );
+  const mimirWriter = new MimirWriter(config.mimirUrl, metrics);
+  const connectToOnline = new OrgHistograms(CONNECT_TO_ONLINE_SERIES);
   return [
     new HeartbeatService(
       intake,
@@ -88,6 +92,7 @@ export function createEdgeServices(
       { heartbeatIntervalS: config.heartbeatIntervalS, metricsIntervalS: config.metricsIntervalS },
       metrics,
       logger.child({ component: "hello" }),
+      connectToOnline,
     ),
     new DesiredPublisher(
       db,
@@ -100,7 +105,7 @@ export function createEdgeServices(
       intake,
       new MetricsBatcher(
         db,
-        new MimirWriter(config.mimirUrl, metrics),
+        mimirWriter,
         config.metricsBatch ?? { maxBatch: 500, maxDelayMs: 500 },
         rejections,
         metrics,
@@ -116,6 +121,7 @@ export function createEdgeServices(
       },
       async stop() {},
     },
+    new SloPublisher([connectToOnline], mimirWriter),
     new ArtifactChunkService(
       intake,
       new ArtifactAccess(db),

@@ -4,6 +4,7 @@ import { cookies } from "next/headers";
 import { auth } from "~/auth";
 import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/active-organization";
 import { env } from "~/env";
+import { apiLatency } from "./api-latency";
 import { db } from "./db";
 import { fairShare } from "./fair-share";
 import { fleetChanges } from "./fleet-changes";
@@ -37,5 +38,6 @@ export async function createRequestContext() {
     gateway: gatewayConnection(),
     identityDirectory,
     fairShare,
+    apiLatency,
   });
 }

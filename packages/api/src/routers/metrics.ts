@@ -8,6 +8,7 @@ import {
   topBandwidthInput,
   topBandwidthOutput,
 } from "../domain/metrics";
+import { readSlo, sloInput, sloOutput } from "../domain/slo";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
 /** Mimir's base URL from the context (the web app passes its validated MIMIR_URL). */
@@ -18,6 +19,18 @@ function mimirUrl(url: string | null): string {
 }
 
 export const metricsRouter = createTRPCRouter({
+  /** The active organization's SLIs (API p99, desired → running p99, connect → online p99, bytes per node per month) and objectives. */
+  slo: organizationProcedure
+    .input(sloInput)
+    .output(sloOutput)
+    .query(async ({ ctx, input }) => {
+      try {
+        return await readSlo(mimirUrl(ctx.mimirUrl), ctx.organization.id, input.window);
+      } catch (error) {
+        throw storeFailure(error);
+      }
+    }),
+
   /** CPU, memory, disk, network rates per interface, RTT and control bytes per message type of one node. */
   nodeSeries: organizationProcedure
     .input(nodeSeriesInput)

@@ -169,7 +169,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
     GATEWAY_ROLLOUT_LEASE_MS: String(LEASE_MS),
     GATEWAY_ARTIFACT_CACHE_DIR: join(VAR_DIR, "gateway-artifacts"),
   };
-  let gateway = await GatewayProcess.start(env, gatewayEnv, options.cpuProfileDir);
+  let gateway = await GatewayProcess.start(env, gatewayEnv, cpuProfileArgs(options.cpuProfileDir));
   cleanup.add("stop the gateway", () => gateway.stop());
   step(`gateway ready at ${gateway.url}`);
 
@@ -284,7 +284,7 @@ async function run(options: Options, command: string, cleanup: Cleanup): Promise
             : gateway.child.once("exit", resolve),
         );
         await waitUntilPortFree(Number(env.GATEWAY_HTTP_PORT));
-        gateway = await GatewayProcess.start(env, gatewayEnv, options.cpuProfileDir);
+        gateway = await GatewayProcess.start(env, gatewayEnv, cpuProfileArgs(options.cpuProfileDir));
         return { killedAt, readyAt: Date.now() };
       },
     });
@@ -603,3 +603,8 @@ main().catch((error: unknown) => {
   );
   process.exit(1);
 });
+
+/** Node flags that make the gateway write a V8 CPU profile into `dir` when it exits. */
+function cpuProfileArgs(dir: string | undefined): string[] {
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}

@@ -5,6 +5,7 @@ import {
   PROTOCOL_VERSION,
   platformUpWildcard,
 } from "@edgefleet/agent-sdk/protocol";
+import type { OrgHistograms } from "@edgefleet/alerts";
 import { type Db, desiredDeltaSince, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
@@ -35,6 +36,8 @@ export class HelloService implements EdgeService {
     private readonly config: HelloConfig,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
+    /** Hello received → the node online in Postgres, per organization (its SLO page). */
+    private readonly connectToOnline: OrgHistograms | null = null,
   ) {}
 
   async start(platform: NatsConnection): Promise<void> {
@@ -62,6 +65,7 @@ export class HelloService implements EdgeService {
   }
 
   private async handle(msg: Msg): Promise<void> {
+    const received = performance.now();
     try {
       const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "hello", "hello");
       // No answer to a rejected Hello: the agent's request times out and it retries with backoff.
@@ -79,6 +83,7 @@ export class HelloService implements EdgeService {
           applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END`,
         reason: "hello",
       });
+      this.connectToOnline?.observe(node.organizationId, (performance.now() - received) / 1000);
       // Up to date (every reconnect of a settled fleet, e.g. a storm of 10,000): no delta
       // transaction. A revision raised meanwhile reaches the node through the publisher's NOTIFY.
       const delta =

@@ -2,6 +2,7 @@ import {
   BellIcon,
   BookOpenIcon,
   BoxIcon,
+  GaugeIcon,
   KeyRoundIcon,
   LayoutDashboardIcon,
   type LucideIcon,
@@ -65,6 +66,12 @@ export const CONSOLE_PAGES: ConsolePage[] = [
     keywords: ["push", "alerts", "phone", "e-mail", "preferences"],
   },
   { href: "/audit", label: "Audit log", icon: ScrollTextIcon, keywords: ["history", "who", "changes"] },
+  {
+    href: "/slo",
+    label: "Service levels",
+    icon: GaugeIcon,
+    keywords: ["slo", "sli", "latency", "objectives", "p99"],
+  },
   {
     href: "/api-docs",
     label: "API reference",

@@ -1,6 +1,7 @@
 import { handleRestRequest } from "@edgefleet/api";
 import { env } from "~/env";
 import { agentDownloadUrl } from "~/server/api-context";
+import { apiLatency } from "~/server/api-latency";
 import { db } from "~/server/db";
 import { fairShare } from "~/server/fair-share";
 import { gatewayConnection } from "~/server/gateway";
@@ -19,6 +20,7 @@ function handler(req: Request) {
     gateway: gatewayConnection(),
     identityDirectory,
     fairShare,
+    apiLatency,
   });
 }
 

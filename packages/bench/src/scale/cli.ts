@@ -1,0 +1,829 @@
+/**
+ * pnpm bench:scale [--nodes 100000] [--sites 50] [--apps-per-node 10] [--idle-seconds 180]
+ *                  [--churn-period 300] [--churn-cycles 3] [--go-sample 1000] [--max-minutes 240]
+ *
+ * The scale scenario (issue 16): N sites, each a real leaf nats-server configured by the site leaf
+ * bundle, M hollow nodes spread over them with 10 apps each, against the `scale` stack profile.
+ * Phases: enrollment, connect, idle (cost per node, gateway CPU profile), rollout of one app in
+ * batches, hub restart, one leaf restart, churn. Writes docs/benchmarks/scale.md with charts and
+ * scale-results.json. Loopback only; stops everything it started on success, failure and Ctrl-C.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { loadavg } from "node:os";
+import { join, relative } from "node:path";
+import { createEnrollmentToken, createPrismaClient, type Db, setDesiredAppsForNodes } from "@edgefleet/db";
+import { rolloutStrategySchema } from "@edgefleet/rollout";
+import { actOnRollout, insertRollout } from "@edgefleet/rollout-store";
+import pg from "pg";
+import { type Cleanup, runWithCleanup } from "../interrupt.js";
+import { describeMachine, gitCommit } from "../machine.js";
+import { serverVersion } from "../nats-monitor.js";
+import { latenciesFrom, PgEvents } from "../pg-events.js";
+import { ProcSampler, usageByPhase } from "../proc.js";
+import { Progress, step } from "../progress.js";
+import { percentileCurve } from "../results.js";
+import { RolloutFacts } from "../rollout/instrumentation.js";
+import { allLatencies } from "../rollout/measure.js";
+import {
+  benchStackRunning,
+  GatewayProcess,
+  LOG_DIR,
+  migrate,
+  PROFILE,
+  pidOf,
+  postgresPid,
+  REPO_ROOT,
+  restartNats,
+  stackDown,
+  stackUp,
+  VAR_DIR,
+} from "../stack.js";
+import { cumulativeSeries, ratePerSecond, spreadSample, summarize } from "../stats.js";
+import { WorkerPool } from "../workers.js";
+import { type CpuProfile, summarizeProfile } from "./cpu-profile.js";
+import { buildNativeAgent, type GeneratorCost, measureGoHollow } from "./go-hollow.js";
+import { hubLeafCount, killLeaves, type SiteLeaf, startLeaf, stopLeaf, writeLeafBundle } from "./leaves.js";
+import { componentCosts, costPerNode, memorySlopes, nodeIndexOf } from "./measure.js";
+import { readScaleOptions, type ScaleOptions, UsageError } from "./options.js";
+import { writeScaleReport } from "./report.js";
+import type { ScaleResults } from "./results.js";
+
+const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "scale-results.json");
+const HEARTBEAT_SECONDS = 30;
+const METRICS_SECONDS = 60;
+/** How long the leaf restart watches for reconnects (its site's agents back well within it). */
+const LEAF_WATCH_MS = 60_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main(): Promise<void> {
+  if (PROFILE !== "scale")
+    throw new UsageError("run it as `pnpm bench:scale` (sets EDGEFLEET_BENCH_PROFILE=scale)");
+  const options = readScaleOptions(process.argv.slice(2));
+  const command = ["pnpm bench:scale", ...process.argv.slice(2)].join(" ");
+  if (options.renderOnly) {
+    const results = JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as ScaleResults;
+    const report = await writeScaleReport(
+      { ...results, notes: [...results.notes, ...options.notes] },
+      options.outDir,
+    );
+    step(`report: ${relative(REPO_ROOT, report)}`);
+    return;
+  }
+  await runWithCleanup((cleanup) => run(options, command, cleanup));
+}
+
+/** Polls `count` until it reaches `total` or `timeoutMs` passes; returns the last count. */
+async function waitUntil(
+  progress: Progress,
+  total: number,
+  timeoutMs: number,
+  count: () => Promise<number>,
+  detail: (done: number) => string = () => "",
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let done = 0;
+  while (Date.now() < deadline) {
+    done = await count();
+    progress.update(done, detail(done));
+    if (done >= total) break;
+    await sleep(1_000);
+  }
+  return done;
+}
+
+async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Promise<void> {
+  const runDeadline = Date.now() + options.maxMinutes * 60_000;
+  const remaining = (wanted: number) => Math.max(5_000, Math.min(wanted, runDeadline - Date.now()));
+  const problems: string[] = [];
+  /** A later phase that fails is reported, and the run goes on to the next one and the report. */
+  const phase = async (name: string, body: () => Promise<void>) => {
+    try {
+      await body();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      problems.push(`The ${name} phase failed: ${message}`);
+      step(`${name} failed: ${message}`);
+    }
+  };
+  const loadAtStart = loadavg();
+  if (benchStackRunning())
+    throw new UsageError(
+      "a scale stack is already running; stop it with: EDGEFLEET_PROFILE=scale bash scripts/stack/down.sh",
+    );
+  step(`starting the ${PROFILE} stack (Postgres, NATS hub, Mimir; logs in ${relative(REPO_ROOT, LOG_DIR)})`);
+  const stackStarting = stackUpRetrying();
+  cleanup.add("stack down", async () => {
+    await stackStarting.catch(() => undefined);
+    step(`stopping the ${PROFILE} stack`);
+    await stackDown();
+  });
+  const env = await stackStarting;
+  const need = (name: string) => {
+    const value = env[name];
+    if (!value) throw new Error(`var/${PROFILE}/stack.env has no ${name}`);
+    return value;
+  };
+  const monitorUrl = need("NATS_MONITOR_URL");
+  migrate(env);
+  const events = await PgEvents.open(need("DATABASE_URL"));
+  cleanup.add("close Postgres", () => events.close());
+  const facts = await RolloutFacts.open(need("DATABASE_URL"));
+  cleanup.add("close Postgres (rollout facts)", () => facts.close());
+  const sql = new pg.Client({ connectionString: need("DATABASE_URL") });
+  await sql.connect();
+  cleanup.add("close Postgres (queries)", () => sql.end());
+  const db: Db = createPrismaClient(need("DATABASE_URL"));
+  cleanup.add("close Prisma", () => db.$disconnect());
+
+  const gatewayEnv = {
+    GATEWAY_HEARTBEAT_INTERVAL_S: String(HEARTBEAT_SECONDS),
+    GATEWAY_METRICS_INTERVAL_S: String(METRICS_SECONDS),
+  };
+  let gateway = await GatewayProcess.start(env, gatewayEnv);
+  cleanup.add("stop the gateway", () => gateway.stop());
+  step(`gateway ready at ${gateway.url}`);
+
+  // --- sites: one leaf nats-server each, from the site leaf bundle ------------------------------
+  const organization = await db.organization.create({ data: { slug: `scale-${Date.now()}`, name: "Scale" } });
+  const leafDir = join(VAR_DIR, "leaves");
+  rmSync(leafDir, { recursive: true, force: true });
+  const leafPortBase = Number(new URL(need("NATS_URL")).port) + 8; // 4230 + offset, as the demo's leaves
+  const leaves: SiteLeaf[] = [];
+  cleanup.add("stop the site leaves", async () => {
+    await Promise.all(leaves.map((leaf) => stopLeaf(leaf, 5_000)));
+    killLeaves(leaves);
+  });
+  const leafProgress = new Progress("leaves", options.sites);
+  for (let index = 0; index < options.sites; index++) {
+    const name = `site-${String(index).padStart(3, "0")}`;
+    const site = await db.site.create({ data: { organizationId: organization.id, name } });
+    const port = leafPortBase + index;
+    const { configPath } = await writeLeafBundle({
+      gatewayUrl: gateway.url,
+      internalToken: need("GATEWAY_INTERNAL_TOKEN"),
+      organizationId: organization.id,
+      siteId: site.id,
+      name,
+      port,
+      dir: leafDir,
+    });
+    const leaf: SiteLeaf = {
+      index,
+      siteId: site.id,
+      name,
+      port,
+      url: `nats://127.0.0.1:${port}`,
+      configPath,
+      child: undefined,
+    };
+    leaves.push(leaf);
+    await startLeaf(leaf, need("NATS_SERVER_BIN"), LOG_DIR);
+    leafProgress.update(index + 1, name);
+  }
+  const leavesUp = await waitUntil(new Progress("leafz", options.sites), options.sites, 60_000, () =>
+    hubLeafCount(monitorUrl),
+  );
+  leafProgress.finish(`${leaves.length} leaf nats-servers; the hub holds ${leavesUp} leaf connections`);
+  if (leavesUp < options.sites)
+    problems.push(`Only ${leavesUp} of ${options.sites} leaves connected to the hub.`);
+
+  let pool: WorkerPool | undefined;
+  let goGenerator: number | undefined;
+  const sampler = new ProcSampler(() => ({
+    "nats-server (hub)": { roots: [pidOf("nats") ?? 0], tree: true },
+    gateway: { roots: [gateway.child.pid ?? 0], tree: true },
+    postgres: { roots: [postgresPid() ?? 0], tree: true },
+    mimir: { roots: [pidOf("mimir") ?? 0], tree: true },
+    "site leaves": {
+      roots: leaves.flatMap((leaf) => (leaf.child?.pid ? [leaf.child.pid] : [])),
+      tree: false,
+    },
+    "hollow agents (Node)": { roots: pool?.pids() ?? [], tree: false },
+    "hollow agents (Go)": { roots: goGenerator ? [goGenerator] : [], tree: false },
+    "bench driver": { roots: [process.pid], tree: false },
+  }));
+  sampler.phase = "baseline";
+  sampler.start();
+  cleanup.add("stop sampling", () => sampler.stop());
+  await sleep(10_000); // the no-fleet baseline of every component
+
+  const { token } = await createEnrollmentToken(db, organization.id, {
+    expiresAt: new Date(Date.now() + 24 * 3_600_000),
+    maxUses: options.nodes + options.goSample + 10,
+    labels: { bench: "scale" },
+    description: "scale scenario: hollow fleet",
+  });
+  const apps: Array<{ app: { id: string }; version: { id: string } }> = [];
+  for (let index = 0; index < options.appsPerNode; index++) {
+    const app = await db.app.create({ data: { organizationId: organization.id, name: `app-${index}` } });
+    const version = await db.appVersion.create({
+      data: {
+        organizationId: organization.id,
+        appId: app.id,
+        version: "1.0.0",
+        artifactUrl: "builtin:sleep",
+        runSpec: { command: ["sleep", "1000000"] },
+      },
+    });
+    apps.push({ app, version });
+  }
+
+  step(`forking ${options.hollowProcesses} hollow-agent processes`);
+  pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR);
+  const workers = pool;
+  cleanup.add("stop the hollow agents", () => workers.stop());
+
+  // --- enrollment (through the hub: the enrollment account is not on the leaves) ----------------
+  sampler.phase = "enroll";
+  const enrollStart = Date.now();
+  const enrollProgress = new Progress("enroll", options.nodes);
+  const enrollTicker = setInterval(() => {
+    const { enrolled } = workers.totals();
+    enrollProgress.update(
+      enrolled,
+      `${(enrolled / Math.max(0.001, (Date.now() - enrollStart) / 1000)).toFixed(0)} nodes/s`,
+    );
+  }, 1_000);
+  const enrolled = await workers
+    .enroll(options.nodes, {
+      token,
+      natsUrl: need("NATS_URL"),
+      agentUrls: leaves.map((leaf) => leaf.url),
+      enrollCreds: await readFile(need("NATS_ENROLL_CREDS"), "utf8"),
+      namePrefix: "scale",
+      concurrency: options.enrollConcurrency,
+    })
+    .finally(() => clearInterval(enrollTicker));
+  const enrolledTimes = await events.enrolledTimes(organization.id);
+  const enrollSeconds = ((enrolledTimes.at(-1) ?? enrollStart) - enrollStart) / 1000;
+  const enrollRate = ratePerSecond(enrolledTimes);
+  enrollProgress.finish(
+    `${enrolled.nodes.length} nodes in ${enrollSeconds.toFixed(1)} s, ${enrollRate.toFixed(0)} nodes/s`,
+  );
+  if (enrolled.failures > 0)
+    problems.push(
+      `${enrolled.failures} of ${options.nodes} enrollments failed (first: ${enrolled.firstError}).`,
+    );
+  const nids = enrolled.nodes.map((node) => node.nid);
+  const siteOfNid = new Map(enrolled.nodes.map((node) => [node.nid, nodeIndexOf(node.name) % options.sites]));
+
+  // Each node on its site (the worker connects node i to leaf i % sites), one statement.
+  await sql.query(
+    `UPDATE node SET site_id = s.id FROM site s
+     WHERE node.organization_id = $1 AND s.organization_id = $1
+       AND s.name = 'site-' || lpad(((substring(node.name from '-([0-9]+)$'))::int % $2)::text, 3, '0')`,
+    [organization.id, options.sites],
+  );
+
+  // --- desired state: every node runs appsPerNode apps (committed before the agents connect) ------
+  sampler.phase = "desired";
+  const desiredStart = Date.now();
+  const desiredProgress = new Progress("desired", nids.length);
+  for (let offset = 0; offset < nids.length; offset += 1_000) {
+    const chunk = nids.slice(offset, offset + 1_000);
+    await setDesiredAppsForNodes(db, organization.id, chunk, { put: apps.map(({ version }) => version.id) });
+    desiredProgress.update(offset + chunk.length, `${apps.length} apps each`);
+  }
+  const desiredSeconds = (Date.now() - desiredStart) / 1000;
+  desiredProgress.finish(
+    `${nids.length * apps.length} app instances committed in ${desiredSeconds.toFixed(1)} s`,
+  );
+
+  // --- connect: every agent on its site's leaf, online, its apps running ------------------------
+  sampler.phase = "connect";
+  const connectStart = Date.now();
+  const connectProgress = new Progress("online", nids.length);
+  const startedPromise = workers.connect(options.connectPerSecond, options.connectInFlight);
+  const connectTimeout = remaining(Math.max(300_000, (nids.length / options.connectPerSecond) * 3_000));
+  const online = await waitUntil(
+    connectProgress,
+    nids.length,
+    connectTimeout,
+    () => events.countSince("node:online", connectStart),
+    () => `started ${workers.totals().started}, connected ${workers.totals().connected}`,
+  );
+  const started = await startedPromise;
+  const onlineEvents = await events.eventsSince("node:online", connectStart);
+  const connectLatency = latenciesFrom(started, onlineEvents);
+  const allOnlineSeconds =
+    online >= nids.length ? ((onlineEvents.at(-1)?.at ?? Date.now()) - connectStart) / 1000 : null;
+  connectProgress.finish(
+    `${online} online${allOnlineSeconds !== null ? `; all after ${allOnlineSeconds.toFixed(1)} s` : ""}`,
+  );
+  if (connectLatency.missing.length > 0)
+    problems.push(
+      `${connectLatency.missing.length} nodes never came online within ${Math.round(connectTimeout / 1000)} s.`,
+    );
+  const instancesTotal = nids.length * apps.length;
+  const runningCount = async () =>
+    Number(
+      (
+        await sql.query<{ n: string }>(
+          "SELECT count(*) AS n FROM app_instance WHERE organization_id = $1 AND state = 'running'",
+          [organization.id],
+        )
+      ).rows[0]?.n ?? 0,
+    );
+  const appsProgress = new Progress("apps", instancesTotal);
+  const appsRunning = await waitUntil(appsProgress, instancesTotal, remaining(300_000), runningCount);
+  const allRunningSeconds = appsRunning >= instancesTotal ? (Date.now() - connectStart) / 1000 : null;
+  appsProgress.finish(`${appsRunning} of ${instancesTotal} app instances running`);
+  if (appsRunning < instancesTotal)
+    problems.push(`${instancesTotal - appsRunning} app instances not running after connect.`);
+
+  // --- idle: cost per node, uplink, then a CPU profile of the gateway ---------------------------
+  sampler.phase = "settle";
+  await countdown("settle", 30);
+  sampler.phase = "idle";
+  const varzBefore = await varz(monitorUrl);
+  const idleStart = Date.now();
+  await countdown("idle", options.idleSeconds, () => `${nids.length} nodes on ${leaves.length} leaves`);
+  const varzAfter = await varz(monitorUrl);
+  const idleWindowMs = Date.now() - idleStart;
+  const idleMinutes = idleWindowMs / 60_000;
+  // Leaves forward what their agents publish to the hub (heartbeats, metrics): the hub's in_bytes
+  // is the fleet's uplink as the control plane receives it.
+  const hubIn = (varzAfter.in_bytes ?? 0) - (varzBefore.in_bytes ?? 0);
+  const uplinkBytesPerNodePerMinute = nids.length > 0 ? hubIn / nids.length / idleMinutes : null;
+  const idleCost = costPerNode(componentCosts(sampler.samples, "idle", "baseline"), Math.max(1, online));
+  const mimir = await mimirActiveSeries(need("MIMIR_URL"));
+  const mimirIdle = idleCost.components.find((c) => c.component === "mimir");
+  step(
+    `idle: control plane ${idleCost.cpuMsPerNodePerMinute.toFixed(3)} CPU-ms/min and ${idleCost.memoryKiBPerNode.toFixed(1)} KiB per node; uplink ${uplinkBytesPerNodePerMinute?.toFixed(1)} B/min per node`,
+  );
+
+  let gatewayProfile: ScaleResults["gatewayProfile"] = null;
+  if (options.profileSeconds > 0) {
+    sampler.phase = "profile";
+    const profileDir = join(VAR_DIR, "profiles");
+    rmSync(profileDir, { recursive: true, force: true });
+    mkdirSync(profileDir, { recursive: true });
+    step(`restarting the gateway under --cpu-prof for ${options.profileSeconds} s of idle`);
+    await gateway.stop();
+    gateway = await GatewayProcess.start(env, gatewayEnv, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]);
+    const warmupSeconds = 20;
+    await countdown("profile", warmupSeconds + options.profileSeconds);
+    const profiled = sampler.samples
+      .filter((s) => s.component === "gateway" && s.phase === "profile")
+      .slice(-Math.round(options.profileSeconds / 2));
+    await gateway.stop();
+    gateway = await GatewayProcess.start(env, gatewayEnv);
+    const biggest = readdirSync(profileDir)
+      .filter((file) => file.endsWith(".cpuprofile"))
+      .map((file) => join(profileDir, file))
+      .sort((a, b) => statSync(b).size - statSync(a).size)[0];
+    if (biggest) {
+      const summary = summarizeProfile(
+        JSON.parse(readFileSync(biggest, "utf8")) as CpuProfile,
+        warmupSeconds * 1000,
+      );
+      gatewayProfile = {
+        ...summary,
+        gatewayCpuPercent: profiled.reduce((sum, s) => sum + s.cpuPercent, 0) / Math.max(1, profiled.length),
+      };
+      step(
+        `gateway profile: ${summary.busyMs.toFixed(0)} ms busy of ${summary.windowMs.toFixed(0)} ms (${relative(REPO_ROOT, biggest)})`,
+      );
+    } else problems.push("The gateway wrote no CPU profile.");
+    await waitUntil(new Progress("settle", 1), 1, 30_000, async () =>
+      (await gateway.metricsText().catch(() => "")) ? 1 : 0,
+    );
+  }
+
+  // --- rollout: a new version of app-0 to every node, in batches --------------------------------
+  sampler.phase = "rollout";
+  let rollout: ScaleResults["rollout"] = null;
+  let rolloutLatencies: number[] = [];
+  await phase("rollout", async () => {
+    const target = apps[0];
+    if (!target) throw new Error("no apps");
+    const v2 = await db.appVersion.create({
+      data: {
+        organizationId: organization.id,
+        appId: target.app.id,
+        version: "2.0.0",
+        artifactUrl: "builtin:sleep",
+        runSpec: { command: ["sleep", "1000001"] },
+      },
+    });
+    const system = { type: "system" as const, id: "bench-scale" };
+    const strategy = rolloutStrategySchema.parse({
+      batches: Array.from({ length: options.rolloutBatches - 1 }, () => ({
+        percent: 100 / options.rolloutBatches,
+      })),
+      defaults: { successThreshold: 99, timeoutSeconds: 300, offline: "skip" },
+      onBatchFailure: "pause",
+    });
+    const rolloutId = await db.$transaction(
+      (tx) =>
+        insertRollout(tx, {
+          organizationId: organization.id,
+          appId: target.app.id,
+          appVersionId: v2.id,
+          selector: "bench=scale",
+          siteIds: [],
+          strategy,
+          versionLabel: "2.0.0",
+          actor: system,
+        }),
+      { maxWait: 15_000, timeout: 120_000 },
+    );
+    const rolloutStart = Date.now();
+    const startedRollout = await db.$transaction(
+      (tx) => actOnRollout(tx, organization.id, rolloutId, { type: "start" }, system),
+      { maxWait: 15_000, timeout: 300_000 },
+    );
+    if (!startedRollout.ok) problems.push(`The rollout did not start: ${JSON.stringify(startedRollout)}`);
+    const rolloutProgress = new Progress("rollout", nids.length);
+    let status = "running";
+    let finishedAt: number | null = null;
+    let running = 0;
+    const deadline = Date.now() + remaining(Math.max(600_000, nids.length * 120));
+    while (startedRollout.ok && Date.now() < deadline) {
+      running = await facts.runningCount(target.app.id, v2.id);
+      const row = (
+        await sql.query<{ status: string; finished: number | null }>(
+          "SELECT status::text AS status, extract(epoch FROM finished_at) * 1000 AS finished FROM rollout WHERE id = $1",
+          [rolloutId],
+        )
+      ).rows[0];
+      status = row?.status ?? "unknown";
+      rolloutProgress.update(running, status);
+      if (row?.finished != null || !["running", "pending"].includes(status)) {
+        finishedAt = row?.finished != null ? Number(row.finished) : Date.now();
+        break;
+      }
+      await sleep(1_000);
+    }
+    rolloutLatencies = allLatencies(await facts.since(rolloutStart), v2.id);
+    rollout = {
+      nodes: nids.length,
+      batches: options.rolloutBatches,
+      status,
+      seconds: finishedAt !== null ? (finishedAt - rolloutStart) / 1000 : null,
+      running,
+    };
+    rolloutProgress.finish(
+      `${running} of ${nids.length} on 2.0.0, ${status}${rollout.seconds !== null ? ` after ${rollout.seconds.toFixed(1)} s` : ""}`,
+    );
+    if (status !== "completed")
+      problems.push(`The rollout ended ${status} with ${running} of ${nids.length} nodes on the version.`);
+  });
+
+  // --- hub restart with the fleet online: leaves reconnect, agents stay on their leaves ---------
+  sampler.phase = "hub restart";
+  let hubRestart: ScaleResults["hubRestart"] = null;
+  await phase("hub restart", async () => {
+    const before = await gateway.metricsText().catch(() => "");
+    const restartProgress = new Progress("hub", nids.length);
+    const restart = await restartNats(monitorUrl);
+    const leavesBack = await waitUntil(new Progress("leafz", leaves.length), leaves.length, 60_000, () =>
+      hubLeafCount(monitorUrl),
+    );
+    const leavesBackMs = leavesBack >= leaves.length ? Date.now() - restart.stoppedAt : null;
+    // Resynced = heard from again: the node's heartbeat reached the gateway and Postgres after the hub was back.
+    const heardSince = async () =>
+      Number(
+        (
+          await sql.query<{ n: string }>(
+            "SELECT count(*) AS n FROM node WHERE organization_id = $1 AND last_seen_at >= to_timestamp($2 / 1000.0)",
+            [organization.id, restart.readyAt],
+          )
+        ).rows[0]?.n ?? 0,
+      );
+    const heard = await waitUntil(
+      restartProgress,
+      nids.length,
+      remaining(180_000),
+      heardSince,
+      () => "heard from again",
+    );
+    const heardAllSeconds = heard >= nids.length ? (Date.now() - restart.stoppedAt) / 1000 : null;
+    const after = await gateway.metricsText().catch(() => "");
+    const delta = (name: string, label?: string) =>
+      counterValue(after, name, label) - counterValue(before, name, label);
+    hubRestart = {
+      serverDownMs: restart.readyAt - restart.stoppedAt,
+      leavesBackMs,
+      heardAgain: heard,
+      heardAllSeconds,
+      offlineMarked: await events.countSince("node:offline", restart.stoppedAt),
+      fullLists: delta("edgefleet_gateway_desired_full_lists_total"),
+      hellos: delta("edgefleet_gateway_edge_messages_total", 'type="hello"'),
+    };
+    restartProgress.finish(
+      `hub down ${hubRestart.serverDownMs} ms; leaves back after ${leavesBackMs ?? "—"} ms; ${heard} of ${nids.length} heard again${heardAllSeconds !== null ? ` within ${heardAllSeconds.toFixed(1)} s` : ""}; ${hubRestart.offlineMarked} marked offline; ${hubRestart.fullLists} full re-lists`,
+    );
+  });
+
+  // --- one leaf restart: its site's agents reconnect, the other sites see nothing ---------------
+  sampler.phase = "leaf restart";
+  let leafRestart: ScaleResults["leafRestart"] = null;
+  await phase("leaf restart", async () => {
+    const leaf = leaves[0] as SiteLeaf;
+    const siteNids = nids.filter((nid) => siteOfNid.get(nid) === leaf.index);
+    const otherNids = nids.filter((nid) => siteOfNid.get(nid) !== leaf.index);
+    const before = await gateway.metricsText().catch(() => "");
+    // One watch (a worker answers one at a time): the site's agents and a spread sample of the
+    // others; it runs to its timeout, as the others are expected never to reconnect.
+    const otherSample = new Set(spreadSample(otherNids, 2_000));
+    const watch = workers.watchHellos(remaining(LEAF_WATCH_MS), [...siteNids, ...otherSample]);
+    await sleep(1_000);
+    const stoppedAt = Date.now();
+    await countdownWhile(
+      "leaf",
+      LEAF_WATCH_MS / 1000,
+      (async () => {
+        await stopLeaf(leaf);
+        await startLeaf(leaf, need("NATS_SERVER_BIN"), LOG_DIR);
+      })(),
+    );
+    const watched = await watch;
+    const resynced = { nodes: watched.nodes.filter((node) => !otherSample.has(node.nid)) };
+    const otherHellos = { nodes: watched.nodes.filter((node) => otherSample.has(node.nid)) };
+    const after = await gateway.metricsText().catch(() => "");
+    const offline = await events.eventsSince("node:offline", stoppedAt);
+    const siteSet = new Set(siteNids);
+    const last = Math.max(stoppedAt, ...resynced.nodes.map((node) => node.at));
+    leafRestart = {
+      site: leaf.name,
+      siteNodes: siteNids.length,
+      resynced: resynced.nodes.length,
+      resyncedAllSeconds: resynced.nodes.length >= siteNids.length ? (last - stoppedAt) / 1000 : null,
+      otherSitesOffline: offline.filter((event) => !siteSet.has(event.nid)).length,
+      otherSitesHellos: otherHellos.nodes.length,
+    };
+    step(
+      `leaf ${leaf.name} restarted: ${leafRestart.resynced} of ${siteNids.length} agents resynced${leafRestart.resyncedAllSeconds !== null ? ` within ${leafRestart.resyncedAllSeconds.toFixed(1)} s` : ""}; other sites: ${leafRestart.otherSitesOffline} offline, ${leafRestart.otherSitesHellos} reconnects (of 2,000 watched); full re-lists ${counterValue(after, "edgefleet_gateway_desired_full_lists_total") - counterValue(before, "edgefleet_gateway_desired_full_lists_total")}`,
+    );
+    if (leafRestart.otherSitesOffline > 0 || leafRestart.otherSitesHellos > 0)
+      problems.push(
+        `The leaf restart disturbed other sites: ${leafRestart.otherSitesOffline} offline, ${leafRestart.otherSitesHellos} reconnects.`,
+      );
+  });
+
+  // --- churn: churnPercent of the nodes fail and return every period ----------------------------
+  sampler.phase = "churn";
+  const perCycle = Math.max(1, Math.round((nids.length * options.churnPercent) / 100));
+  const offlineLatencies: number[] = [];
+  const backOnlineLatencies: number[] = [];
+  let cycles = 0;
+  await phase("churn", async () => {
+    for (let cycle = 0; cycle < options.churnCycles && Date.now() < runDeadline - 60_000; cycle++) {
+      const cycleStart = Date.now();
+      // A different spread sample each cycle.
+      const sample = spreadSample(
+        nids.slice(cycle % Math.max(1, Math.floor(nids.length / perCycle))),
+        perCycle,
+      );
+      const stopMark = Date.now();
+      const stopped = await workers.stopAgents(sample);
+      const offlineBoundMs = 2 * HEARTBEAT_SECONDS * 1000 + 20_000;
+      await waitUntil(
+        new Progress(`churn ${cycle + 1} off`, sample.length),
+        sample.length,
+        offlineBoundMs + 30_000,
+        () => events.countSince("node:offline", stopMark),
+      );
+      offlineLatencies.push(
+        ...latenciesFrom(stopped, await events.eventsSince("node:offline", stopMark)).latencies,
+      );
+      const restartMark = Date.now();
+      const restarted = await workers.restartAgents(sample);
+      await waitUntil(new Progress(`churn ${cycle + 1} on`, sample.length), sample.length, 120_000, () =>
+        events.countSince("node:online", restartMark),
+      );
+      const back = latenciesFrom(restarted, await events.eventsSince("node:online", restartMark));
+      backOnlineLatencies.push(...back.latencies);
+      if (back.missing.length > 0)
+        problems.push(`Churn cycle ${cycle + 1}: ${back.missing.length} nodes did not come back online.`);
+      cycles++;
+      const rest = cycleStart + options.churnPeriodSeconds * 1000 - Date.now();
+      if (rest > 0 && cycle + 1 < options.churnCycles)
+        await countdown(`churn ${cycle + 1} wait`, Math.round(rest / 1000));
+    }
+  });
+  const churn =
+    cycles > 0
+      ? { cycles, nodesPerCycle: perCycle, memorySlopes: memorySlopes(sampler.samples, "churn") }
+      : null;
+
+  // --- generators: the native agent's hollow mode beside the Node workers -----------------------
+  const generators: GeneratorCost[] = [];
+  const nodeIdle = usageByPhase(sampler.samples).find(
+    (u) => u.component === "hollow agents (Node)" && u.phase === "idle",
+  );
+  const nodeIdleCost = componentCosts(sampler.samples, "idle", "baseline").find(
+    (c) => c.component === "hollow agents (Node)",
+  );
+  if (nodeIdle && nodeIdleCost)
+    generators.push({
+      generator: "hollow agents, Node (agent-sdk, this scenario's generator)",
+      nodes: nids.length,
+      connected: online,
+      windowSeconds: Math.round(idleWindowMs / 1000),
+      rssKiBPerNode: (nodeIdle.rssMiBMax * 1024) / nids.length,
+      cpuMsPerNodePerMinute: (nodeIdleCost.cpuPercent * 600) / nids.length,
+      baselineRssMiB: 0,
+    });
+  if (options.goSample > 0) {
+    sampler.phase = "go generator";
+    step(
+      `native agent hollow mode: ${options.goSample} nodes on ${leaves[1 % leaves.length]?.name} for ${options.goSeconds} s`,
+    );
+    try {
+      const binary = buildNativeAgent(REPO_ROOT);
+      const credsFile = need("NATS_ENROLL_CREDS");
+      const measuring = measureGoHollow({
+        binary,
+        count: options.goSample,
+        token,
+        url: (leaves[1 % leaves.length] as SiteLeaf).url,
+        enrollUrl: need("NATS_URL"),
+        enrollCredsFile: credsFile,
+        windowSeconds: options.goSeconds,
+        logFile: join(LOG_DIR, "scale-go-hollow.log"),
+        namePrefix: "scale-go",
+        onStart: (pid) => {
+          goGenerator = pid;
+        },
+      });
+      generators.push(await measuring);
+    } catch (error) {
+      problems.push(
+        `The native hollow mode was not measured: ${error instanceof Error ? error.message : error}`,
+      );
+    }
+    goGenerator = undefined;
+  }
+
+  // --- wrap up ----------------------------------------------------------------------------------
+  const gatewayCounters = countersOf(await gateway.metricsText().catch(() => ""));
+  sampler.sample();
+  sampler.stop();
+  const fleetSeries = [
+    ...cumulativeSeries(enrolledTimes, enrollStart, 5_000).map((p) => ({ ...p, series: "enrolled" })),
+    ...cumulativeSeries(
+      onlineEvents.map((e) => e.at),
+      enrollStart,
+      5_000,
+    ).map((p) => ({ ...p, series: "online" })),
+  ];
+  const results: ScaleResults = {
+    command,
+    commit: gitCommit(REPO_ROOT),
+    natsVersion: await serverVersion(monitorUrl).catch(() => "unknown"),
+    machine: describeMachine(),
+    load: { start: loadAtStart, end: loadavg() },
+    config: {
+      nodes: options.nodes,
+      sites: options.sites,
+      appsPerNode: options.appsPerNode,
+      hollowProcesses: options.hollowProcesses,
+      idleSeconds: options.idleSeconds,
+      rolloutBatches: options.rolloutBatches,
+      churnPercent: options.churnPercent,
+      churnPeriodSeconds: options.churnPeriodSeconds,
+      churnCycles: cycles,
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      metricsSeconds: METRICS_SECONDS,
+    },
+    enrollment: {
+      enrolled: enrolled.nodes.length,
+      failures: enrolled.failures,
+      seconds: enrollSeconds,
+      perSecond: enrollRate,
+    },
+    desiredApps: { instances: nids.length * apps.length, seconds: desiredSeconds },
+    connect: { online, allOnlineSeconds, appsRunning, allRunningSeconds },
+    fleetSeries,
+    latency: {
+      "agent connected → online": summarize(connectLatency.latencies),
+      "desired committed → running (rollout)": summarize(rolloutLatencies),
+      "agent gone → offline (churn)": summarize(offlineLatencies),
+      "agent back → online (churn)": summarize(backOnlineLatencies),
+    },
+    latencyCurves: [
+      ...percentileCurve("connect → online", connectLatency.latencies),
+      ...percentileCurve("desired → running", rolloutLatencies),
+      ...percentileCurve("gone → offline", offlineLatencies),
+      ...percentileCurve("back → online", backOnlineLatencies),
+    ],
+    idle: {
+      windowSeconds: Math.round(idleWindowMs / 1000),
+      uplinkBytesPerNodePerMinute,
+      uplinkKbitPerSecond:
+        uplinkBytesPerNodePerMinute !== null ? (uplinkBytesPerNodePerMinute * 8) / 60 / 1000 : null,
+      hubMsgsPerSecond: ((varzAfter.in_msgs ?? 0) - (varzBefore.in_msgs ?? 0)) / (idleWindowMs / 1000),
+      hubVarz: varzAfter,
+      cost: idleCost,
+      mimirActiveSeries: mimir,
+      mimirPssMiB: mimirIdle?.pssMiB ?? null,
+    },
+    rollout,
+    hubRestart,
+    leafRestart,
+    churn,
+    generators,
+    gatewayProfile,
+    usage: usageByPhase(sampler.samples),
+    timeline: sampler.samples,
+    gatewayCounters,
+    problems,
+    notes: options.notes,
+  };
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  const report = await writeScaleReport(results, options.outDir);
+  step(`report: ${relative(REPO_ROOT, report)}; raw numbers: ${relative(REPO_ROOT, RESULTS_FILE)}`);
+  for (const problem of problems) process.stdout.write(`  ! ${problem}\n`);
+}
+
+/**
+ * The scale profile's ports (offset 45000) lie in Linux's ephemeral range (32768–60999): on a busy
+ * machine an outgoing connection of any process can hold one for a moment ("address already in
+ * use"). up.sh stops what it started on failure, so trying again is clean.
+ */
+async function stackUpRetrying(attempts = 4): Promise<Record<string, string>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await stackUp({ keycloak: false });
+    } catch (error) {
+      const busy = error instanceof Error && /address already in use|already in use/.test(error.message);
+      if (!busy || attempt >= attempts) throw error;
+      step(
+        `a port of the stack was taken by another process's connection; trying again (${attempt + 1}/${attempts})`,
+      );
+      await sleep(3_000);
+    }
+  }
+}
+
+/** Progress while `work` runs and the watch window passes. */
+async function countdownWhile(label: string, seconds: number, work: Promise<void>): Promise<void> {
+  const ticker = countdown(label, seconds);
+  await work;
+  await ticker;
+}
+
+async function countdown(label: string, seconds: number, detail: () => string = () => ""): Promise<void> {
+  const progress = new Progress(label, seconds);
+  const start = Date.now();
+  while (Date.now() - start < seconds * 1000) {
+    progress.update(Math.floor((Date.now() - start) / 1000), detail());
+    await sleep(1_000);
+  }
+  progress.finish(`${seconds} s`);
+}
+
+/** The hub's /varz numbers (cpu, mem, connections, leafnodes, subscriptions, in/out msgs and bytes). */
+async function varz(monitorUrl: string): Promise<Record<string, number>> {
+  const response = await fetch(`${monitorUrl}/varz`, { signal: AbortSignal.timeout(10_000) });
+  const body = (await response.json()) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(body).filter((entry): entry is [string, number] => typeof entry[1] === "number"),
+  );
+}
+
+/** Series Mimir's ingesters hold in memory now (all tenants), from its own /metrics. */
+async function mimirActiveSeries(mimirUrl: string): Promise<number | null> {
+  try {
+    const text = await (await fetch(`${mimirUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    const value = counterValue(text, "cortex_ingester_memory_series");
+    return Number.isFinite(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function countersOf(metricsText: string): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const line of metricsText.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const name = line.split(/[{ ]/, 1)[0] ?? "";
+    if (!name.startsWith("edgefleet_gateway_") || !name.endsWith("_total")) continue;
+    totals[name] = (totals[name] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return totals;
+}
+
+function counterValue(metricsText: string, name: string, label?: string): number {
+  let sum = 0;
+  for (const line of metricsText.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (label && !line.includes(label)) continue;
+    sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`bench:scale: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(
+    `bench:scale failed: ${error instanceof Error ? (error.stack ?? error.message) : error}\n`,
+  );
+  process.exit(1);
+});

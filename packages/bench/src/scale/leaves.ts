@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
+import { join } from "node:path";
+import { killProcessGroup, stopProcessGroup } from "../process-group.js";
+
+/**
+ * The scenario's sites: one real leaf nats-server each, configured by the site leaf bundle the
+ * gateway makes for an operator (POST /internal/sites/{id}/leaf-bundle), listening on loopback.
+ */
+
+export interface SiteLeaf {
+  index: number;
+  siteId: string;
+  name: string;
+  port: number;
+  url: string;
+  configPath: string;
+  child: ChildProcess | undefined;
+}
+
+/** Asks the gateway for a site's leaf bundle and writes leaf.conf + site.creds under `dir`. */
+export async function writeLeafBundle(input: {
+  gatewayUrl: string;
+  internalToken: string;
+  organizationId: string;
+  siteId: string;
+  name: string;
+  port: number;
+  dir: string;
+}): Promise<{ configPath: string }> {
+  const siteDir = join(input.dir, input.name);
+  mkdirSync(siteDir, { recursive: true, mode: 0o700 });
+  const credentialsPath = join(siteDir, "site.creds");
+  const response = await fetch(`${input.gatewayUrl}/internal/sites/${input.siteId}/leaf-bundle`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${input.internalToken}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      organizationId: input.organizationId,
+      listen: `127.0.0.1:${input.port}`,
+      credentialsPath,
+    }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  if (!response.ok)
+    throw new Error(`leaf bundle of ${input.name}: HTTP ${response.status} ${await response.text()}`);
+  const bundle = (await response.json()) as { config: string; creds: string };
+  const configPath = join(siteDir, "leaf.conf");
+  writeFileSync(configPath, bundle.config, { mode: 0o600 });
+  writeFileSync(credentialsPath, bundle.creds, { mode: 0o600 });
+  return { configPath };
+}
+
+/** Starts the leaf nats-server (own process group) and waits until it accepts connections. */
+export async function startLeaf(leaf: SiteLeaf, natsBin: string, logDir: string): Promise<void> {
+  const log = openSync(join(logDir, `leaf-${leaf.name}.log`), "a");
+  const child = spawn(natsBin, ["-c", leaf.configPath], {
+    stdio: ["ignore", log, log],
+    detached: true,
+    // The leaves are edge-side cost: the Go runtime's default heap goal, as a site box would run.
+    env: { PATH: process.env.PATH ?? "" },
+  });
+  closeSync(log);
+  leaf.child = child;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error(`leaf ${leaf.name} exited (log: ${join(logDir, `leaf-${leaf.name}.log`)})`);
+    if (await accepts(leaf.port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`leaf ${leaf.name} did not listen on ${leaf.port} within 30 s`);
+}
+
+export async function stopLeaf(leaf: SiteLeaf, graceMs = 5_000): Promise<void> {
+  if (leaf.child) await stopProcessGroup(leaf.child, graceMs);
+  leaf.child = undefined;
+}
+
+export function killLeaves(leaves: readonly SiteLeaf[]): void {
+  for (const leaf of leaves) if (leaf.child) killProcessGroup(leaf.child);
+}
+
+/** Leaf connections the hub holds now (/leafz). */
+export async function hubLeafCount(monitorUrl: string): Promise<number> {
+  const response = await fetch(`${monitorUrl}/leafz`, { signal: AbortSignal.timeout(5_000) });
+  if (!response.ok) return 0;
+  const leafz = (await response.json()) as { leafnodes?: number };
+  return leafz.leafnodes ?? 0;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
