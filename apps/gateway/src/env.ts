@@ -120,6 +120,8 @@ const gatewayEnvSchema = {
   // Live log sessions (per replica) and throughput probes (per replica; one per node at a time).
   GATEWAY_LOG_SESSIONS_PER_ORG: integerInRange("GATEWAY_LOG_SESSIONS_PER_ORG", 1, 10_000, 16),
   GATEWAY_LOG_SESSIONS_PER_NODE: integerInRange("GATEWAY_LOG_SESSIONS_PER_NODE", 1, 4, 2),
+  // A log viewer that has not polled for this long left: its session is cancelled on the node.
+  GATEWAY_LOG_VIEWER_LEASE_MS: integerInRange("GATEWAY_LOG_VIEWER_LEASE_MS", 1_000, 600_000, 15_000),
   GATEWAY_PROBES_PER_ORG: integerInRange("GATEWAY_PROBES_PER_ORG", 1, 1_000, 4),
   // Enrollment attempts that fail (bad token, bad proof, malformed) are budgeted: this many at
   // once, refilled this many a second; past it agents are told to ask again later.

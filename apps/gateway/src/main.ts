@@ -107,7 +107,11 @@ const nodeCommands = new NodeCommandService(
   { perOrganization: env.GATEWAY_PROBES_PER_ORG, perNode: 1 },
 );
 // Live log sessions ride the command path (docs/protocol.md, "Live logs").
-const logSessions = new LogSessionService(nodeCommands, logger.child({ component: "log-sessions" }));
+const logSessions = new LogSessionService(
+  nodeCommands,
+  logger.child({ component: "log-sessions" }),
+  env.GATEWAY_LOG_VIEWER_LEASE_MS,
+);
 const server = createHttpServer({
   health,
   metrics,

@@ -124,6 +124,7 @@ beforeAll(async () => {
     GATEWAY_METRICS_INTERVAL_S: "60",
     GATEWAY_LIVENESS_FLUSH_MS: "200",
     GATEWAY_DESIRED_RESCAN_MS: "1000",
+    GATEWAY_LOG_VIEWER_LEASE_MS: "2000",
   });
   await gateway.waitForReadyz(200);
   platform = await connect({
@@ -429,6 +430,16 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
     }, 20_000);
     expect(ended.endReason).toBe("budget");
     expect(ended.bytes).toBeLessThanOrEqual(4096);
+    // A viewer that stops polling: the gateway cancels the session on the node.
+    const left = await internal<{ ok: boolean; poll: Poll }>("log-sessions", { nodeId, app: "vision", tail: 0 });
+    expect(left.json.ok).toBe(true);
+    const leftId = left.json.poll.sessionId;
+    await waitFor("the node ended the session", async () =>
+      new RegExp(`log session ended.*${leftId}.*cancelled|${leftId}.*log session ended.*cancelled|log session ended.*cancelled.*${leftId}`).test(agentLog)
+        ? true
+        : undefined,
+    10_000);
+    expect((await internal(`log-sessions/${leftId}/poll`, {})).status).toBe(404);
     // Refusals: an unknown app, another organization's node; a bad field is a 400 naming it.
     const unknown = await internal<{ ok: boolean; code: string }>("log-sessions", { nodeId, app: "nope" });
     expect(unknown.json).toMatchObject({ ok: false, code: "unknown_app" });

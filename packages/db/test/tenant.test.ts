@@ -107,6 +107,7 @@ describe("tenantDb reads", () => {
         "DesiredAppRemoval",
         "EnrollmentToken",
         "Membership",
+        "NetworkProbe",
         "Node",
         "NodeStatusEvent",
         "Rollout",

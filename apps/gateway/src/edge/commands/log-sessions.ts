@@ -86,6 +86,7 @@ export class LogSessionService implements EdgeService {
   constructor(
     private readonly commands: NodeCommandService,
     private readonly logger: Logger,
+    private readonly viewerLeaseMs = VIEWER_LEASE_MS,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -285,7 +286,7 @@ export class LogSessionService implements EdgeService {
   private sweep(): void {
     const now = this.now();
     for (const session of [...this.sessions.values()]) {
-      if (now - session.viewerAt > VIEWER_LEASE_MS) {
+      if (now - session.viewerAt > this.viewerLeaseMs) {
         this.end(session, "viewer_left", true);
         this.sessions.delete(session.id);
       } else if (session.ended === null && now - session.downAt >= KEEPALIVE_MS) {
