@@ -18,7 +18,8 @@ import { killProcessGroup, stopProcessGroup } from "./process-group.js";
 /** The benchmark's own stack: the `bench` profile of scripts/stack, and its own gateway process. */
 
 export const REPO_ROOT = join(import.meta.dirname, "../../..");
-export const PROFILE = "bench";
+/** `bench` unless a benchmark's `--profile` set EDGEFLEET_BENCH_PROFILE before importing this. */
+export const PROFILE = process.env.EDGEFLEET_BENCH_PROFILE ?? "bench";
 export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
 export const LOG_DIR = join(VAR_DIR, "logs");
 const PID_DIR = join(VAR_DIR, "pids");
