@@ -363,25 +363,33 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
   });
 
   it("tails an app's logs: history, then new lines as the viewer polls; binary and enormous lines sanitized", async () => {
-    const opened = await internal<{ ok: boolean; poll: Poll; code?: string; error?: string }>("log-sessions", {
-      nodeId,
-      app: "vision",
-      tail: 0,
-    });
+    const opened = await internal<{ ok: boolean; poll: Poll; code?: string; error?: string }>(
+      "log-sessions",
+      {
+        nodeId,
+        app: "vision",
+        tail: 0,
+      },
+    );
     expect(opened.status).toBe(200);
     expect(opened.json.ok, `${opened.json.error} ${agentLog.slice(-1500)}`).toBe(true);
     const session = opened.json.poll.sessionId;
     const seen = [...opened.json.poll.lines];
     const ticks = () => seen.filter((line) => /^tick \d+$/.test(line)).map((line) => Number(line.slice(5)));
-    await waitFor("new lines stream in", async () => {
-      const poll = await internal<{ poll: Poll }>(`log-sessions/${session}/poll`, {});
-      expect(poll.status).toBe(200);
-      seen.push(...poll.json.poll.lines);
-      return ticks().length >= 60 ? true : undefined;
-    }, 20_000);
+    await waitFor(
+      "new lines stream in",
+      async () => {
+        const poll = await internal<{ poll: Poll }>(`log-sessions/${session}/poll`, {});
+        expect(poll.status).toBe(200);
+        seen.push(...poll.json.poll.lines);
+        return ticks().length >= 60 ? true : undefined;
+      },
+      20_000,
+    );
     // In order, none lost, no line over the limit.
     const numbers = ticks();
-    for (let index = 1; index < numbers.length; index++) expect(numbers[index]).toBeGreaterThan(numbers[index - 1] as number);
+    for (let index = 1; index < numbers.length; index++)
+      expect(numbers[index]).toBeGreaterThan(numbers[index - 1] as number);
     for (const line of seen) expect(Buffer.byteLength(line)).toBeLessThan(2200);
     const close = await internal<{ closed: boolean }>(`log-sessions/${session}/close`, {});
     expect(close.json.closed).toBe(true);
@@ -404,7 +412,8 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
     let poll = opened.json.poll;
     while (!poll.ended) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      poll = (await internal<{ poll: Poll }>(`log-sessions/${opened.json.poll.sessionId}/poll`, {})).json.poll;
+      poll = (await internal<{ poll: Poll }>(`log-sessions/${opened.json.poll.sessionId}/poll`, {})).json
+        .poll;
       lines.push(...poll.lines);
     }
     expect(poll.endReason).toBe("done");
@@ -424,21 +433,34 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
     });
     expect(budgeted.json.ok).toBe(true);
     const id = budgeted.json.poll.sessionId;
-    const ended = await waitFor("budget reached", async () => {
-      const poll = (await internal<{ poll: Poll }>(`log-sessions/${id}/poll`, {})).json.poll;
-      return poll.ended ? poll : undefined;
-    }, 20_000);
+    const ended = await waitFor(
+      "budget reached",
+      async () => {
+        const poll = (await internal<{ poll: Poll }>(`log-sessions/${id}/poll`, {})).json.poll;
+        return poll.ended ? poll : undefined;
+      },
+      20_000,
+    );
     expect(ended.endReason).toBe("budget");
     expect(ended.bytes).toBeLessThanOrEqual(4096);
     // A viewer that stops polling: the gateway cancels the session on the node.
-    const left = await internal<{ ok: boolean; poll: Poll }>("log-sessions", { nodeId, app: "vision", tail: 0 });
+    const left = await internal<{ ok: boolean; poll: Poll }>("log-sessions", {
+      nodeId,
+      app: "vision",
+      tail: 0,
+    });
     expect(left.json.ok).toBe(true);
     const leftId = left.json.poll.sessionId;
-    await waitFor("the node ended the session", async () =>
-      new RegExp(`log session ended.*${leftId}.*cancelled|${leftId}.*log session ended.*cancelled|log session ended.*cancelled.*${leftId}`).test(agentLog)
-        ? true
-        : undefined,
-    10_000);
+    await waitFor(
+      "the node ended the session",
+      async () =>
+        new RegExp(
+          `log session ended.*${leftId}.*cancelled|${leftId}.*log session ended.*cancelled|log session ended.*cancelled.*${leftId}`,
+        ).test(agentLog)
+          ? true
+          : undefined,
+      10_000,
+    );
     expect((await internal(`log-sessions/${leftId}/poll`, {})).status).toBe(404);
     // Refusals: an unknown app, another organization's node; a bad field is a 400 naming it.
     const unknown = await internal<{ ok: boolean; code: string }>("log-sessions", { nodeId, app: "nope" });
@@ -464,10 +486,9 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
 
   it("runs a throughput probe to the leaf and to the hub, within its bounds", async () => {
     for (const to of ["leaf", "hub"]) {
-      const { json } = await internal<{ result: Outcome & { result?: { prb?: { to: string; by: number; ms: number } } } }>(
-        "node-probes",
-        { nodeId, to, bytes: 512 * 1024, ms: 5_000 },
-      );
+      const { json } = await internal<{
+        result: Outcome & { result?: { prb?: { to: string; by: number; ms: number } } };
+      }>("node-probes", { nodeId, to, bytes: 512 * 1024, ms: 5_000 });
       expect(json.result.ok, `${to}: ${json.result.error} ${agentLog.slice(-1500)}`).toBe(true);
       const prb = json.result.result?.prb;
       expect(prb?.to).toBe(to);

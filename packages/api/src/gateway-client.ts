@@ -277,7 +277,14 @@ export type LogOpenAnswer = { ok: true; poll: LogPollAnswer } | { ok: false; cod
 /** Opens a live log session on a node; waits for its history (or the refusal). */
 export function openLogSession(
   gateway: GatewayConnection | null,
-  input: { organizationId: string; nodeId: string; app: string; tail: number; follow: boolean; budgetBytes: number },
+  input: {
+    organizationId: string;
+    nodeId: string;
+    app: string;
+    tail: number;
+    follow: boolean;
+    budgetBytes: number;
+  },
 ): Promise<LogOpenAnswer> {
   const { organizationId, ...body } = input;
   return call(
@@ -324,7 +331,12 @@ const probeAnswerSchema = z.union([
     ok: z.literal(true),
     ms: z.number(),
     result: z.object({
-      prb: z.object({ to: z.enum(["leaf", "hub"]), by: z.number(), ms: z.number(), via: z.string().optional() }),
+      prb: z.object({
+        to: z.enum(["leaf", "hub"]),
+        by: z.number(),
+        ms: z.number(),
+        via: z.string().optional(),
+      }),
     }),
   }),
   z.object({ nodeId: z.string(), ok: z.literal(false), ms: z.number(), code: z.string(), error: z.string() }),

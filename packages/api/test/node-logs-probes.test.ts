@@ -38,7 +38,13 @@ function caller(session: ApiSession | null, slug = ORG) {
 
 async function createNode(organizationId: string, name: string, status: "online" | "offline" = "online") {
   const node = await db.node.create({
-    data: { organizationId, name, status, lastSeenAt: new Date(), ...(name.startsWith("log-") ? { siteId } : {}) },
+    data: {
+      organizationId,
+      name,
+      status,
+      lastSeenAt: new Date(),
+      ...(name.startsWith("log-") ? { siteId } : {}),
+    },
   });
   nodes[name] = { id: node.id, wid: formatWireId(node.wireId) };
   return nodes[name];
@@ -98,7 +104,9 @@ beforeAll(async () => {
         reply({ lg: { p: 0, l: ["booting", "ready"] } });
       }
       if (request.cmd === "probe") {
-        reply({ prb: { to: request.to, by: 1024 * 1024, ms: request.to === "hub" ? 500 : 100, via: "nats://x" } });
+        reply({
+          prb: { to: request.to, by: 1024 * 1024, ms: request.to === "hub" ? 500 : 100, via: "nats://x" },
+        });
       }
     },
   });
@@ -122,7 +130,10 @@ describe("live logs", () => {
     const opened = await caller(members.operator).node.openLogs({ id: id("log-a"), app: "vision" });
     expect(opened.lines).toEqual(["booting", "ready"]);
     expect(opened.ended).toBe(false);
-    const poll = await caller(members.operator).node.pollLogs({ id: id("log-a"), sessionId: opened.sessionId });
+    const poll = await caller(members.operator).node.pollLogs({
+      id: id("log-a"),
+      sessionId: opened.sessionId,
+    });
     expect(poll.lines).toEqual([]);
     // The session is the node's and the organization's: not another node's, not another tenant's.
     await expect(
@@ -134,7 +145,9 @@ describe("live logs", () => {
     await expect(
       caller(members.viewer).node.pollLogs({ id: id("log-a"), sessionId: opened.sessionId }),
     ).rejects.toMatchObject({ code: "FORBIDDEN" });
-    expect(await caller(members.operator).node.closeLogs({ id: id("log-a"), sessionId: opened.sessionId })).toEqual({
+    expect(
+      await caller(members.operator).node.closeLogs({ id: id("log-a"), sessionId: opened.sessionId }),
+    ).toEqual({
       closed: true,
     });
     await expect.poll(() => heard.includes(`${nodes["log-a"]?.wid} cancel ${opened.sessionId}`)).toBe(true);
@@ -178,9 +191,9 @@ describe("live logs", () => {
 
 describe("network probes", () => {
   it("an operator probes to the leaf and the hub; results are stored, listed, compared per site", async () => {
-    await expect(
-      caller(members.viewer).node.probe({ id: id("log-a"), target: "hub" }),
-    ).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(caller(members.viewer).node.probe({ id: id("log-a"), target: "hub" })).rejects.toMatchObject(
+      { code: "FORBIDDEN" },
+    );
     const hubProbe = await caller(members.operator).node.probe({ id: id("log-a"), target: "hub" });
     expect(hubProbe).toMatchObject({ ok: true, target: "hub", bytes: 1024 * 1024, durationMs: 500 });
     expect(hubProbe.bytesPerSecond).toBe(2 * 1024 * 1024);
@@ -190,7 +203,10 @@ describe("network probes", () => {
     expect(listed.map((probe) => probe.id)).toEqual([hubProbe.id]);
     const site = await caller(members.viewer).site.probes({ id: siteId });
     const byName = new Map(site.nodes.map((node) => [node.nodeName, node]));
-    expect(byName.get("log-a")).toMatchObject({ hubBytesPerSecond: 2 * 1024 * 1024, leafBytesPerSecond: null });
+    expect(byName.get("log-a")).toMatchObject({
+      hubBytesPerSecond: 2 * 1024 * 1024,
+      leafBytesPerSecond: null,
+    });
     expect(byName.get("log-b")?.leafBytesPerSecond).toBe(1024 * 1024 * 10);
     // Another organization sees none of it.
     await expect(caller(members.owner, OTHER_ORG).site.probes({ id: siteId })).rejects.toMatchObject({

@@ -59,7 +59,8 @@ const ENROLL_CREDENTIALS_PATH = "/internal/enroll-credentials";
 const ARTIFACTS_PATH = /^\/internal\/orgs\/([^/]+)\/artifacts(?:\/(import|[^/]+))?$/;
 const NODE_COMMANDS_PATH = /^\/internal\/orgs\/([^/]+)\/node-commands$/;
 const NODE_PROBES_PATH = /^\/internal\/orgs\/([^/]+)\/node-probes$/;
-const LOG_SESSIONS_PATH = /^\/internal\/orgs\/([^/]+)\/log-sessions(?:\/([A-Za-z0-9_-]{1,32})\/(poll|close))?$/;
+const LOG_SESSIONS_PATH =
+  /^\/internal\/orgs\/([^/]+)\/log-sessions(?:\/([A-Za-z0-9_-]{1,32})\/(poll|close))?$/;
 
 export const nodeProbeRequest = z
   .object({
@@ -132,7 +133,10 @@ export function internalRouteOf(path: string): string | null {
   if (NODE_COMMANDS_PATH.test(path)) return "/internal/orgs/:orgId/node-commands";
   if (NODE_PROBES_PATH.test(path)) return "/internal/orgs/:orgId/node-probes";
   const logs = LOG_SESSIONS_PATH.exec(path);
-  if (logs) return logs[3] ? `/internal/orgs/:orgId/log-sessions/:id/${logs[3]}` : "/internal/orgs/:orgId/log-sessions";
+  if (logs)
+    return logs[3]
+      ? `/internal/orgs/:orgId/log-sessions/:id/${logs[3]}`
+      : "/internal/orgs/:orgId/log-sessions";
   const artifacts = ARTIFACTS_PATH.exec(path);
   if (artifacts) {
     if (artifacts[2] === undefined) return "/internal/orgs/:orgId/artifacts";

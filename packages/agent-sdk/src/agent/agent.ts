@@ -32,10 +32,10 @@ import type { Runtime } from "../runtime/runtime.js";
 import { AGENT_VERSION } from "../version.js";
 import { type BackoffPolicy, type ConnectPacer, fullJitterDelay, ReconnectBackoff } from "./backoff.js";
 import { answerCommand, encodeCommandReply, RecentLog } from "./commands.js";
-import { LogSession } from "./log-session.js";
-import { runProbe } from "./probe.js";
 import { ControlBytes } from "./control-bytes.js";
+import { LogSession } from "./log-session.js";
 import { type Outbox, SerialQueue } from "./outbox.js";
+import { runProbe } from "./probe.js";
 import type { AgentState, StateStore } from "./state-store.js";
 
 export interface AgentOptions {
@@ -465,12 +465,22 @@ export class Agent {
     if (session) return; // a repeated open: the session runs already
     const runtime = this.options.runtime;
     if (!runtime.appLog) {
-      this.sendCommandReply({ ...base, ok: false, err: "unsupported", why: "this runtime keeps no app output" });
+      this.sendCommandReply({
+        ...base,
+        ok: false,
+        err: "unsupported",
+        why: "this runtime keeps no app output",
+      });
       return;
     }
     const log = runtime.appLog(request.app as string);
     if (!log) {
-      this.sendCommandReply({ ...base, ok: false, err: "unknown_app", why: `no app ${request.app} on this node` });
+      this.sendCommandReply({
+        ...base,
+        ok: false,
+        err: "unknown_app",
+        why: `no app ${request.app} on this node`,
+      });
       return;
     }
     if (this.logSessions.size >= AGENT_MAX_LOG_SESSIONS) {

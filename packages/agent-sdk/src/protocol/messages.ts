@@ -265,10 +265,10 @@ export const commandRequestSchema = z
     by: z.int().min(1).max(PROBE_MAX_BYTES).optional(),
     ms: z.int().min(1).max(PROBE_MAX_MS).optional(),
   })
-  .refine(
-    (request) => !(isAppCommand(request.cmd) || request.cmd === "logs") || request.app !== undefined,
-    { message: "restart, stop, start, health and logs name an app", path: ["app"] },
-  )
+  .refine((request) => !(isAppCommand(request.cmd) || request.cmd === "logs") || request.app !== undefined, {
+    message: "restart, stop, start, health and logs name an app",
+    path: ["app"],
+  })
   .refine((request) => request.cmd !== "logs" || request.bud !== undefined, {
     message: "logs carries its byte budget bud",
     path: ["bud"],

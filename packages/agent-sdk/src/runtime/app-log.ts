@@ -114,12 +114,16 @@ export function sanitizeLogLine(raw: Buffer, alreadyDropped = 0): string {
   let text = bytes
     .toString("utf8")
     // ANSI escape sequences (colours), then the remaining control characters.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character is what is matched
     .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, "")
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
     .replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, "");
   let dropped = alreadyDropped;
   if (Buffer.byteLength(text, "utf8") > LOG_MAX_LINE_BYTES) {
-    const cut = Buffer.from(text, "utf8").subarray(0, LOG_MAX_LINE_BYTES).toString("utf8").replace(/\uFFFD$/, "");
+    const cut = Buffer.from(text, "utf8")
+      .subarray(0, LOG_MAX_LINE_BYTES)
+      .toString("utf8")
+      .replace(/\uFFFD$/, "");
     dropped += Buffer.byteLength(text, "utf8") - Buffer.byteLength(cut, "utf8");
     text = cut;
   }

@@ -1,6 +1,6 @@
 import type { ChunkSource } from "../artifacts/chunk-source.js";
-import type { AppLog } from "./app-log.js";
 import type { AppCommand, ArtifactRef, CommandError, InstanceStatus, RunSpec } from "../protocol/index.js";
+import type { AppLog } from "./app-log.js";
 
 /** Resource use of one app's main process, sampled for MetricsReport. */
 export interface AppUsage {

@@ -1,13 +1,5 @@
-import { z } from "zod";
 import { TRPCError } from "@trpc/server";
-import {
-  auditOfRun,
-  bulkNodeCommandInput,
-  commandRunOutput,
-  nodeCommandInput,
-  requireCommandRole,
-  runCommandOnNodes,
-} from "../domain/node-commands";
+import { z } from "zod";
 import {
   listProbes,
   listProbesInput,
@@ -16,16 +8,15 @@ import {
   runProbe,
   runProbeInput,
 } from "../domain/network-probes";
-import { getNodeDetail, nodeByIdInput, nodeDetailOutput } from "../domain/node-detail";
 import {
-  closeLogs,
-  LOG_READER_ROLE,
-  logPollOutput,
-  logSessionInput,
-  openLogs,
-  openLogsInput,
-  pollLogs,
-} from "../domain/node-logs";
+  auditOfRun,
+  bulkNodeCommandInput,
+  commandRunOutput,
+  nodeCommandInput,
+  requireCommandRole,
+  runCommandOnNodes,
+} from "../domain/node-commands";
+import { getNodeDetail, nodeByIdInput, nodeDetailOutput } from "../domain/node-detail";
 import {
   availabilityOutput,
   nodeAvailability,
@@ -35,6 +26,15 @@ import {
   statusEventPage,
 } from "../domain/node-events";
 import { bulkUpdateLabels, bulkUpdateLabelsInput, bulkUpdateLabelsOutput } from "../domain/node-labels";
+import {
+  closeLogs,
+  LOG_READER_ROLE,
+  logPollOutput,
+  logSessionInput,
+  openLogs,
+  openLogsInput,
+  pollLogs,
+} from "../domain/node-logs";
 import {
   countNodesByAgentVersion,
   countNodesByStatus,
@@ -293,7 +293,12 @@ export const nodeRouter = createTRPCRouter({
   /** The node's latest probes, newest first. */
   probes: organizationProcedure
     .meta({
-      openapi: { method: "GET", path: "/nodes/{id}/probes", tags: ["Nodes"], summary: "A node's throughput probes" },
+      openapi: {
+        method: "GET",
+        path: "/nodes/{id}/probes",
+        tags: ["Nodes"],
+        summary: "A node's throughput probes",
+      },
     })
     .input(listProbesInput)
     .output(z.array(probeOutput))

@@ -1,4 +1,5 @@
 import { revokeSiteCredentials } from "@edgefleet/db";
+import { siteProbes, siteProbesInput, siteProbesOutput } from "../domain/network-probes";
 import {
   createSite,
   createSiteInput,
@@ -14,7 +15,6 @@ import {
   updateSite,
   updateSiteInput,
 } from "../domain/sites";
-import { siteProbes, siteProbesInput, siteProbesOutput } from "../domain/network-probes";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
 const tags = ["Sites"];

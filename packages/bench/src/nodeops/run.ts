@@ -43,8 +43,22 @@ export interface NodeOpsResults {
   at: string;
   nodes: number;
   online: number;
-  single: { concurrency: number; ok: number; failed: number; wallMs: LatencySummary | null; gatewayMs: LatencySummary | null; seconds: number; firstError: string | null };
-  bulk: { batch: number; ok: number; failed: number; gatewayMs: LatencySummary | null; callMs: LatencySummary | null };
+  single: {
+    concurrency: number;
+    ok: number;
+    failed: number;
+    wallMs: LatencySummary | null;
+    gatewayMs: LatencySummary | null;
+    seconds: number;
+    firstError: string | null;
+  };
+  bulk: {
+    batch: number;
+    ok: number;
+    failed: number;
+    gatewayMs: LatencySummary | null;
+    callMs: LatencySummary | null;
+  };
   idleLog: {
     seconds: number;
     polls: number;
@@ -102,7 +116,10 @@ async function run(options: NodeOpsOptions, outDir: string, cleanup: Cleanup): P
   const internal = async (path: string, body: unknown, timeoutMs = 30_000) => {
     const response = await fetch(`${gateway.url}/internal/${path}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${need("GATEWAY_INTERNAL_TOKEN")}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${need("GATEWAY_INTERNAL_TOKEN")}`,
+        "content-type": "application/json",
+      },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -172,7 +189,9 @@ async function run(options: NodeOpsOptions, outDir: string, cleanup: Cleanup): P
           timeoutMs: 10_000,
         }).catch((error: unknown): Record<string, unknown> => ({ error: String(error) }));
         const elapsed = performance.now() - started;
-        const result = (answer.results as Array<{ ok: boolean; ms: number; error?: string }> | undefined)?.[0];
+        const result = (
+          answer.results as Array<{ ok: boolean; ms: number; error?: string }> | undefined
+        )?.[0];
         if (result?.ok) {
           wall.push(elapsed);
           gatewayMs.push(result.ms);
@@ -243,8 +262,12 @@ async function run(options: NodeOpsOptions, outDir: string, cleanup: Cleanup): P
   };
   const countDown = count("down");
   const countUp = count("up");
-  platform.subscribe(`ef.t.${org}.down.${wid}`, { callback: (_e, msg) => countDown(msg.subject, msg.data.byteLength) });
-  platform.subscribe(`ef.t.${org}.up.${wid}.cmd`, { callback: (_e, msg) => countUp(msg.subject, msg.data.byteLength) });
+  platform.subscribe(`ef.t.${org}.down.${wid}`, {
+    callback: (_e, msg) => countDown(msg.subject, msg.data.byteLength),
+  });
+  platform.subscribe(`ef.t.${org}.up.${wid}.cmd`, {
+    callback: (_e, msg) => countUp(msg.subject, msg.data.byteLength),
+  });
   await platform.flush();
   const opened = (await internal(`orgs/${organization.id}/log-sessions`, {
     nodeId: target.id,
@@ -293,7 +316,13 @@ async function run(options: NodeOpsOptions, outDir: string, cleanup: Cleanup): P
       seconds: Math.round(singleSeconds * 10) / 10,
       firstError,
     },
-    bulk: { batch: 100, ok: bulkMs.length, failed: bulkFailed, gatewayMs: summarize(bulkMs), callMs: summarize(bulkCalls) },
+    bulk: {
+      batch: 100,
+      ok: bulkMs.length,
+      failed: bulkFailed,
+      gatewayMs: summarize(bulkMs),
+      callMs: summarize(bulkCalls),
+    },
     idleLog: {
       seconds: Math.round(idleSeconds),
       polls,
@@ -311,7 +340,8 @@ async function run(options: NodeOpsOptions, outDir: string, cleanup: Cleanup): P
   await writeReport(results, outDir);
 }
 
-const round = (ms: number | undefined) => (ms === undefined ? "—" : ms < 10 ? ms.toFixed(1) : Math.round(ms).toString());
+const round = (ms: number | undefined) =>
+  ms === undefined ? "—" : ms < 10 ? ms.toFixed(1) : Math.round(ms).toString();
 
 async function writeReport(results: NodeOpsResults, outDir: string): Promise<void> {
   const spec: TopLevelSpec = {
@@ -370,6 +400,19 @@ stay between the console and the gateway.
 | up (node → gateway) | ${i.up.messages} | ${i.up.bytes} |
 | **per minute** | **${i.messagesPerMinute}** | **${i.bytesPerMinute}** |
 
+## Reading the numbers
+
+- The machine was far from idle: its 2 cores were shared with other agents' builds and test
+  stacks (load average ${results.loadAverage[0]} at the end), so these are upper bounds; most of a
+  round trip is waiting for a core. The gateway's own measure (request published to reply heard)
+  is the part NATS and the agent add; the rest of "wall" is the HTTP call, the gateway's inventory
+  lookup and the caller's own scheduling.
+- \`report\` is not free on the node: it queues a status and a metrics report into JetStream, which
+  the gateway then ingests into Postgres and Mimir. A bulk call of 100 asks 100 nodes at once, so
+  its per-node times include 100 reports being written at the same moment: the cost of a bulk
+  call is its wall time (one call for 100 nodes), not 100 single round trips.
+- The idle session costs only its keepalive: about ${Math.round(i.bytesPerMinute)} bytes a minute on the node's
+  link, nothing from the node. The viewer's once-a-second polls never reach the node.
 ${results.notes.map((note) => `- ${note}`).join("\n")}
 `;
   await writeFile(join(outDir, "nodeops.md"), markdown);

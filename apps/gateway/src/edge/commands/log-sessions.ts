@@ -27,7 +27,11 @@ export const openLogSessionRequest = z
     app: z.string().min(1).max(128),
     tail: z.int().min(0).max(LOG_MAX_TAIL_LINES).default(200),
     follow: z.boolean().default(true),
-    budgetBytes: z.int().min(LOG_MAX_LINE_BYTES * 2).max(LOG_MAX_BUDGET_BYTES).default(DEFAULT_LOG_BUDGET_BYTES),
+    budgetBytes: z
+      .int()
+      .min(LOG_MAX_LINE_BYTES * 2)
+      .max(LOG_MAX_BUDGET_BYTES)
+      .default(DEFAULT_LOG_BUDGET_BYTES),
     timeoutMs: z.int().min(500).max(30_000).default(10_000),
   })
   .strict();
@@ -234,7 +238,10 @@ export class LogSessionService implements EdgeService {
     }
     session.lost += part.lost ?? 0;
     // The node keeps its budget; a node that does not is cut off here (memory stays bounded).
-    if (session.received > session.budget + LOG_MAX_LINE_BYTES * 2 || session.unreadBytes > LOG_WINDOW_BYTES * 2) {
+    if (
+      session.received > session.budget + LOG_MAX_LINE_BYTES * 2 ||
+      session.unreadBytes > LOG_WINDOW_BYTES * 2
+    ) {
       this.end(session, "budget", true);
     } else if (part.end) {
       this.end(session, part.end, false);

@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
+import { probeChunkId } from "@edgefleet/agent-sdk/probe";
 import {
   type Command,
   type CommandReply,
   type CommandRequest,
-  type ProbeTarget,
   decodeMessage,
   encodeMessage,
   formatWireId,
   MESSAGE_SIZE_LIMITS,
   PROTOCOL_VERSION,
+  type ProbeTarget,
   parsePlatformUpSubject,
   platformDownSubject,
   platformUpWildcard,
@@ -26,7 +27,6 @@ import {
   DEFAULT_LOG_LIMITS,
   DEFAULT_PROBE_LIMITS,
 } from "./command-limits.js";
-import { probeChunkId } from "@edgefleet/agent-sdk/probe";
 
 /** Why a command produced no answer from the node (the gateway's own codes, next to the node's). */
 export const GATEWAY_COMMAND_ERRORS = [
@@ -190,9 +190,14 @@ export class NodeCommandService implements EdgeService {
     if (row.revoked) return { ok: false, code: "revoked", error: `node ${row.name} is revoked` };
     if (row.status !== "online") {
       const seen = row.last_seen_at ? `; last seen ${row.last_seen_at.toISOString()}` : "";
-      return { ok: false, code: "offline", error: `node ${row.name} is ${row.status}${seen}: it cannot take this now` };
+      return {
+        ok: false,
+        code: "offline",
+        error: `node ${row.name} is ${row.status}${seen}: it cannot take this now`,
+      };
     }
-    if (!this.platform) return { ok: false, code: "unavailable", error: "the gateway is not connected to NATS yet" };
+    if (!this.platform)
+      return { ok: false, code: "unavailable", error: "the gateway is not connected to NATS yet" };
     return {
       ok: true,
       target: {
@@ -283,8 +288,15 @@ export class NodeCommandService implements EdgeService {
         true,
       );
       const result = answer.ok ? answer.reply : null;
-      this.commands.inc({ cmd: "probe", result: !answer.ok ? answer.code : result?.ok ? "ok" : (result?.err ?? "failed") });
-      if (!answer.ok) return fail(answer.code, answer.code === "timeout" ? `node ${target.name} ${answer.error}` : answer.error);
+      this.commands.inc({
+        cmd: "probe",
+        result: !answer.ok ? answer.code : result?.ok ? "ok" : (result?.err ?? "failed"),
+      });
+      if (!answer.ok)
+        return fail(
+          answer.code,
+          answer.code === "timeout" ? `node ${target.name} ${answer.error}` : answer.error,
+        );
       const { v: _v, id: _id, ok, err, why, ...rest } = answer.reply;
       if (!ok) return fail(err ?? "failed", why ?? `node ${target.name} refused the probe`);
       if (!rest.prb) return fail("bad_reply", `node ${target.name} answered the probe without a result`);

@@ -137,9 +137,10 @@ export function LogViewer(props: { nodeId: string; apps: string[]; status: strin
   return (
     <div className="grid gap-3" data-testid="log-viewer">
       <div className="flex flex-wrap items-end gap-2">
-        <label className="grid gap-1 text-sm">
-          <span>App</span>
+        <div className="grid gap-1 text-sm">
+          <label htmlFor="log-viewer-app">App</label>
           <NativeSelect
+            id="log-viewer-app"
             aria-label="App to tail"
             value={app}
             containerClassName="w-48"
@@ -154,7 +155,7 @@ export function LogViewer(props: { nodeId: string; apps: string[]; status: strin
               </option>
             ))}
           </NativeSelect>
-        </label>
+        </div>
         {session ? (
           <Button type="button" size="sm" variant="outline" onClick={() => setSession(null)}>
             <SquareIcon aria-hidden />
@@ -173,12 +174,24 @@ export function LogViewer(props: { nodeId: string; apps: string[]; status: strin
           </Button>
         )}
         {paused ? (
-          <Button type="button" size="sm" variant="outline" onClick={resume} disabled={!session && held.length === 0}>
+          <Button
+            type="button"
+            size="sm"
+            variant="outline"
+            onClick={resume}
+            disabled={!session && held.length === 0}
+          >
             <PlayIcon aria-hidden />
             Follow{held.length > 0 ? ` (${held.length} new)` : ""}
           </Button>
         ) : (
-          <Button type="button" size="sm" variant="outline" onClick={() => setPaused(true)} disabled={!session}>
+          <Button
+            type="button"
+            size="sm"
+            variant="outline"
+            onClick={() => setPaused(true)}
+            disabled={!session}
+          >
             <PauseIcon aria-hidden />
             Pause
           </Button>
