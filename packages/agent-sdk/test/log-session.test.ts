@@ -8,7 +8,11 @@ describe("app output ring", () => {
     const log = new AppLog(4096);
     const heard: string[] = [];
     log.subscribe((line) => heard.push(line.text));
-    log.write(Buffer.from("plain\r\nbin\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\n\u001b[31mred\u001b[0m\tx\n"));
+    log.write(
+      Buffer.from(
+        "plain\r\nbin\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\n\u001b[31mred\u001b[0m\tx\n",
+      ),
+    );
     log.write(Buffer.from("y".repeat(10_000)));
     log.write(Buffer.from([0x0a, 0x69, 0x6e, 0x20, 0xff, 0x0a]));
     expect(heard.slice(0, 3)).toEqual(["plain", "[binary output: 11 bytes not shown]", "red\tx"]);
