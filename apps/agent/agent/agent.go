@@ -143,6 +143,7 @@ type Agent struct {
 	recent           *recentLog
 	startedAt        time.Time
 	commandsInFlight atomic.Int64
+	logs             logSessions
 }
 
 // Start restores the state, restarts the desired apps, and connects in the background: the agent

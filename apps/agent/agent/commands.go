@@ -34,6 +34,10 @@ func (a *Agent) onCommand(msg *nats.Msg) {
 		a.reject(err)
 		return
 	}
+	if request.Cmd == protocol.CmdLogs || request.Cmd == protocol.CmdCredit || request.Cmd == protocol.CmdCancel {
+		a.onLogCommand(request)
+		return
+	}
 	if a.commandsInFlight.Add(1) > protocol.AgentMaxCommandsInFlight {
 		a.commandsInFlight.Add(-1)
 		why := fmt.Sprintf("the node already runs %d commands", protocol.AgentMaxCommandsInFlight)
@@ -60,6 +64,8 @@ func (a *Agent) answerCommand(request protocol.CommandRequest) (reply protocol.C
 	switch {
 	case protocol.IsAppCommand(request.Cmd):
 		return a.options.Runtime.Operate(request.App, request.Cmd)
+	case request.Cmd == protocol.CmdProbe:
+		return a.runProbe(request)
 	case request.Cmd == protocol.CmdDiag:
 		diag := a.diagnostics()
 		return protocol.CommandReply{OK: true, Diag: &diag}

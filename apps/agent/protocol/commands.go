@@ -26,6 +26,50 @@ var Commands = []string{CmdRestart, CmdStop, CmdStart, CmdHealth, CmdDiag, CmdRe
 // AppCommands act on one app (`app` required).
 var AppCommands = []string{CmdRestart, CmdStop, CmdStart, CmdHealth}
 
+// Streams and probes ride the same path (commands.ts STREAM_COMMANDS; docs/protocol.md "Live logs",
+// "Network probes"); they are not operator one-shot commands.
+const (
+	CmdLogs   = "logs"
+	CmdCredit = "credit"
+	CmdCancel = "cancel"
+	CmdProbe  = "probe"
+)
+
+// WireCommands is every `cmd` a CommandRequest may carry, in the order of commands.ts.
+var WireCommands = []string{CmdRestart, CmdStop, CmdStart, CmdHealth, CmdDiag, CmdReport, CmdLogs, CmdCredit, CmdCancel, CmdProbe}
+
+// Bounds of live logs and probes (commands.ts).
+const (
+	LogMaxTailLines     = 1000
+	LogMaxLineBytes     = 2048
+	LogPartBytes        = 16 * 1024
+	LogMaxCreditBytes   = 256 * 1024
+	LogMaxBudgetBytes   = 8 * 1024 * 1024
+	LogSessionLeaseMs   = 30_000
+	AgentMaxLogSessions = 4
+	AppLogRingBytes     = 256 * 1024
+	ProbeMaxBytes       = 8 * 1024 * 1024
+	ProbeMaxMs          = 15_000
+	ProbeChunkBytes     = 16 * 1024
+	ProbeWindow         = 4
+)
+
+// Why a log session ended (`end` of its last part).
+const (
+	LogEndDone      = "done"
+	LogEndBudget    = "budget"
+	LogEndCancelled = "cancelled"
+	LogEndLapsed    = "lapsed"
+	LogEndAppGone   = "app_gone"
+	LogEndShutdown  = "shutdown"
+)
+
+// LogEndReasons lists every `end`, in the order of commands.ts.
+var LogEndReasons = []string{LogEndDone, LogEndBudget, LogEndCancelled, LogEndLapsed, LogEndAppGone, LogEndShutdown}
+
+// ProbeTargets: the site's leaf server, or the hub.
+var ProbeTargets = []string{"leaf", "hub"}
+
 // IsAppCommand tells whether cmd acts on one app.
 func IsAppCommand(cmd string) bool { return slices.Contains(AppCommands, cmd) }
 
@@ -60,6 +104,15 @@ type CommandRequest struct {
 	ID  string
 	Cmd string
 	App string
+	// logs: lines of history (N), follow (F), byte budget (Bud); logs and credit: credit (Cr).
+	N   *int64
+	F   *bool
+	Bud *int64
+	Cr  *int64
+	// probe: where to, bytes and milliseconds at most.
+	To string
+	By *int64
+	Ms *int64
 }
 
 func (CommandRequest) Type() MessageType { return TypeCommandRequest }
@@ -67,16 +120,41 @@ func (CommandRequest) Type() MessageType { return TypeCommandRequest }
 func (m CommandRequest) toMap() *Map {
 	out := version().Put("id", m.ID).Put("cmd", m.Cmd)
 	putNonEmpty(out, "app", m.App)
+	putOptInt(out, "n", m.N)
+	if m.F != nil {
+		out.Put("f", *m.F)
+	}
+	putOptInt(out, "bud", m.Bud)
+	putOptInt(out, "cr", m.Cr)
+	putNonEmpty(out, "to", m.To)
+	putOptInt(out, "by", m.By)
+	putOptInt(out, "ms", m.Ms)
 	return out
 }
 
 func readCommandRequest(o object) Message {
-	request := CommandRequest{ID: o.pattern("id", commandIDRegexp, commandIDMessage), Cmd: o.enum("cmd", Commands)}
+	request := CommandRequest{ID: o.pattern("id", commandIDRegexp, commandIDMessage), Cmd: o.enum("cmd", WireCommands)}
 	if app := o.optText("app", appNameText); app != nil {
 		request.App = *app
 	}
-	if IsAppCommand(request.Cmd) && !o.has("app") {
-		o.issues.add(o.at("app"), "restart, stop, start and health name an app")
+	request.N = o.optInt("n", 0, LogMaxTailLines)
+	request.F = o.optBool("f")
+	request.Bud = o.optInt("bud", 1, LogMaxBudgetBytes)
+	request.Cr = o.optInt("cr", 0, LogMaxCreditBytes)
+	request.To = o.optEnum("to", ProbeTargets)
+	request.By = o.optInt("by", 1, ProbeMaxBytes)
+	request.Ms = o.optInt("ms", 1, ProbeMaxMs)
+	if (IsAppCommand(request.Cmd) || request.Cmd == CmdLogs) && !o.has("app") {
+		o.issues.add(o.at("app"), "restart, stop, start, health and logs name an app")
+	}
+	if request.Cmd == CmdLogs && request.Bud == nil {
+		o.issues.add(o.at("bud"), "logs carries its byte budget bud")
+	}
+	if request.Cmd == CmdCredit && request.Cr == nil {
+		o.issues.add(o.at("cr"), "credit carries cr")
+	}
+	if request.Cmd == CmdProbe && (request.To == "" || request.By == nil || request.Ms == nil) {
+		o.issues.add(o.at("to"), "probe carries to, by and ms")
 	}
 	return request
 }
@@ -130,6 +208,24 @@ type CommandReply struct {
 	Hl   *HealthResult
 	Diag *Diagnostics
 	Rep  *ReportSequences
+	Lg   *LogPart
+	Prb  *ProbeResult
+}
+
+// LogPart is one part of a live log session's stream.
+type LogPart struct {
+	P    int64
+	L    []string
+	Lost int64
+	End  string
+}
+
+// ProbeResult is what a throughput probe measured.
+type ProbeResult struct {
+	To  string
+	By  int64
+	Ms  int64
+	Via *string
 }
 
 func (CommandReply) Type() MessageType { return TypeCommandReply }
@@ -151,6 +247,23 @@ func (m CommandReply) toMap() *Map {
 	}
 	if m.Rep != nil {
 		out.Put("rep", NewMap().Put("st", m.Rep.St).Put("mx", m.Rep.Mx))
+	}
+	if m.Lg != nil {
+		lines := m.Lg.L
+		if lines == nil {
+			lines = []string{}
+		}
+		lg := NewMap().Put("p", m.Lg.P).Put("l", strings2any(lines))
+		if m.Lg.Lost > 0 {
+			lg.Put("lost", m.Lg.Lost)
+		}
+		putNonEmpty(lg, "end", m.Lg.End)
+		out.Put("lg", lg)
+	}
+	if m.Prb != nil {
+		prb := NewMap().Put("to", m.Prb.To).Put("by", m.Prb.By).Put("ms", m.Prb.Ms)
+		putOptString(prb, "via", m.Prb.Via)
+		out.Put("prb", prb)
 	}
 	return out
 }
@@ -191,6 +304,24 @@ func readCommandReply(o object) Message {
 	if o.has("rep") {
 		if rep, ok := o.sub("rep"); ok {
 			reply.Rep = &ReportSequences{St: rep.int("st", 0, maxSafeInteger), Mx: rep.int("mx", 0, maxSafeInteger)}
+		}
+	}
+	if o.has("lg") {
+		if lg, ok := o.sub("lg"); ok {
+			part := &LogPart{P: lg.int("p", 0, maxSafeInteger), End: lg.optEnum("end", LogEndReasons)}
+			part.L = lg.stringList("l", 0, LogMaxTailLines, text{0, LogMaxLineBytes + 64}, false)
+			if lost := lg.optInt("lost", 0, maxSafeInteger); lost != nil {
+				part.Lost = *lost
+			}
+			reply.Lg = part
+		}
+	}
+	if o.has("prb") {
+		if prb, ok := o.sub("prb"); ok {
+			reply.Prb = &ProbeResult{
+				To: prb.enum("to", ProbeTargets), By: prb.int("by", 0, maxSafeInteger),
+				Ms: prb.int("ms", 0, maxSafeInteger), Via: prb.optText("via", text{0, 256}),
+			}
 		}
 	}
 	if reply.OK == o.has("err") {

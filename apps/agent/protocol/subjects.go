@@ -21,6 +21,10 @@ const (
 	UpArt   = "art"
 	// UpCmd carries command replies (core publish); requests come down on DownSubject.
 	UpCmd = "cmd"
+	// UpPrb carries a hub probe's chunks (request/reply, answered by the gateway that asked).
+	UpPrb = "prb"
+	// UpSink carries a leaf probe's chunks: nobody subscribes, the leaf server drops them.
+	UpSink = "sink"
 )
 
 // DurableUpTypes go through JetStream (stream EF_UP), buffered in the outbox while offline.

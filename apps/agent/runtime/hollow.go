@@ -24,6 +24,8 @@ type hollowInstance struct {
 	// restarts by operators (the only restarts a hollow app has); why: an operator's stop.
 	restarts int64
 	why      string
+	// log is made at the first log session (thousands of hollow nodes keep no rings unasked).
+	log *AppLog
 }
 
 // Hollow pretends to run apps: state transitions on timers (pending → [pulling →] starting →
@@ -156,6 +158,21 @@ func (h *Hollow) Instances() []protocol.InstanceStatus {
 	return out
 }
 
+// AppLog is a hollow app's "output": a line per operator action since the first session asked.
+func (h *Hollow) AppLog(app string) *AppLog {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	instance := h.apps[app]
+	if instance == nil {
+		return nil
+	}
+	if instance.log == nil {
+		instance.log = NewAppLog(16 * 1024)
+		instance.log.Append("hollow: " + app + " " + instance.release.Version + " is " + instance.state)
+	}
+	return instance.log
+}
+
 // Operate answers like a real runtime, without processes: restart counts, stop holds, health is healthy.
 func (h *Hollow) Operate(app, command string) protocol.CommandReply {
 	h.mu.Lock()
@@ -181,7 +198,11 @@ func (h *Hollow) Operate(app, command string) protocol.CommandReply {
 	case protocol.CmdStop:
 		instance.state, instance.why = protocol.StateStopped, "stopped by an operator"
 	}
+	log := instance.log
 	h.mu.Unlock()
+	if log != nil {
+		log.Append("hollow: " + app + " " + command + " by an operator")
+	}
 	h.emit()
 	for _, status := range h.Instances() {
 		if status.App == app {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -45,6 +46,9 @@ type ProcessOptions struct {
 	Backoff  RestartBackoff
 	Logger   *slog.Logger
 	OnChange func()
+	// Output, when set, also gets the app's stdout and stderr (live log sessions read it); the
+	// output then goes through a pipe the agent copies, instead of straight to the file.
+	Output *AppLog
 }
 
 // Process is one app version as a real process group.
@@ -137,10 +141,22 @@ func (p *Process) Start() {
 	cmd.Env = p.environment()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	output, err := openOutputLog(p.options.AppDir)
+	var keepOpen *os.File
 	if err == nil {
-		cmd.Stdout, cmd.Stderr = output, output
+		if ring := p.options.Output; ring != nil {
+			tee := io.MultiWriter(&bestEffortWriter{w: output}, ring)
+			cmd.Stdout, cmd.Stderr = tee, tee
+			// Children the app left behind may hold the pipe: Wait does not wait for them.
+			cmd.WaitDelay = 2 * time.Second
+			keepOpen = output
+		} else {
+			cmd.Stdout, cmd.Stderr = output, output
+		}
 		err = cmd.Start()
-		output.Close()
+		if keepOpen == nil || err != nil {
+			output.Close()
+			keepOpen = nil
+		}
 	}
 	if err != nil {
 		p.mu.Unlock()
@@ -168,6 +184,9 @@ func (p *Process) Start() {
 	p.options.Logger.Info("app process started", "app", p.options.App, "pid", cmd.Process.Pid)
 	go func() {
 		err := cmd.Wait()
+		if keepOpen != nil {
+			keepOpen.Close()
+		}
 		close(exited)
 		p.onExit(generation, describeExit(cmd, err))
 	}()
@@ -470,6 +489,22 @@ func describeExit(cmd *exec.Cmd, err error) string {
 		return "killed by " + unix.SignalName(status.Signal())
 	}
 	return fmt.Sprintf("exited with code %d", state.ExitCode())
+}
+
+// bestEffortWriter stops writing after its first error (a full disk) and keeps answering success:
+// the app must not stall or die because its output log cannot be written.
+type bestEffortWriter struct {
+	w      io.Writer
+	failed bool
+}
+
+func (b *bestEffortWriter) Write(data []byte) (int, error) {
+	if !b.failed {
+		if _, err := b.w.Write(data); err != nil {
+			b.failed = true
+		}
+	}
+	return len(data), nil
 }
 
 func openOutputLog(appDir string) (*os.File, error) {

@@ -114,6 +114,17 @@ func (r *Runtime) Put(app, version string, spec protocol.RunSpec, art *protocol.
 	slot.Put(Release{Version: version, Spec: spec, Art: art})
 }
 
+// AppLog is the app's recent output; nil for an app this node does not have.
+func (r *Runtime) AppLog(app string) *AppLog {
+	r.mu.Lock()
+	slot := r.apps[app]
+	r.mu.Unlock()
+	if slot == nil {
+		return nil
+	}
+	return slot.log
+}
+
 // Operate runs an operator's app command (the agent sets the reply's id).
 func (r *Runtime) Operate(app, command string) protocol.CommandReply {
 	r.mu.Lock()

@@ -92,6 +92,8 @@ type probation struct {
 type Slot struct {
 	options SlotOptions
 	queue   serialQueue
+	// log is the app's recent output across versions and restarts (live log sessions).
+	log *AppLog
 
 	mu          sync.Mutex
 	desired     *Release
@@ -117,7 +119,7 @@ func NewSlot(options SlotOptions) *Slot {
 	if options.ProgressInterval == 0 {
 		options.ProgressInterval = 2 * time.Second
 	}
-	s := &Slot{options: options}
+	s := &Slot{options: options, log: NewAppLog(0)}
 	s.queue.add(func() {
 		if options.After != nil {
 			<-options.After
@@ -586,6 +588,7 @@ func (s *Slot) newProcess(release Release, workDir string) *Process {
 	return NewProcess(ProcessOptions{
 		App: s.options.App, Version: release.Version, Spec: release.Spec,
 		AppDir: s.options.AppDir, WorkDir: workDir, Backoff: s.options.Backoff, Logger: s.options.Logger,
+		Output: s.log,
 		OnChange: func() {
 			s.checkProbation()
 			s.emit()

@@ -119,6 +119,12 @@ const gatewayEnvSchema = {
   // Node commands in flight (per replica): per organization, and per node (docs/protocol.md, "Commands").
   GATEWAY_COMMANDS_PER_ORG: integerInRange("GATEWAY_COMMANDS_PER_ORG", 1, 10_000, 32),
   GATEWAY_COMMANDS_PER_NODE: integerInRange("GATEWAY_COMMANDS_PER_NODE", 1, 16, 1),
+  // Live log sessions (per replica) and throughput probes (per replica; one per node at a time).
+  GATEWAY_LOG_SESSIONS_PER_ORG: integerInRange("GATEWAY_LOG_SESSIONS_PER_ORG", 1, 10_000, 16),
+  GATEWAY_LOG_SESSIONS_PER_NODE: integerInRange("GATEWAY_LOG_SESSIONS_PER_NODE", 1, 4, 2),
+  // A log viewer that has not polled for this long left: its session is cancelled on the node.
+  GATEWAY_LOG_VIEWER_LEASE_MS: integerInRange("GATEWAY_LOG_VIEWER_LEASE_MS", 1_000, 600_000, 15_000),
+  GATEWAY_PROBES_PER_ORG: integerInRange("GATEWAY_PROBES_PER_ORG", 1, 1_000, 4),
   // Enrollment attempts that fail (bad token, bad proof, malformed) are budgeted: this many at
   // once, refilled this many a second; past it agents are told to ask again later.
   GATEWAY_ENROLL_FAILURE_BURST: integerInRange("GATEWAY_ENROLL_FAILURE_BURST", 1, 1_000_000, 200),

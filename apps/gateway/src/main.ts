@@ -8,6 +8,7 @@ import { ArtifactService } from "./artifacts/artifact-service.js";
 import { ArtifactBuckets } from "./artifacts/bucket.js";
 import { ArtifactImporter } from "./artifacts/importer.js";
 import { createGatewayDatabase } from "./db.js";
+import { LogSessionService } from "./edge/commands/log-sessions.js";
 import { NodeCommandService } from "./edge/commands/node-command-service.js";
 import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
@@ -102,6 +103,14 @@ const nodeCommands = new NodeCommandService(
     perOrganization: env.GATEWAY_COMMANDS_PER_ORG,
     perNode: env.GATEWAY_COMMANDS_PER_NODE,
   },
+  { perOrganization: env.GATEWAY_LOG_SESSIONS_PER_ORG, perNode: env.GATEWAY_LOG_SESSIONS_PER_NODE },
+  { perOrganization: env.GATEWAY_PROBES_PER_ORG, perNode: 1 },
+);
+// Live log sessions ride the command path (docs/protocol.md, "Live logs").
+const logSessions = new LogSessionService(
+  nodeCommands,
+  logger.child({ component: "log-sessions" }),
+  env.GATEWAY_LOG_VIEWER_LEASE_MS,
 );
 const server = createHttpServer({
   health,
@@ -118,6 +127,7 @@ const server = createHttpServer({
     enrollCredentials: enrollment?.secrets.enroll.userCreds ?? null,
     artifacts,
     nodeCommands,
+    logSessions,
   },
 });
 
@@ -178,7 +188,7 @@ edgeServices.push(
     logger.child({ component: "artifact-importer" }),
   ),
 );
-edgeServices.push(nodeCommands);
+edgeServices.push(nodeCommands, logSessions);
 // Rollouts: driven here, next to the desired publisher that turns their commits into deltas.
 edgeServices.push(
   new RolloutController(

@@ -77,6 +77,24 @@ async function command(
   return { status: response.status, ...json };
 }
 
+async function internal<T>(path: string, body: unknown): Promise<{ status: number; json: T }> {
+  const response = await fetch(`${gateway.baseUrl}/internal/orgs/${organizationId}/${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${internalToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as T };
+}
+
+interface Poll {
+  sessionId: string;
+  lines: string[];
+  lost: number;
+  bytes: number;
+  ended: boolean;
+  endReason: string | null;
+}
+
 async function one(body: Record<string, unknown>): Promise<Outcome> {
   const answer = await command(body);
   expect(answer.status, answer.error).toBe(200);
@@ -107,6 +125,7 @@ beforeAll(async () => {
     GATEWAY_METRICS_INTERVAL_S: "60",
     GATEWAY_LIVENESS_FLUSH_MS: "200",
     GATEWAY_DESIRED_RESCAN_MS: "1000",
+    GATEWAY_LOG_VIEWER_LEASE_MS: "2000",
   });
   await gateway.waitForReadyz(200);
   platform = await connect({
@@ -173,7 +192,18 @@ beforeAll(async () => {
       version: "1.0.0",
       artifactUrl: "builtin:vision",
       runSpec: {
-        command: [process.execPath, "-e", "setInterval(() => {}, 1000)", marker],
+        // Writes a line every 100 ms (live logs read it), a binary burst and an enormous line once.
+        command: [
+          process.execPath,
+          "-e",
+          [
+            "let i = 0;",
+            "process.stdout.write(Buffer.from([0, 1, 2, 3, 255, 254, 0, 7, 8, 10]));",
+            "console.log('huge ' + 'x'.repeat(100000));",
+            "setInterval(() => console.log('tick ' + i++), 100);",
+          ].join(" "),
+          marker,
+        ],
         health: { exec: ["true"], intervalSeconds: 1 },
         stopGraceSeconds: 2,
       },
@@ -330,5 +360,145 @@ describe(`node commands (${agentUnderTest.kind} agent)`, () => {
     expect(huge.error).toContain("limit");
     // The gateway lives on.
     expect((await fetch(`${gateway.baseUrl}/healthz`)).status).toBe(200);
+  });
+
+  it("tails an app's logs: history, then new lines as the viewer polls; binary and enormous lines sanitized", async () => {
+    const opened = await internal<{ ok: boolean; poll: Poll; code?: string; error?: string }>(
+      "log-sessions",
+      {
+        nodeId,
+        app: "vision",
+        tail: 0,
+      },
+    );
+    expect(opened.status).toBe(200);
+    expect(opened.json.ok, `${opened.json.error} ${agentLog.slice(-1500)}`).toBe(true);
+    const session = opened.json.poll.sessionId;
+    const seen = [...opened.json.poll.lines];
+    const ticks = () => seen.filter((line) => /^tick \d+$/.test(line)).map((line) => Number(line.slice(5)));
+    await waitFor(
+      "new lines stream in",
+      async () => {
+        const poll = await internal<{ poll: Poll }>(`log-sessions/${session}/poll`, {});
+        expect(poll.status).toBe(200);
+        seen.push(...poll.json.poll.lines);
+        return ticks().length >= 60 ? true : undefined;
+      },
+      20_000,
+    );
+    // In order, none lost, no line over the limit.
+    const numbers = ticks();
+    for (let index = 1; index < numbers.length; index++)
+      expect(numbers[index]).toBeGreaterThan(numbers[index - 1] as number);
+    for (const line of seen) expect(Buffer.byteLength(line)).toBeLessThan(2200);
+    const close = await internal<{ closed: boolean }>(`log-sessions/${session}/close`, {});
+    expect(close.json.closed).toBe(true);
+    const after = await internal<{ error: string }>(`log-sessions/${session}/poll`, {});
+    expect(after.status).toBe(404);
+  });
+
+  it("logs from the start of the app's output: the binary burst and the enormous line come sanitized", async () => {
+    const restarted = await one({ nodeIds: [nodeId], cmd: "restart", app: "vision" });
+    expect(restarted.ok, restarted.error).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const opened = await internal<{ ok: boolean; poll: Poll }>("log-sessions", {
+      nodeId,
+      app: "vision",
+      tail: 1000,
+      follow: false,
+    });
+    expect(opened.json.ok).toBe(true);
+    const lines = [...opened.json.poll.lines];
+    let poll = opened.json.poll;
+    while (!poll.ended) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      poll = (await internal<{ poll: Poll }>(`log-sessions/${opened.json.poll.sessionId}/poll`, {})).json
+        .poll;
+      lines.push(...poll.lines);
+    }
+    expect(poll.endReason).toBe("done");
+    expect(lines.some((line) => line.startsWith("[binary output:"))).toBe(true);
+    const huge = lines.find((line) => line.startsWith("huge xxx"));
+    expect(huge).toMatch(/bytes cut\]$/);
+    expect(Buffer.byteLength(huge ?? "")).toBeLessThan(2200);
+  });
+
+  it("a session stops on the node when the viewer leaves; a session ends at its byte budget", async () => {
+    // The history (the enormous line, cut to 2 KiB, and the ticks) is more than the budget.
+    const budgeted = await internal<{ ok: boolean; poll: Poll }>("log-sessions", {
+      nodeId,
+      app: "vision",
+      tail: 1000,
+      budgetBytes: 4096,
+    });
+    expect(budgeted.json.ok).toBe(true);
+    const id = budgeted.json.poll.sessionId;
+    const ended = await waitFor(
+      "budget reached",
+      async () => {
+        const poll = (await internal<{ poll: Poll }>(`log-sessions/${id}/poll`, {})).json.poll;
+        return poll.ended ? poll : undefined;
+      },
+      20_000,
+    );
+    expect(ended.endReason).toBe("budget");
+    expect(ended.bytes).toBeLessThanOrEqual(4096);
+    // A viewer that stops polling: the gateway cancels the session on the node.
+    const left = await internal<{ ok: boolean; poll: Poll }>("log-sessions", {
+      nodeId,
+      app: "vision",
+      tail: 0,
+    });
+    expect(left.json.ok).toBe(true);
+    const leftId = left.json.poll.sessionId;
+    await waitFor(
+      "the node ended the session",
+      async () =>
+        new RegExp(
+          `log session ended.*${leftId}.*cancelled|${leftId}.*log session ended.*cancelled|log session ended.*cancelled.*${leftId}`,
+        ).test(agentLog)
+          ? true
+          : undefined,
+      10_000,
+    );
+    expect((await internal(`log-sessions/${leftId}/poll`, {})).status).toBe(404);
+    // Refusals: an unknown app, another organization's node; a bad field is a 400 naming it.
+    const unknown = await internal<{ ok: boolean; code: string }>("log-sessions", { nodeId, app: "nope" });
+    expect(unknown.json).toMatchObject({ ok: false, code: "unknown_app" });
+    const bad = await internal<{ error: string }>("log-sessions", { nodeId, app: "vision", tail: -1 });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toContain("tail");
+  });
+
+  it("per node limits on log sessions say why", async () => {
+    const a = await internal<{ ok: boolean; poll: Poll }>("log-sessions", { nodeId, app: "vision", tail: 0 });
+    const b = await internal<{ ok: boolean; poll: Poll }>("log-sessions", { nodeId, app: "vision", tail: 0 });
+    const c = await internal<{ ok: boolean; code: string; error: string }>("log-sessions", {
+      nodeId,
+      app: "vision",
+      tail: 0,
+    });
+    expect(a.json.ok && b.json.ok).toBe(true);
+    expect(c.json).toMatchObject({ ok: false, code: "busy" });
+    expect(c.json.error).toMatch(/node already has 2 log sessions in flight/);
+    for (const session of [a, b]) await internal(`log-sessions/${session.json.poll.sessionId}/close`, {});
+  });
+
+  it("runs a throughput probe to the leaf and to the hub, within its bounds", async () => {
+    for (const to of ["leaf", "hub"]) {
+      const { json } = await internal<{
+        result: Outcome & { result?: { prb?: { to: string; by: number; ms: number } } };
+      }>("node-probes", { nodeId, to, bytes: 512 * 1024, ms: 5_000 });
+      expect(json.result.ok, `${to}: ${json.result.error} ${agentLog.slice(-1500)}`).toBe(true);
+      const prb = json.result.result?.prb;
+      expect(prb?.to).toBe(to);
+      expect(prb?.by).toBeGreaterThan(0);
+      expect(prb?.by).toBeLessThanOrEqual(512 * 1024 + 16 * 1024);
+      expect(prb?.ms).toBeGreaterThan(0);
+      expect(prb?.ms).toBeLessThan(8_000);
+    }
+    const bad = await internal<{ error: string }>("node-probes", { nodeId, to: "moon", bytes: 1, ms: 100 });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toContain("to");
   });
 });

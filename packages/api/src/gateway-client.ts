@@ -259,3 +259,103 @@ export async function runNodeCommand(
   );
   return results;
 }
+
+/** A log session's state as the gateway answers a poll (apps/gateway/src/edge/commands/log-sessions.ts). */
+const logPollSchema = z.object({
+  sessionId: z.string(),
+  nodeId: z.string(),
+  app: z.string(),
+  lines: z.array(z.string()),
+  lost: z.number(),
+  bytes: z.number(),
+  budgetBytes: z.number(),
+  ended: z.boolean(),
+  endReason: z.string().nullable(),
+});
+export type LogPollAnswer = z.infer<typeof logPollSchema>;
+
+export type LogOpenAnswer = { ok: true; poll: LogPollAnswer } | { ok: false; code: string; error: string };
+
+/** Opens a live log session on a node; waits for its history (or the refusal). */
+export function openLogSession(
+  gateway: GatewayConnection | null,
+  input: {
+    organizationId: string;
+    nodeId: string;
+    app: string;
+    tail: number;
+    follow: boolean;
+    budgetBytes: number;
+  },
+): Promise<LogOpenAnswer> {
+  const { organizationId, ...body } = input;
+  return call(
+    gateway,
+    `/internal/orgs/${encodeURIComponent(organizationId)}/log-sessions`,
+    { method: "POST", body, timeoutMs: 20_000 },
+    z.union([
+      z.object({ ok: z.literal(true), poll: logPollSchema }),
+      z.object({ ok: z.literal(false), code: z.string(), error: z.string() }),
+    ]),
+  );
+}
+
+/** The viewer's poll (also its heartbeat): NOT_FOUND when the session is gone. */
+export async function pollLogSession(
+  gateway: GatewayConnection | null,
+  input: { organizationId: string; sessionId: string },
+): Promise<LogPollAnswer> {
+  const { poll } = await call(
+    gateway,
+    `/internal/orgs/${encodeURIComponent(input.organizationId)}/log-sessions/${encodeURIComponent(input.sessionId)}/poll`,
+    { method: "POST", body: {} },
+    z.object({ poll: logPollSchema }),
+  );
+  return poll;
+}
+
+export async function closeLogSession(
+  gateway: GatewayConnection | null,
+  input: { organizationId: string; sessionId: string },
+): Promise<boolean> {
+  const { closed } = await call(
+    gateway,
+    `/internal/orgs/${encodeURIComponent(input.organizationId)}/log-sessions/${encodeURIComponent(input.sessionId)}/close`,
+    { method: "POST", body: {} },
+    z.object({ closed: z.boolean() }),
+  );
+  return closed;
+}
+
+const probeAnswerSchema = z.union([
+  z.object({
+    nodeId: z.string(),
+    ok: z.literal(true),
+    ms: z.number(),
+    result: z.object({
+      prb: z.object({
+        to: z.enum(["leaf", "hub"]),
+        by: z.number(),
+        ms: z.number(),
+        via: z.string().optional(),
+      }),
+    }),
+  }),
+  z.object({ nodeId: z.string(), ok: z.literal(false), ms: z.number(), code: z.string(), error: z.string() }),
+]);
+export type ProbeAnswer = z.infer<typeof probeAnswerSchema>;
+
+/** Runs a throughput probe from a node; waits for it (its time bound plus a margin). */
+export async function runNodeProbe(
+  gateway: GatewayConnection | null,
+  input: { organizationId: string; nodeId: string; to: "leaf" | "hub"; bytes: number; ms: number },
+): Promise<ProbeAnswer> {
+  const { organizationId, ...body } = input;
+  const { result } = await call(
+    gateway,
+    `/internal/orgs/${encodeURIComponent(organizationId)}/node-probes`,
+    { method: "POST", body, timeoutMs: input.ms + 10_000 },
+    z.object({ result: probeAnswerSchema }),
+  );
+  return result;
+}

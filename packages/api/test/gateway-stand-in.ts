@@ -45,6 +45,17 @@ export async function startGatewayStandIn(secret = "s".repeat(40)): Promise<Gate
       const bytes = body as Buffer;
       return send(200, { sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length });
     }
+    // Probes: every node measures 1 MiB in 100 ms; log sessions: every node is offline (the real
+    // paths are tested in node-logs-probes.test.ts against a real gateway).
+    if (req.method === "POST" && /^\/internal\/orgs\/[^/]+\/node-probes$/.test(req.url ?? "")) {
+      const { nodeId, to } = body as { nodeId: string; to: string };
+      return send(200, {
+        result: { nodeId, ok: true, ms: 120, result: { prb: { to, by: 1048576, ms: 100 } } },
+      });
+    }
+    if (req.method === "POST" && /^\/internal\/orgs\/[^/]+\/log-sessions$/.test(req.url ?? "")) {
+      return send(200, { ok: false, code: "offline", error: "node is offline" });
+    }
     // Node commands: every node answers as an offline node does (the real path is tested in
     // node-commands.test.ts against a real gateway, and end to end in apps/gateway).
     if (req.method === "POST" && /^\/internal\/orgs\/[^/]+\/node-commands$/.test(req.url ?? "")) {

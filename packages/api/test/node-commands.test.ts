@@ -187,7 +187,7 @@ describe("node commands", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const again = await caller(members.operator).node.command({ id: id("cmd-slow"), command: "report" });
     expect(again.results[0]).toMatchObject({ ok: false, code: "busy" });
-    expect(again.results[0]?.error).toMatch(/node already runs 1 command/);
+    expect(again.results[0]?.error).toMatch(/node already has 1 command in flight/);
     // Organization limit 3 (GATEWAY_COMMANDS_PER_ORG): the slow one holds one slot.
     behaviour.set(nodes["cmd-c"]?.wid ?? "", { delayMs: 1_000, answer: "ok" });
     behaviour.set(nodes["cmd-d"]?.wid ?? "", { delayMs: 1_000, answer: "ok" });

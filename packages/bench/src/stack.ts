@@ -21,7 +21,8 @@ import { killProcessGroup, stopProcessGroup } from "./process-group.js";
  */
 
 export const REPO_ROOT = join(import.meta.dirname, "../../..");
-export const PROFILE = process.env.EDGEFLEET_BENCH_PROFILE === "scale" ? "scale" : "bench";
+/** `bench` unless a benchmark's `--profile` set EDGEFLEET_BENCH_PROFILE before importing this. */
+export const PROFILE = process.env.EDGEFLEET_BENCH_PROFILE ?? "bench";
 export const VAR_DIR = join(REPO_ROOT, "var", PROFILE);
 export const LOG_DIR = join(VAR_DIR, "logs");
 const PID_DIR = join(VAR_DIR, "pids");

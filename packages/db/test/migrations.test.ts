@@ -39,6 +39,7 @@ describe("migrations", () => {
       "desired_app_removal",
       "enrollment_token",
       "membership",
+      "network_probe",
       "node",
       "node_status_event",
       "organization",

@@ -121,6 +121,7 @@ describe("tenantDb reads", () => {
         "DesiredAppRemoval",
         "EnrollmentToken",
         "Membership",
+        "NetworkProbe",
         "Node",
         "NodeStatusEvent",
         "PushActionUse",

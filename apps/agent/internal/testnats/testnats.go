@@ -413,3 +413,6 @@ func (p *Platform) Command(request protocol.CommandRequest, timeout time.Duratio
 		}
 	}
 }
+
+// Conn is the platform side's connection (to stand in for the gateway in tests: probe answers).
+func (p *Platform) Conn() *nats.Conn { return p.nc }

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { COMMANDS } from "@edgefleet/agent-sdk/protocol";
+import { COMMANDS, PROBE_MAX_BYTES, PROBE_MAX_MS, PROBE_TARGETS } from "@edgefleet/agent-sdk/protocol";
 import { z } from "zod";
 import { type ArtifactService, OrganizationNotFoundError } from "../artifacts/artifact-service.js";
 import { ArtifactStoreUnavailableError, SHA256_HEX } from "../artifacts/bucket.js";
@@ -10,6 +10,7 @@ import {
   ArtifactTooLargeError,
   ArtifactTruncatedError,
 } from "../artifacts/store-artifact.js";
+import { type LogSessionService, openLogSessionRequest } from "../edge/commands/log-sessions.js";
 import type { NodeCommandService } from "../edge/commands/node-command-service.js";
 import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sites/leaf-bundle.js";
 
@@ -29,6 +30,11 @@ import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sit
  *   GET  /internal/orgs/{orgId}/artifacts/{sha256} → {sha256, size}, 404 when not in that org's bucket
  *   POST /internal/orgs/{orgId}/node-commands {nodeIds, cmd, app?, timeoutMs?} → {results: [one per
  *        node: {nodeId, ok, ms, result} | {nodeId, ok: false, ms, code, error}]}; waits for the nodes
+ *   POST /internal/orgs/{orgId}/node-probes {nodeId, to, bytes, ms} → {result: one node's outcome}
+ *   POST /internal/orgs/{orgId}/log-sessions {nodeId, app, tail?, follow?, budgetBytes?} →
+ *        {ok: true, poll} | {ok: false, code, error}; waits for the history
+ *   POST /internal/orgs/{orgId}/log-sessions/{sessionId}/poll → {poll}; 404 when no such session
+ *   POST /internal/orgs/{orgId}/log-sessions/{sessionId}/close → {closed}
  */
 export interface InternalApiDeps {
   /** Shared secret; undefined turns the internal API off (503). */
@@ -42,7 +48,9 @@ export interface InternalApiDeps {
   /** Artifact upload/import into the organizations' object store buckets. */
   artifacts?: ArtifactService | null;
   /** Commands to nodes over NATS. */
-  nodeCommands?: Pick<NodeCommandService, "run"> | null;
+  nodeCommands?: Pick<NodeCommandService, "run" | "probe"> | null;
+  /** Live log sessions over NATS. */
+  logSessions?: Pick<LogSessionService, "open" | "poll" | "close"> | null;
 }
 
 export const INTERNAL_PREFIX = "/internal/";
@@ -50,6 +58,18 @@ const LEAF_BUNDLE_PATH = /^\/internal\/sites\/([^/]+)\/leaf-bundle$/;
 const ENROLL_CREDENTIALS_PATH = "/internal/enroll-credentials";
 const ARTIFACTS_PATH = /^\/internal\/orgs\/([^/]+)\/artifacts(?:\/(import|[^/]+))?$/;
 const NODE_COMMANDS_PATH = /^\/internal\/orgs\/([^/]+)\/node-commands$/;
+const NODE_PROBES_PATH = /^\/internal\/orgs\/([^/]+)\/node-probes$/;
+const LOG_SESSIONS_PATH =
+  /^\/internal\/orgs\/([^/]+)\/log-sessions(?:\/([A-Za-z0-9_-]{1,32})\/(poll|close))?$/;
+
+export const nodeProbeRequest = z
+  .object({
+    nodeId: z.uuid(),
+    to: z.enum(PROBE_TARGETS),
+    bytes: z.int().min(1).max(PROBE_MAX_BYTES),
+    ms: z.int().min(100).max(PROBE_MAX_MS),
+  })
+  .strict();
 
 /** Most nodes one command call names (a console selection page); diagnostics name one. */
 export const MAX_COMMAND_NODES = 100;
@@ -111,6 +131,12 @@ export function internalRouteOf(path: string): string | null {
   if (path === ENROLL_CREDENTIALS_PATH) return ENROLL_CREDENTIALS_PATH;
   if (LEAF_BUNDLE_PATH.test(path)) return "/internal/sites/:siteId/leaf-bundle";
   if (NODE_COMMANDS_PATH.test(path)) return "/internal/orgs/:orgId/node-commands";
+  if (NODE_PROBES_PATH.test(path)) return "/internal/orgs/:orgId/node-probes";
+  const logs = LOG_SESSIONS_PATH.exec(path);
+  if (logs)
+    return logs[3]
+      ? `/internal/orgs/:orgId/log-sessions/:id/${logs[3]}`
+      : "/internal/orgs/:orgId/log-sessions";
   const artifacts = ARTIFACTS_PATH.exec(path);
   if (artifacts) {
     if (artifacts[2] === undefined) return "/internal/orgs/:orgId/artifacts";
@@ -172,6 +198,10 @@ export async function handleInternalRequest(
     }
     const commandsOrg = NODE_COMMANDS_PATH.exec(path)?.[1];
     if (commandsOrg !== undefined) return await handleNodeCommands(deps, req, res, commandsOrg);
+    const probesOrg = NODE_PROBES_PATH.exec(path)?.[1];
+    if (probesOrg !== undefined) return await handleNodeProbes(deps, req, res, probesOrg);
+    const logRoute = LOG_SESSIONS_PATH.exec(path);
+    if (logRoute) return await handleLogSessions(deps, req, res, logRoute[1] ?? "", logRoute[2], logRoute[3]);
     const artifactRoute = ARTIFACTS_PATH.exec(path);
     if (artifactRoute) return await handleArtifacts(deps, req, res, artifactRoute[1] ?? "", artifactRoute[2]);
     const siteId = LEAF_BUNDLE_PATH.exec(path)?.[1];
@@ -289,4 +319,52 @@ async function handleNodeCommands(
     ...(app !== undefined ? { app } : {}),
   });
   return { status: 200, body: { results } };
+}
+
+function issuesText(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+}
+
+function requireOrganization(organizationId: string): void {
+  if (!z.uuid().safeParse(organizationId).success) {
+    throw new HttpError(404, `organization ${organizationId} not found`);
+  }
+}
+
+async function handleNodeProbes(
+  deps: InternalApiDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  organizationId: string,
+): Promise<{ status: number; body: unknown }> {
+  requireMethod(req, res, "POST");
+  requireOrganization(organizationId);
+  const parsed = nodeProbeRequest.safeParse(await readJson(req));
+  if (!parsed.success) throw new HttpError(400, issuesText(parsed.error));
+  if (!deps.nodeCommands) throw new HttpError(503, "node probes are not available on this gateway");
+  const result = await deps.nodeCommands.probe({ organizationId, ...parsed.data });
+  return { status: 200, body: { result } };
+}
+
+async function handleLogSessions(
+  deps: InternalApiDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  organizationId: string,
+  sessionId: string | undefined,
+  action: string | undefined,
+): Promise<{ status: number; body: unknown }> {
+  requireMethod(req, res, "POST");
+  requireOrganization(organizationId);
+  const sessions = deps.logSessions;
+  if (!sessions) throw new HttpError(503, "live logs are not available on this gateway");
+  if (sessionId === undefined) {
+    const parsed = openLogSessionRequest.safeParse(await readJson(req));
+    if (!parsed.success) throw new HttpError(400, issuesText(parsed.error));
+    return { status: 200, body: await sessions.open(organizationId, parsed.data) };
+  }
+  if (action === "close") return { status: 200, body: { closed: sessions.close(organizationId, sessionId) } };
+  const poll = sessions.poll(organizationId, sessionId);
+  if (!poll) throw new HttpError(404, `log session ${sessionId} not found (it ended, or the viewer left)`);
+  return { status: 200, body: { poll } };
 }

@@ -13,6 +13,7 @@ import { type Logger, silentLogger } from "../logger.js";
 import type { HostSampler } from "../metrics/host.js";
 import {
   AGENT_MAX_COMMANDS_IN_FLIGHT,
+  AGENT_MAX_LOG_SESSIONS,
   agentDownSubject,
   agentUpSubject,
   type CommandReply,
@@ -32,7 +33,9 @@ import { AGENT_VERSION } from "../version.js";
 import { type BackoffPolicy, type ConnectPacer, fullJitterDelay, ReconnectBackoff } from "./backoff.js";
 import { answerCommand, encodeCommandReply, RecentLog } from "./commands.js";
 import { ControlBytes } from "./control-bytes.js";
+import { LogSession } from "./log-session.js";
 import { type Outbox, SerialQueue } from "./outbox.js";
+import { runProbe } from "./probe.js";
 import type { AgentState, StateStore } from "./state-store.js";
 
 export interface AgentOptions {
@@ -125,6 +128,9 @@ export class Agent {
   private readonly recentLog = new RecentLog();
   private readonly startedAt = Date.now();
   private commandsInFlight = 0;
+  /** Live log sessions by request id (docs/protocol.md, "Live logs"). */
+  private readonly logSessions = new Map<string, LogSession>();
+  private leaseTimer: NodeJS.Timeout | undefined;
 
   private constructor(private readonly options: AgentOptions) {
     this.logger = this.recentLog.tee(options.logger ?? silentLogger);
@@ -178,6 +184,8 @@ export class Agent {
   async stop(flushTimeoutMs = 5_000): Promise<void> {
     if (this.stopping.signal.aborted) return;
     this.unsubscribeRuntime?.();
+    for (const session of [...this.logSessions.values()]) session.end("shutdown");
+    clearInterval(this.leaseTimer);
     for (const timer of [this.heartbeatTimer, this.metricsTimer, this.statusDebounce, ...this.timers])
       clearTimeout(timer);
     await this.options.runtime.shutdown();
@@ -415,6 +423,10 @@ export class Agent {
       return;
     }
     const request = decoded.msg;
+    if (request.cmd === "logs" || request.cmd === "credit" || request.cmd === "cancel") {
+      this.onLogCommand(request);
+      return;
+    }
     if (this.commandsInFlight >= AGENT_MAX_COMMANDS_IN_FLIGHT) {
       this.sendCommandReply({
         v: PROTOCOL_VERSION,
@@ -436,7 +448,83 @@ export class Agent {
     });
   }
 
+  /** Opens, credits or ends a live log session; the node never streams without a `logs` request. */
+  private onLogCommand(request: CommandRequest): void {
+    const base = { v: PROTOCOL_VERSION, id: request.id } as const;
+    const session = this.logSessions.get(request.id);
+    if (request.cmd === "credit") {
+      // A session this node does not have (it restarted, or the lease lapsed): say it ended.
+      if (session) session.grant(request.cr ?? 0);
+      else this.sendCommandReply({ ...base, ok: true, lg: { p: 0, l: [], end: "lapsed" } });
+      return;
+    }
+    if (request.cmd === "cancel") {
+      session?.end("cancelled");
+      return;
+    }
+    if (session) return; // a repeated open: the session runs already
+    const runtime = this.options.runtime;
+    if (!runtime.appLog) {
+      this.sendCommandReply({
+        ...base,
+        ok: false,
+        err: "unsupported",
+        why: "this runtime keeps no app output",
+      });
+      return;
+    }
+    const log = runtime.appLog(request.app as string);
+    if (!log) {
+      this.sendCommandReply({
+        ...base,
+        ok: false,
+        err: "unknown_app",
+        why: `no app ${request.app} on this node`,
+      });
+      return;
+    }
+    if (this.logSessions.size >= AGENT_MAX_LOG_SESSIONS) {
+      this.sendCommandReply({
+        ...base,
+        ok: false,
+        err: "busy",
+        why: `the node already serves ${AGENT_MAX_LOG_SESSIONS} log sessions`,
+      });
+      return;
+    }
+    const opened = new LogSession({
+      id: request.id,
+      log,
+      tail: request.n ?? 100,
+      follow: request.f ?? true,
+      budget: request.bud as number,
+      credit: request.cr ?? 0,
+      send: (reply) => this.sendCommandReply(reply),
+      onEnd: (reason) => {
+        this.logSessions.delete(request.id);
+        this.logger.info("log session ended", { id: request.id, reason });
+        if (this.logSessions.size === 0) {
+          clearInterval(this.leaseTimer);
+          this.leaseTimer = undefined;
+        }
+      },
+    });
+    this.logSessions.set(request.id, opened);
+    this.logger.info("log session", { id: request.id, app: request.app });
+    if (!this.leaseTimer) {
+      this.leaseTimer = setInterval(() => {
+        for (const each of [...this.logSessions.values()]) each.checkLease();
+      }, 5_000);
+      this.leaseTimer.unref();
+    }
+    opened.start();
+  }
+
   private async runCommand(request: CommandRequest): Promise<void> {
+    if (request.cmd === "probe") {
+      this.sendCommandReply(await this.probe(request));
+      return;
+    }
     const reply = await answerCommand(request, {
       runtime: this.options.runtime,
       diagnostics: () => this.diagnostics(),
@@ -455,6 +543,23 @@ export class Agent {
       this.control.sent("cmd", subject.length + payload.byteLength + FRAMING_BYTES);
     } catch (error) {
       this.logger.warn("command reply not sent", { id: reply.id, error: errorText(error) });
+    }
+  }
+
+  private async probe(request: CommandRequest): Promise<CommandReply> {
+    const base = { v: PROTOCOL_VERSION, id: request.id } as const;
+    const nc = this.nc;
+    if (!nc || !this.connected) return { ...base, ok: false, err: "failed", why: "not connected" };
+    try {
+      const prb = await runProbe(nc, this.options.wid, {
+        id: request.id,
+        to: request.to ?? "leaf",
+        bytes: request.by ?? 0,
+        ms: request.ms ?? 0,
+      });
+      return { ...base, ok: true, prb };
+    } catch (error) {
+      return { ...base, ok: false, err: "failed", why: `probe failed: ${errorText(error)}`.slice(0, 256) };
     }
   }
 

@@ -9,11 +9,19 @@ import {
   COMMAND_ERRORS,
   COMMAND_ID_PATTERN,
   COMMAND_REPLY_LIMIT,
-  COMMANDS,
   DIAG_MAX_CONFIG_ENTRIES,
   DIAG_MAX_LOG_LINE_CHARS,
   DIAG_MAX_LOG_LINES,
   isAppCommand,
+  LOG_END_REASONS,
+  LOG_MAX_BUDGET_BYTES,
+  LOG_MAX_CREDIT_BYTES,
+  LOG_MAX_LINE_BYTES,
+  LOG_MAX_TAIL_LINES,
+  PROBE_MAX_BYTES,
+  PROBE_MAX_MS,
+  PROBE_TARGETS,
+  WIRE_COMMANDS,
 } from "./commands.js";
 import { runSpecSchema } from "./run-spec.js";
 import { WIRE_ID_PATTERN } from "./subjects.js";
@@ -240,14 +248,63 @@ export const commandRequestSchema = z
   .object({
     v: version,
     id: commandId,
-    cmd: z.enum(COMMANDS),
-    /** The app an app command (restart, stop, start, health) acts on. */
+    cmd: z.enum(WIRE_COMMANDS),
+    /** The app an app command (restart, stop, start, health) or a log session acts on. */
     app: appName.optional(),
+    /** logs: lines of history to start with. */
+    n: z.int().min(0).max(LOG_MAX_TAIL_LINES).optional(),
+    /** logs: keep streaming new lines after the history (false: history only, then `done`). */
+    f: z.boolean().optional(),
+    /** logs: the session's hard byte budget (bytes of lines, all parts together). */
+    bud: z.int().min(1).max(LOG_MAX_BUDGET_BYTES).optional(),
+    /** logs (initial) and credit (more): bytes the node may send before it hears more credit. */
+    cr: z.int().min(0).max(LOG_MAX_CREDIT_BYTES).optional(),
+    /** probe: where to. */
+    to: z.enum(PROBE_TARGETS).optional(),
+    /** probe: bytes to send at most, and time to take at most. */
+    by: z.int().min(1).max(PROBE_MAX_BYTES).optional(),
+    ms: z.int().min(1).max(PROBE_MAX_MS).optional(),
   })
-  .refine((request) => !isAppCommand(request.cmd) || request.app !== undefined, {
-    message: "restart, stop, start and health name an app",
+  .refine((request) => !(isAppCommand(request.cmd) || request.cmd === "logs") || request.app !== undefined, {
+    message: "restart, stop, start, health and logs name an app",
     path: ["app"],
-  });
+  })
+  .refine((request) => request.cmd !== "logs" || request.bud !== undefined, {
+    message: "logs carries its byte budget bud",
+    path: ["bud"],
+  })
+  .refine((request) => request.cmd !== "credit" || request.cr !== undefined, {
+    message: "credit carries cr",
+    path: ["cr"],
+  })
+  .refine(
+    (request) =>
+      request.cmd !== "probe" ||
+      (request.to !== undefined && request.by !== undefined && request.ms !== undefined),
+    { message: "probe carries to, by and ms", path: ["to"] },
+  );
+
+/** One part of a log session's stream (`lg` of a CommandReply). */
+export const logPartSchema = z.object({
+  /** Part number: 0 is the history, then 1, 2, … */
+  p: count,
+  /** Lines, oldest first, sanitized by the node (no control characters, cut to the line limit). */
+  l: z.array(text(0, LOG_MAX_LINE_BYTES + 64)).max(LOG_MAX_TAIL_LINES),
+  /** Lines the node's ring lost before they could be sent (the viewer read too slowly). */
+  lost: count.optional(),
+  /** Present on the last part: why the session ended. */
+  end: z.enum(LOG_END_REASONS).optional(),
+});
+
+/** A probe's result (`prb` of a CommandReply). */
+export const probeResultSchema = z.object({
+  to: z.enum(PROBE_TARGETS),
+  /** Bytes that got through, and how long that took (ms). */
+  by: count,
+  ms: count,
+  /** The server that took them (the leaf's or hub's URL as the agent knows it). */
+  via: text(0, 256).optional(),
+});
 
 /** Diagnostics bundle (`diag` of a CommandReply): what an operator needs to see, no secret. */
 export const diagnosticsSchema = z.object({
@@ -287,6 +344,8 @@ export const commandReplySchema = z
     hl: z.object({ ok: z.boolean(), why: reason.optional() }).optional(),
     diag: diagnosticsSchema.optional(),
     rep: z.object({ st: count, mx: count }).optional(),
+    lg: logPartSchema.optional(),
+    prb: probeResultSchema.optional(),
   })
   .refine((reply) => reply.ok === (reply.err === undefined), {
     message: "a failed reply carries err, a successful one does not",
@@ -388,3 +447,5 @@ export type ArtifactChunkReply = MessageOf<"artifactChunkReply">;
 export type CommandRequest = MessageOf<"commandRequest">;
 export type CommandReply = MessageOf<"commandReply">;
 export type Diagnostics = z.output<typeof diagnosticsSchema>;
+export type LogPart = z.output<typeof logPartSchema>;
+export type ProbeResult = z.output<typeof probeResultSchema>;

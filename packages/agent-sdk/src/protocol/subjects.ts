@@ -11,8 +11,11 @@ export const WIRE_ID_PATTERN = /^[0-9a-z]{1,20}$/;
 /**
  * `art`: artifact chunk requests (request/reply, queue group `gateway`), see artifacts.ts.
  * `cmd`: replies to commands (core publish, heard by every gateway replica), see commands.ts.
+ * `prb`: a hub probe's chunks (request/reply, answered by the gateway replica that asked).
+ * `sink`: a leaf probe's chunks: nobody subscribes, so the leaf server drops them (never on the
+ *   hub's interest: no gateway subscription may cover it).
  */
-export const UP_TYPES = ["hello", "hb", "st", "mx", "ack", "art", "cmd"] as const;
+export const UP_TYPES = ["hello", "hb", "st", "mx", "ack", "art", "cmd", "prb", "sink"] as const;
 export type UpType = (typeof UP_TYPES)[number];
 
 /** Up messages that go through JetStream (stream `EF_UP`), buffered at the edge while offline. */

@@ -16,6 +16,7 @@ import {
   runSpecSchema,
   startWindowMs,
 } from "../protocol/index.js";
+import { AppLog } from "./app-log.js";
 import { ManagedProcess, type RestartBackoff } from "./managed-process.js";
 import type { AppOperationResult } from "./runtime.js";
 
@@ -94,6 +95,8 @@ export class AppSlot {
   private lastEmitted = "";
   /** The current version is still within its start window (persisted). */
   private onTrial = false;
+  /** The app's recent output, across versions and restarts (live log sessions read it). */
+  readonly log = new AppLog();
 
   constructor(private readonly options: AppSlotOptions) {
     this.app = options.app;
@@ -430,6 +433,7 @@ export class AppSlot {
       ...(workDir ? { workDir } : {}),
       backoff: this.options.backoff,
       logger: this.options.logger,
+      output: this.log,
       onChange: () => {
         this.probation?.check();
         this.emit();

@@ -10,6 +10,7 @@ import {
   MAX_ARTIFACT_CHUNK_BYTES,
   type RunSpec,
 } from "../protocol/index.js";
+import { AppLog } from "./app-log.js";
 import { type AppOperationResult, type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
 
 export interface HollowRuntimeOptions {
@@ -53,6 +54,8 @@ interface HollowInstance {
   cancelled: boolean;
   /** Operator restarts (the only restarts a hollow app has). */
   restarts: number;
+  /** Made at the first log session (10,000 hollow nodes keep no rings they are never asked for). */
+  log?: AppLog | undefined;
 }
 
 /**
@@ -93,7 +96,9 @@ export class HollowRuntime implements Runtime {
       timer: undefined,
       cancelled: false,
       restarts: current?.restarts ?? 0,
+      log: current?.log,
     };
+    instance.log?.append(`hollow: ${app} ${version} requested`);
     this.apps.set(app, instance);
     this.listeners.emit();
     const start = () => this.advance(instance, "starting", () => this.advance(instance, "running"));
@@ -147,6 +152,7 @@ export class HollowRuntime implements Runtime {
     const status = () => this.instances().find((entry) => entry.app === app) as InstanceStatus;
     if (command === "health") return { ok: true, inst: status(), hl: { ok: instance.state === "running" } };
     if (command === "restart") instance.restarts++;
+    instance.log?.append(`hollow: ${app} ${command} by an operator`);
     instance.state = command === "stop" ? "stopped" : "running";
     if (command === "stop") instance.why = "stopped by an operator";
     else delete instance.why;
@@ -156,6 +162,17 @@ export class HollowRuntime implements Runtime {
 
   onChange(listener: () => void): () => void {
     return this.listeners.add(listener);
+  }
+
+  /** A hollow app's "output": a line per state it went through since the first session asked. */
+  appLog(app: string): AppLog | undefined {
+    const instance = this.apps.get(app);
+    if (!instance) return undefined;
+    if (!instance.log) {
+      instance.log = new AppLog(16 * 1024);
+      instance.log.append(`hollow: ${app} ${instance.version} is ${instance.state}`);
+    }
+    return instance.log;
   }
 
   async sampleUsage(): Promise<AppUsage[]> {
@@ -289,6 +306,7 @@ export class HollowRuntime implements Runtime {
     instance.timer = setTimeout(
       () => {
         instance.state = state;
+        instance.log?.append(`hollow: ${instance.version} ${state}`);
         this.listeners.emit();
         then?.();
       },

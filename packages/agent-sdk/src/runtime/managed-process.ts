@@ -1,8 +1,9 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { closeSync, openSync, renameSync, statSync } from "node:fs";
+import { closeSync, openSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../logger.js";
 import type { InstanceState, InstanceStatus, RunSpec } from "../protocol/index.js";
+import type { AppLog } from "./app-log.js";
 
 export interface RestartBackoff {
   /** Delay before the first restart; doubles with each failure in a row. */
@@ -23,6 +24,11 @@ export interface ManagedProcessOptions {
   backoff: RestartBackoff;
   logger: Logger;
   onChange: () => void;
+  /**
+   * The app's recent output for live log sessions: given, stdout and stderr come through pipes
+   * and go both to the output log file and to this ring; absent, straight to the file.
+   */
+  output?: AppLog;
 }
 
 const DEFAULT_STOP_GRACE_SECONDS = 10;
@@ -86,6 +92,7 @@ export class ManagedProcess {
     this.setState("starting", undefined);
     let output: number | undefined;
     let child: ChildProcess;
+    const ring = this.options.output;
     try {
       output = openOutputLog(this.appDir);
       child = spawn(command, args, {
@@ -93,14 +100,15 @@ export class ManagedProcess {
         env: this.environment(),
         // Own process group: stop and crash cleanup signal the app and everything it spawned.
         detached: true,
-        stdio: ["ignore", output, output],
+        stdio: ring ? ["ignore", "pipe", "pipe"] : ["ignore", output, output],
       });
     } catch (error) {
+      if (output !== undefined) closeSync(output);
       this.onExit(undefined, `cannot start: ${errorMessage(error)}`);
       return;
-    } finally {
-      if (output !== undefined) closeSync(output);
     }
+    if (ring) teeOutput(child, output, ring);
+    else closeSync(output);
     this.child = child;
     this.started = true;
     this.startedAt = Date.now();
@@ -319,6 +327,34 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
   return signal ? `killed by ${signal}` : `exited with code ${code ?? "unknown"}`;
+}
+
+/** stdout and stderr into the output log file and the ring; the file is closed when both end. */
+function teeOutput(child: ChildProcess, fd: number, ring: AppLog): void {
+  let open = 2;
+  let fileOk = true;
+  const onData = (chunk: Buffer) => {
+    if (fileOk) {
+      try {
+        writeSync(fd, chunk);
+      } catch {
+        // A full disk must not stop the app: the ring still gets its output.
+        fileOk = false;
+      }
+    }
+    ring.write(chunk);
+  };
+  const onEnd = () => {
+    if (--open === 0) closeSync(fd);
+  };
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) {
+      onEnd();
+      continue;
+    }
+    stream.on("data", onData);
+    stream.once("close", onEnd);
+  }
 }
 
 function openOutputLog(appDir: string): number {

@@ -3,6 +3,7 @@ import type { ChunkSource } from "../artifacts/chunk-source.js";
 import { type Logger, silentLogger } from "../logger.js";
 import { cpuPerMille, sampleProcess } from "../metrics/proc.js";
 import type { AppCommand, ArtifactRef, InstanceStatus, RunSpec } from "../protocol/index.js";
+import type { AppLog } from "./app-log.js";
 import { AppSlot, type AppSlotOptions } from "./app-slot.js";
 import type { RestartBackoff } from "./managed-process.js";
 import { type AppOperationResult, type AppUsage, ChangeListeners, type Runtime } from "./runtime.js";
@@ -102,6 +103,10 @@ export class ProcessRuntime implements Runtime {
 
   onChange(listener: () => void): () => void {
     return this.listeners.add(listener);
+  }
+
+  appLog(app: string): AppLog | undefined {
+    return this.apps.get(app)?.log;
   }
 
   /** CPU and RSS of each running app's main process, CPU measured since the previous call. */

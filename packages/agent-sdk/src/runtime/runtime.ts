@@ -1,5 +1,6 @@
 import type { ChunkSource } from "../artifacts/chunk-source.js";
 import type { AppCommand, ArtifactRef, CommandError, InstanceStatus, RunSpec } from "../protocol/index.js";
+import type { AppLog } from "./app-log.js";
 
 /** Resource use of one app's main process, sampled for MetricsReport. */
 export interface AppUsage {
@@ -41,6 +42,11 @@ export interface Runtime {
    * health check once now. Absent: the agent answers `unsupported`.
    */
   operate?(app: string, command: AppCommand): Promise<AppOperationResult>;
+  /**
+   * The app's recent output (a bounded ring of sanitized lines) for live log sessions; undefined
+   * for an app the node does not have. Absent: the agent answers `logs` with `unsupported`.
+   */
+  appLog?(app: string): AppLog | undefined;
   /** Where artifacts come from (the agent's connection); given once, before the first put. */
   useChunkSource?(source: ChunkSource): void;
 }

@@ -1,4 +1,13 @@
 import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import {
+  listProbes,
+  listProbesInput,
+  PROBE_ROLE,
+  probeOutput,
+  runProbe,
+  runProbeInput,
+} from "../domain/network-probes";
 import {
   auditOfRun,
   bulkNodeCommandInput,
@@ -17,6 +26,15 @@ import {
   statusEventPage,
 } from "../domain/node-events";
 import { bulkUpdateLabels, bulkUpdateLabelsInput, bulkUpdateLabelsOutput } from "../domain/node-labels";
+import {
+  closeLogs,
+  LOG_READER_ROLE,
+  logPollOutput,
+  logSessionInput,
+  openLogs,
+  openLogsInput,
+  pollLogs,
+} from "../domain/node-logs";
 import {
   countNodesByAgentVersion,
   countNodesByStatus,
@@ -204,4 +222,85 @@ export const nodeRouter = createTRPCRouter({
       });
       return result;
     }),
+
+  /**
+   * Opens a live log session on one of the node's apps: its last lines now, new ones through
+   * `pollLogs`. Operators and up (domain/node-logs.ts says why not viewers). tRPC only: a stream
+   * polled by the console, not a REST resource.
+   */
+  openLogs: organizationProcedure
+    .meta({ role: LOG_READER_ROLE, audit: { action: "node.logs.open", target: "node" } })
+    .input(openLogsInput)
+    .output(logPollOutput)
+    .mutation(async ({ ctx, input }) => {
+      const poll = await openLogs(ctx.tenantDb, ctx.gateway, ctx.organization.id, input);
+      ctx.audit.record({
+        targetId: input.id,
+        before: null,
+        after: { app: input.app, tail: input.tail, follow: input.follow, sessionId: poll.sessionId },
+      });
+      return poll;
+    }),
+
+  /** New lines of a log session; polling is the viewer's heartbeat (stop, and the node stops). */
+  pollLogs: organizationProcedure
+    .meta({ role: LOG_READER_ROLE })
+    .input(logSessionInput)
+    .output(logPollOutput)
+    .query(({ ctx, input }) => pollLogs(ctx.gateway, ctx.organization.id, input)),
+
+  /** Ends a log session now (the viewer left the page). */
+  closeLogs: organizationProcedure
+    .meta({ role: LOG_READER_ROLE, audit: { action: "node.logs.close", target: "node" } })
+    .input(logSessionInput)
+    .output(z.object({ closed: z.boolean() }))
+    .mutation(async ({ ctx, input }) => {
+      const result = await closeLogs(ctx.gateway, ctx.organization.id, input);
+      ctx.audit.record({ targetId: input.id, before: null, after: { sessionId: input.sessionId } });
+      return result;
+    }),
+
+  /** Runs a throughput probe from the node to its leaf or the hub and stores the result. */
+  probe: organizationProcedure
+    .meta({
+      role: PROBE_ROLE,
+      audit: { action: "node.probe", target: "node" },
+      openapi: {
+        method: "POST",
+        path: "/nodes/{id}/probes",
+        tags: ["Nodes"],
+        summary: "Run a throughput probe from a node to its leaf or the hub",
+      },
+    })
+    .input(runProbeInput)
+    .output(probeOutput)
+    .mutation(async ({ ctx, input }) => {
+      const probe = await runProbe(
+        ctx.tenantDb,
+        ctx.gateway,
+        ctx.organization.id,
+        `${ctx.actor.type}:${ctx.actor.id}`,
+        input,
+      );
+      ctx.audit.record({
+        targetId: input.id,
+        before: null,
+        after: { target: probe.target, ok: probe.ok, bytesPerSecond: probe.bytesPerSecond, code: probe.code },
+      });
+      return probe;
+    }),
+
+  /** The node's latest probes, newest first. */
+  probes: organizationProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/nodes/{id}/probes",
+        tags: ["Nodes"],
+        summary: "A node's throughput probes",
+      },
+    })
+    .input(listProbesInput)
+    .output(z.array(probeOutput))
+    .query(({ ctx, input }) => listProbes(ctx.tenantDb, input)),
 });

@@ -1,4 +1,5 @@
 import { revokeSiteCredentials } from "@edgefleet/db";
+import { siteProbes, siteProbesInput, siteProbesOutput } from "../domain/network-probes";
 import {
   createSite,
   createSiteInput,
@@ -102,4 +103,18 @@ export const siteRouter = createTRPCRouter({
       });
       return bundle;
     }),
+
+  /** The site's nodes compared: each one's latest throughput probes to its leaf and to the hub. */
+  probes: organizationProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/sites/{id}/probes",
+        tags,
+        summary: "Throughput probes of a site's nodes, side by side",
+      },
+    })
+    .input(siteProbesInput)
+    .output(siteProbesOutput)
+    .query(({ ctx, input }) => siteProbes(ctx.tenantDb, input)),
 });

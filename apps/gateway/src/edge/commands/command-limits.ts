@@ -14,6 +14,10 @@ export interface CommandLimitsConfig {
 }
 
 export const DEFAULT_COMMAND_LIMITS: CommandLimitsConfig = { perOrganization: 32, perNode: 1 };
+/** Live log sessions: a node serves 4 at most (AGENT_MAX_LOG_SESSIONS), 2 of them to one gateway replica. */
+export const DEFAULT_LOG_LIMITS: CommandLimitsConfig = { perOrganization: 16, perNode: 2 };
+/** Probes fill a link on purpose: one per node, few per organization (sites share uplinks). */
+export const DEFAULT_PROBE_LIMITS: CommandLimitsConfig = { perOrganization: 4, perNode: 1 };
 
 export type Admission = { ok: true; release: () => void } | { ok: false; why: string };
 
@@ -21,7 +25,11 @@ export class CommandLimits {
   private readonly byOrganization = new Map<string, number>();
   private readonly byNode = new Map<string, number>();
 
-  constructor(private readonly config: CommandLimitsConfig = DEFAULT_COMMAND_LIMITS) {}
+  constructor(
+    private readonly config: CommandLimitsConfig = DEFAULT_COMMAND_LIMITS,
+    /** What is counted, as refusals say it: "command", "log session", "probe". */
+    private readonly noun = "command",
+  ) {}
 
   admit(organizationId: string, nodeId: string): Admission {
     const organization = this.byOrganization.get(organizationId) ?? 0;
@@ -29,13 +37,13 @@ export class CommandLimits {
     if (node >= this.config.perNode) {
       return {
         ok: false,
-        why: `the node already runs ${node} command${node === 1 ? "" : "s"} (at most ${this.config.perNode} at a time); try again when it finishes`,
+        why: `the node already has ${node} ${this.plural(node)} in flight (at most ${this.config.perNode} at a time); try again when ${node === 1 ? "it finishes" : "one finishes"}`,
       };
     }
     if (organization >= this.config.perOrganization) {
       return {
         ok: false,
-        why: `the organization already has ${organization} commands in flight (at most ${this.config.perOrganization}); try again shortly`,
+        why: `the organization already has ${organization} ${this.plural(organization)} in flight (at most ${this.config.perOrganization}); try again shortly`,
       };
     }
     this.byOrganization.set(organizationId, organization + 1);
@@ -50,6 +58,10 @@ export class CommandLimits {
         decrement(this.byNode, nodeId);
       },
     };
+  }
+
+  private plural(count: number): string {
+    return count === 1 ? this.noun : `${this.noun}s`;
   }
 
   inFlight(organizationId: string): number {

@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
+import { probeChunkId } from "@edgefleet/agent-sdk/probe";
 import {
   type Command,
   type CommandReply,
+  type CommandRequest,
   decodeMessage,
   encodeMessage,
   formatWireId,
   MESSAGE_SIZE_LIMITS,
   PROTOCOL_VERSION,
+  type ProbeTarget,
   parsePlatformUpSubject,
   platformDownSubject,
   platformUpWildcard,
@@ -17,7 +20,13 @@ import { Counter, type Registry } from "prom-client";
 import type { Logger } from "../../logger.js";
 import { METRIC_PREFIX } from "../../metrics.js";
 import type { EdgeService } from "../service.js";
-import { CommandLimits, type CommandLimitsConfig, DEFAULT_COMMAND_LIMITS } from "./command-limits.js";
+import {
+  CommandLimits,
+  type CommandLimitsConfig,
+  DEFAULT_COMMAND_LIMITS,
+  DEFAULT_LOG_LIMITS,
+  DEFAULT_PROBE_LIMITS,
+} from "./command-limits.js";
 
 /** Why a command produced no answer from the node (the gateway's own codes, next to the node's). */
 export const GATEWAY_COMMAND_ERRORS = [
@@ -48,6 +57,18 @@ interface Pending {
   org: string;
   wid: string;
   finish: (outcome: { ok: true; reply: CommandReply } | { ok: false; code: string; error: string }) => void;
+  /** A stream (a log session): every reply goes here, and it stays pending until it ends. */
+  stream?: (reply: CommandReply) => void;
+  /** A hub probe: its chunks on `ef.up.<wid>.prb` are answered while it is pending. */
+  probe?: boolean;
+}
+
+/** A node the inventory says may be asked now, with its subject tokens. */
+export interface CommandTarget {
+  nodeId: string;
+  name: string;
+  org: string;
+  wid: string;
 }
 
 interface TargetRow {
@@ -80,6 +101,10 @@ export class NodeCommandService implements EdgeService {
   private readonly prefix = randomBytes(4).toString("hex");
   private sequence = 0;
   private readonly limits: CommandLimits;
+  /** Live log sessions and probes have limits of their own (issue 13, "Limits"). */
+  readonly logLimits: CommandLimits;
+  private readonly probeLimits: CommandLimits;
+  private probeSubscription: Subscription | null = null;
   private readonly commands: Counter<"cmd" | "result">;
   private readonly replies: Counter<"result">;
 
@@ -88,8 +113,12 @@ export class NodeCommandService implements EdgeService {
     registry: Registry,
     private readonly logger: Logger,
     limits: CommandLimitsConfig = DEFAULT_COMMAND_LIMITS,
+    logLimits: CommandLimitsConfig = DEFAULT_LOG_LIMITS,
+    probeLimits: CommandLimitsConfig = DEFAULT_PROBE_LIMITS,
   ) {
-    this.limits = new CommandLimits(limits);
+    this.limits = new CommandLimits(limits, "command");
+    this.logLimits = new CommandLimits(logLimits, "log session");
+    this.probeLimits = new CommandLimits(probeLimits, "probe");
     this.commands = new Counter({
       name: `${METRIC_PREFIX}node_commands_total`,
       help: "Commands to nodes, by command and result (ok, a node's error code or the gateway's)",
@@ -111,11 +140,18 @@ export class NodeCommandService implements EdgeService {
         if (!error) this.onReply(msg);
       },
     });
+    this.probeSubscription = platform.subscribe(platformUpWildcard("prb"), {
+      callback: (error, msg) => {
+        if (!error) this.onProbeChunk(msg);
+      },
+    });
   }
 
   async stop(): Promise<void> {
     this.subscription?.unsubscribe();
     this.subscription = null;
+    this.probeSubscription?.unsubscribe();
+    this.probeSubscription = null;
     for (const pending of this.pending.values())
       pending.finish({ ok: false, code: "unavailable", error: "the gateway is shutting down" });
     this.platform = null;
@@ -134,6 +170,151 @@ export class NodeCommandService implements EdgeService {
     for (const outcome of outcomes)
       this.commands.inc({ cmd: input.cmd, result: outcome.ok ? "ok" : outcome.code });
     return outcomes;
+  }
+
+  /**
+   * The node a stream or probe goes to, checked like a command's: another organization's node is
+   * `not_found`, then `revoked`, `offline`; null platform is `unavailable`.
+   */
+  async target(
+    organizationId: string,
+    nodeId: string,
+  ): Promise<{ ok: true; target: CommandTarget } | { ok: false; code: string; error: string }> {
+    const rows = await this.db.$queryRaw<TargetRow[]>(Prisma.sql`
+      SELECT n.id, n.name, n.status::text AS status, (n.status = 'revoked' OR n.revoked_at IS NOT NULL) AS revoked,
+             n.last_seen_at, o.wire_id AS org, n.wire_id AS wid
+      FROM node n JOIN organization o ON o.id = n.organization_id
+      WHERE n.organization_id = ${organizationId}::uuid AND n.id = ${nodeId}::uuid`);
+    const row = rows[0];
+    if (!row) return { ok: false, code: "not_found", error: `node ${nodeId} not found` };
+    if (row.revoked) return { ok: false, code: "revoked", error: `node ${row.name} is revoked` };
+    if (row.status !== "online") {
+      const seen = row.last_seen_at ? `; last seen ${row.last_seen_at.toISOString()}` : "";
+      return {
+        ok: false,
+        code: "offline",
+        error: `node ${row.name} is ${row.status}${seen}: it cannot take this now`,
+      };
+    }
+    if (!this.platform)
+      return { ok: false, code: "unavailable", error: "the gateway is not connected to NATS yet" };
+    return {
+      ok: true,
+      target: {
+        nodeId,
+        name: row.name,
+        org: formatWireId(BigInt(row.org)),
+        wid: formatWireId(BigInt(row.wid)),
+      },
+    };
+  }
+
+  /** A fresh request id of this replica. */
+  nextId(): string {
+    return `${this.prefix}-${(this.sequence++).toString(36)}`;
+  }
+
+  /** Publishes one CommandRequest on a node's downlink; false when it could not be sent. */
+  send(target: Pick<CommandTarget, "org" | "wid">, request: Omit<CommandRequest, "v">): boolean {
+    const platform = this.platform;
+    if (!platform) return false;
+    try {
+      platform.publish(
+        platformDownSubject(target.org, target.wid),
+        encodeMessage("commandRequest", { v: PROTOCOL_VERSION, ...request }),
+      );
+      return true;
+    } catch (error) {
+      this.logger.warn({ error: error instanceof Error ? error.message : String(error) }, "cannot publish");
+      return false;
+    }
+  }
+
+  /**
+   * Listens for every reply to `id` from that node (a log session's parts) until `close`;
+   * an invalid reply from the node ends it (`onFailure`).
+   */
+  listen(
+    id: string,
+    target: Pick<CommandTarget, "org" | "wid">,
+    onReply: (reply: CommandReply) => void,
+    onFailure: (code: string, error: string) => void,
+  ): { close: () => void } {
+    this.pending.set(id, {
+      org: target.org,
+      wid: target.wid,
+      stream: onReply,
+      finish: (outcome) => {
+        this.pending.delete(id);
+        if (!outcome.ok) onFailure(outcome.code, outcome.error);
+      },
+    });
+    return { close: () => void this.pending.delete(id) };
+  }
+
+  /**
+   * A throughput probe from one node to its leaf or the hub (docs/protocol.md, "Network probes"),
+   * within the probe limits; the node's chunks on `ef.up.<wid>.prb` are acknowledged here while
+   * the probe is pending. Waits for the probe's time bound plus `slackMs`.
+   */
+  async probe(input: {
+    organizationId: string;
+    nodeId: string;
+    to: ProbeTarget;
+    bytes: number;
+    ms: number;
+    slackMs?: number;
+  }): Promise<CommandOutcome> {
+    const started = Date.now();
+    const fail = (code: string, error: string): CommandOutcome => ({
+      nodeId: input.nodeId,
+      ok: false,
+      ms: Date.now() - started,
+      code,
+      error,
+    });
+    const found = await this.target(input.organizationId, input.nodeId);
+    if (!found.ok) return fail(found.code, found.error);
+    const { target } = found;
+    const admission = this.probeLimits.admit(input.organizationId, input.nodeId);
+    if (!admission.ok) return fail("busy", admission.why);
+    try {
+      const answer = await this.request(
+        this.platform as NatsConnection,
+        target.org,
+        target.wid,
+        { cmd: "probe", to: input.to, by: input.bytes, ms: input.ms },
+        input.ms + (input.slackMs ?? 5_000),
+        true,
+      );
+      const result = answer.ok ? answer.reply : null;
+      this.commands.inc({
+        cmd: "probe",
+        result: !answer.ok ? answer.code : result?.ok ? "ok" : (result?.err ?? "failed"),
+      });
+      if (!answer.ok)
+        return fail(
+          answer.code,
+          answer.code === "timeout" ? `node ${target.name} ${answer.error}` : answer.error,
+        );
+      const { v: _v, id: _id, ok, err, why, ...rest } = answer.reply;
+      if (!ok) return fail(err ?? "failed", why ?? `node ${target.name} refused the probe`);
+      if (!rest.prb) return fail("bad_reply", `node ${target.name} answered the probe without a result`);
+      return { nodeId: input.nodeId, ok: true, ms: Date.now() - started, result: rest };
+    } finally {
+      admission.release();
+    }
+  }
+
+  /** A hub probe's chunk: acknowledged (empty reply) only for a probe pending for that node. */
+  private onProbeChunk(msg: Msg): void {
+    const from = parsePlatformUpSubject(msg.subject);
+    if (from?.type !== "prb" || !msg.reply) return;
+    const id = probeChunkId(msg.data);
+    if (!id?.startsWith(`${this.prefix}-`)) return; // another replica's probe, or garbage
+    const pending = this.pending.get(id);
+    if (!pending?.probe || pending.org !== from.org || pending.wid !== from.wid) return;
+    msg.respond(new Uint8Array(0));
   }
 
   private async runOne(
@@ -163,7 +344,13 @@ export class NodeCommandService implements EdgeService {
     try {
       const org = formatWireId(BigInt(row.org));
       const wid = formatWireId(BigInt(row.wid));
-      const answer = await this.request(platform, org, wid, input);
+      const answer = await this.request(
+        platform,
+        org,
+        wid,
+        { cmd: input.cmd, ...(input.app !== undefined ? { app: input.app } : {}) },
+        input.timeoutMs,
+      );
       if (!answer.ok)
         return fail(
           answer.code,
@@ -181,34 +368,31 @@ export class NodeCommandService implements EdgeService {
     platform: NatsConnection,
     org: string,
     wid: string,
-    input: CommandInput,
+    request: Omit<CommandRequest, "v" | "id">,
+    timeoutMs: number,
+    probe = false,
   ): Promise<{ ok: true; reply: CommandReply } | { ok: false; code: string; error: string }> {
-    const id = `${this.prefix}-${(this.sequence++).toString(36)}`;
+    const id = this.nextId();
     return new Promise((resolve) => {
       const timer = setTimeout(
         () =>
           finish({
             ok: false,
             code: "timeout",
-            error: `did not answer within ${Math.round(input.timeoutMs / 100) / 10} s`,
+            error: `did not answer within ${Math.round(timeoutMs / 100) / 10} s`,
           }),
-        input.timeoutMs,
+        timeoutMs,
       );
       const finish: Pending["finish"] = (outcome) => {
         if (!this.pending.delete(id)) return;
         clearTimeout(timer);
         resolve(outcome);
       };
-      this.pending.set(id, { org, wid, finish });
+      this.pending.set(id, { org, wid, finish, ...(probe ? { probe } : {}) });
       try {
         platform.publish(
           platformDownSubject(org, wid),
-          encodeMessage("commandRequest", {
-            v: PROTOCOL_VERSION,
-            id,
-            cmd: input.cmd,
-            ...(input.app !== undefined ? { app: input.app } : {}),
-          }),
+          encodeMessage("commandRequest", { v: PROTOCOL_VERSION, id, ...request }),
         );
       } catch (error) {
         finish({
@@ -260,6 +444,7 @@ export class NodeCommandService implements EdgeService {
       return;
     }
     this.replies.inc({ result: "matched" });
-    pending.finish({ ok: true, reply });
+    if (pending.stream) pending.stream(reply);
+    else pending.finish({ ok: true, reply });
   }
 }

@@ -17,8 +17,10 @@ import { LiveIndicator } from "~/trpc/live-indicator";
 import { useTRPC } from "~/trpc/react";
 import { useFleetLive } from "~/trpc/use-fleet-live";
 import { LabelsEditor } from "./labels-editor";
+import { LogViewer } from "./log-viewer";
 import { NodeCharts } from "./node-charts";
 import { AppOperations, NodeOperations } from "./node-operations";
+import { NodeProbes } from "./node-probes";
 import { StatusHistory } from "./status-history";
 
 type Node = RouterOutputs["node"]["byId"];
@@ -186,8 +188,18 @@ export function NodeDetail({ id }: { id: string }) {
       <Section className="lg:col-span-3" title="Apps">
         <AppsTable node={node.data} />
       </Section>
+      <Section className="lg:col-span-3" title="Live logs">
+        <LogViewer
+          nodeId={node.data.id}
+          apps={node.data.apps.map((app) => app.app)}
+          status={node.data.status}
+        />
+      </Section>
       <Section className="lg:col-span-3" title="Metrics">
         <NodeCharts nodeId={node.data.id} />
+      </Section>
+      <Section className="lg:col-span-3" title="Network probes">
+        <NodeProbes nodeId={node.data.id} status={node.data.status} />
       </Section>
     </div>
   );

@@ -14,6 +14,7 @@ import { cn } from "~/lib/utils";
 import { useTRPC } from "~/trpc/react";
 import { siteNodesHref } from "../sites-view";
 import { LeafBundle } from "./leaf-bundle";
+import { SiteProbes } from "./site-probes";
 
 export function SiteDetail(props: { id: string; role: Role }) {
   const trpc = useTRPC();
@@ -58,6 +59,9 @@ export function SiteDetail(props: { id: string; role: Role }) {
               Show the {data.total} node{data.total === 1 ? "" : "s"} of {data.name}
             </Link>
           </DetailCard>
+          <Section title="Network probes">
+            <SiteProbes siteId={data.id} />
+          </Section>
           <Section title="Leaf node">
             <LeafBundle siteId={data.id} disabledReason={denied} />
           </Section>
