@@ -4,3 +4,4 @@ export * from "./policy";
 export * from "./relay-token";
 export * from "./rules";
 export * from "./webhook-url";
+export * from "./quiet-hours";

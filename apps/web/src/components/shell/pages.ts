@@ -1,4 +1,5 @@
 import {
+  BellIcon,
   BookOpenIcon,
   BoxIcon,
   KeyRoundIcon,
@@ -53,6 +54,12 @@ export const CONSOLE_PAGES: ConsolePage[] = [
     label: "Rollouts",
     icon: RocketIcon,
     keywords: ["deploy", "release", "update", "batches"],
+  },
+  {
+    href: "/alerts",
+    label: "Alerts",
+    icon: BellIcon,
+    keywords: ["alerting", "policies", "silence", "quiet hours", "notifications", "channels"],
   },
   { href: "/enrollment", label: "Enrollment", icon: TicketIcon, keywords: ["tokens", "approve", "enroll"] },
   { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },
