@@ -244,6 +244,7 @@ start_demo() {
   while read -r line; do
     case "$line" in
       artifacts*) ok "demo: $line" ;;
+      alerts*) ok "demo: $line" ;;
       rollout*) ok "demo: $line" ;;
     esac
   done <<<"$out"
