@@ -77,6 +77,18 @@ start_mimir() {
   wait_http mimir "http://127.0.0.1:$PORT_MIMIR_HTTP/ready" 90
 }
 
+# The stack's SMTP server: every alert e-mail of the stack lands here (nothing leaves the machine).
+# Skipped with a warning when the binary is missing (EDGEFLEET_SKIP_INSTALL on an old cache).
+start_mailpit() {
+  if is_running mailpit; then ok "mailpit already running on :$PORT_SMTP"; return 0; fi
+  if [ ! -x "$MAILPIT_BIN" ]; then warn "mailpit not installed ($MAILPIT_BIN): alert e-mail is not sent"; return 0; fi
+  require_free_port "$PORT_SMTP" "mailpit smtp"
+  require_free_port "$PORT_MAIL_HTTP" "mailpit http"
+  start_process mailpit "$MAILPIT_BIN" --listen "127.0.0.1:$PORT_MAIL_HTTP" --smtp "127.0.0.1:$PORT_SMTP" \
+    --database "$VAR_DIR/mailpit.db" --smtp-auth-accept-any --smtp-auth-allow-insecure --disable-version-check
+  wait_http mailpit "http://127.0.0.1:$PORT_MAIL_HTTP/api/v1/info" 30
+}
+
 start_keycloak() {
   if is_running keycloak; then ok "keycloak already running on :$PORT_KEYCLOAK"; return 0; fi
   require_free_port "$PORT_KEYCLOAK" "keycloak http"
@@ -138,6 +150,7 @@ GATEWAY_URL=http://127.0.0.1:$PORT_GATEWAY
 GATEWAY_INTERNAL_TOKEN=$(cat "$internal_token_file")
 GATEWAY_ALERT_RELAY_SECRET=$(cat "$alert_relay_secret_file")
 GATEWAY_CONSOLE_URL=http://127.0.0.1:$PORT_WEB
+$([ -x "$MAILPIT_BIN" ] && printf 'GATEWAY_SMTP_URL=smtp://127.0.0.1:%s\nMAIL_URL=http://127.0.0.1:%s\n' "$PORT_SMTP" "$PORT_MAIL_HTTP")
 NEXT_TELEMETRY_DISABLED=1
 TURBO_TELEMETRY_DISABLED=1
 ENV

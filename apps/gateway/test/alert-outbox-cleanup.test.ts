@@ -46,7 +46,14 @@ async function notification(key: string, state: string, ageMs: number) {
     },
   });
   await db.alertDelivery.create({
-    data: { organizationId, notificationId: row.id, channelId, attempt: 1, ok: state === "delivered", durationMs: 5 },
+    data: {
+      organizationId,
+      notificationId: row.id,
+      channelId,
+      attempt: 1,
+      ok: state === "delivered",
+      durationMs: 5,
+    },
   });
   return row.id;
 }
@@ -76,7 +83,10 @@ describe("alert outbox cleanup", () => {
     expect(left).toEqual(Object.values(kept).sort());
     expect(await db.alertDelivery.count({ where: { notificationId: { in: Object.values(old) } } })).toBe(0);
     expect(await db.alertDelivery.count()).toBe(2);
-    expect((await registry.getSingleMetric("edgefleet_gateway_alert_outbox_deleted_total")?.get())?.values[0]?.value).toBe(3);
+    expect(
+      (await registry.getSingleMetric("edgefleet_gateway_alert_outbox_deleted_total")?.get())?.values[0]
+        ?.value,
+    ).toBe(3);
     // Nothing more to do: a second pass deletes nothing.
     expect(await cleanup.tick()).toBe(0);
   });

@@ -9,14 +9,20 @@ import { signInAs, visit } from "./keycloak";
  * silences the node (listed, the alert shown as silenced), and expiring it makes the alert
  * active again.
  */
-test("an operator creates a policy, sees it fire, silences its node and expires the silence", async ({ page }) => {
+test("an operator creates a policy, sees it fire, silences its node and expires the silence", async ({
+  page,
+}) => {
   // Rule sync and one evaluation interval (30 s on the test stack) before the alert fires.
   test.setTimeout(180_000);
   await signInAs(page, "alice");
   await visit(page, "/alerts");
-  const { hits } = await query<{ hits: Array<{ kind: string; id: string; name: string }> }>(page, "search.byName", {
-    query: "acme-plant-9-01",
-  });
+  const { hits } = await query<{ hits: Array<{ kind: string; id: string; name: string }> }>(
+    page,
+    "search.byName",
+    {
+      query: "acme-plant-9-01",
+    },
+  );
   const node = hits.find((hit) => hit.kind === "node" && hit.name === "acme-plant-9-01");
   if (!node) throw new Error(`seeded node missing: ${JSON.stringify(hits)}`);
 
@@ -38,7 +44,9 @@ test("an operator creates a policy, sees it fire, silences its node and expires 
 
     await firing.getByRole("button", { name: "Silence acme-plant-9-01 1 h" }).click();
     await expect(toast(page, "acme-plant-9-01 silenced for an hour")).toBeVisible();
-    const silence = page.locator('[data-testid="silence-row"][data-name="acme-plant-9-01"][data-state="active"]');
+    const silence = page.locator(
+      '[data-testid="silence-row"][data-name="acme-plant-9-01"][data-state="active"]',
+    );
     await expect(silence).toHaveCount(1);
     await expect(firing).toHaveAttribute("data-state", "silenced");
 

@@ -111,7 +111,11 @@ export async function consolePages(
       path: `/rollouts/new?appId=${app.id}`,
       ready: page.getByTestId("batch-editor").first(),
     },
-    { name: "alerts", path: "/alerts", ready: page.getByRole("heading", { name: "Firing now", exact: true }) },
+    {
+      name: "alerts",
+      path: "/alerts",
+      ready: page.getByRole("heading", { name: "Firing now", exact: true }),
+    },
     {
       name: "enrollment",
       path: "/enrollment",

@@ -201,10 +201,12 @@ describe("quiet hours", () => {
       ],
     });
     expect(
-      quietTimeInterval({ siteId: SITE, start: "12:00", end: "13:00", timeZone: "Asia/Tokyo" }).time_intervals,
+      quietTimeInterval({ siteId: SITE, start: "12:00", end: "13:00", timeZone: "Asia/Tokyo" })
+        .time_intervals,
     ).toEqual([{ times: [{ start_time: "12:00", end_time: "13:00" }], location: "Asia/Tokyo" }]);
     expect(
-      quietTimeInterval({ siteId: SITE, start: "20:00", end: "00:00", timeZone: null }).time_intervals[0]?.times,
+      quietTimeInterval({ siteId: SITE, start: "20:00", end: "00:00", timeZone: null }).time_intervals[0]
+        ?.times,
     ).toEqual([{ start_time: "20:00", end_time: "24:00" }]);
   });
 

@@ -33,7 +33,12 @@ async function fire(organizationId: string, labels: Record<string, string>) {
     headers: { "X-Scope-OrgID": organizationId, "Content-Type": "application/json" },
     body: JSON.stringify([
       {
-        labels: { alertname: "EdgefleetNodeOffline", organization: organizationId, severity: "critical", ...labels },
+        labels: {
+          alertname: "EdgefleetNodeOffline",
+          organization: organizationId,
+          severity: "critical",
+          ...labels,
+        },
         annotations: { summary: "node is offline", policy_name: "test node down" },
         startsAt: new Date().toISOString(),
         endsAt: new Date(Date.now() + 600_000).toISOString(),
@@ -49,7 +54,9 @@ async function refusal(call: Promise<unknown>): Promise<{ code: string; field: s
     (caught: unknown) => caught,
   );
   expect(error).toBeInstanceOf(TRPCError);
-  const cause = (error as TRPCError).cause as { issues?: Array<{ path: Array<string | number> }> } | undefined;
+  const cause = (error as TRPCError).cause as
+    | { issues?: Array<{ path: Array<string | number> }> }
+    | undefined;
   return { code: (error as TRPCError).code, field: cause?.issues?.[0]?.path.join(".") ?? "" };
 }
 
@@ -71,7 +78,9 @@ beforeAll(async () => {
   });
   globexSite = (await callerFor(db, bob, OTHER_ORG).site.create({ name: "globex-silence-plant" })).id;
   globexNode = (
-    await db.node.create({ data: { organizationId: globex.id, name: "globex-silence-node", status: "online" } })
+    await db.node.create({
+      data: { organizationId: globex.id, name: "globex-silence-node", status: "online" },
+    })
   ).id;
 });
 
@@ -130,33 +139,44 @@ describe("silences", () => {
     expect(expired.state).toBe("expired");
     const again = (await callerFor(db, viewer, ORG).alert.firing()).find((a) => a.nodeId === node.id);
     expect(again?.state).toBe("active");
-    expect(
-      await db.auditLog.count({ where: { action: "alertSilence.expire", targetId: silence.id } }),
-    ).toBe(1);
+    expect(await db.auditLog.count({ where: { action: "alertSilence.expire", targetId: silence.id } })).toBe(
+      1,
+    );
     expect((await refusal(callerFor(db, operator, ORG).alert.expireSilence({ id: silence.id }))).code).toBe(
       "CONFLICT",
     );
   });
 
   it("silences a site by its id", async () => {
-    const silence = await callerFor(db, alice, ORG).alert.createSilence({ siteId: site.id, durationMinutes: 30 });
+    const silence = await callerFor(db, alice, ORG).alert.createSilence({
+      siteId: site.id,
+      durationMinutes: 30,
+    });
     expect(silence).toMatchObject({ target: "site", targetName: "silence-plant", state: "active" });
     expect(silence.comment).toMatch(/30 min/);
   });
 
   it("a viewer cannot silence", async () => {
     expect(
-      (await refusal(callerFor(db, viewer, ORG).alert.createSilence({ nodeId: node.id, durationMinutes: 10 }))).code,
+      (
+        await refusal(
+          callerFor(db, viewer, ORG).alert.createSilence({ nodeId: node.id, durationMinutes: 10 }),
+        )
+      ).code,
     ).toBe("FORBIDDEN");
   });
 
   it("refuses another organization's site or node, naming the field, and creates nothing", async () => {
     const before = (await callerFor(db, alice, ORG).alert.silences()).length;
     expect(
-      await refusal(callerFor(db, alice, ORG).alert.createSilence({ siteId: globexSite, durationMinutes: 10 })),
+      await refusal(
+        callerFor(db, alice, ORG).alert.createSilence({ siteId: globexSite, durationMinutes: 10 }),
+      ),
     ).toEqual({ code: "BAD_REQUEST", field: "siteId" });
     expect(
-      await refusal(callerFor(db, alice, ORG).alert.createSilence({ nodeId: globexNode, durationMinutes: 10 })),
+      await refusal(
+        callerFor(db, alice, ORG).alert.createSilence({ nodeId: globexNode, durationMinutes: 10 }),
+      ),
     ).toEqual({ code: "BAD_REQUEST", field: "nodeId" });
     expect((await callerFor(db, alice, ORG).alert.silences()).length).toBe(before);
   });
@@ -165,18 +185,23 @@ describe("silences", () => {
     const caller = callerFor(db, alice, ORG);
     expect((await refusal(caller.alert.createSilence({ durationMinutes: 10 }))).field).toBe("siteId");
     expect(
-      (await refusal(caller.alert.createSilence({ siteId: site.id, nodeId: node.id, durationMinutes: 10 }))).field,
+      (await refusal(caller.alert.createSilence({ siteId: site.id, nodeId: node.id, durationMinutes: 10 })))
+        .field,
     ).toBe("siteId");
     expect((await refusal(caller.alert.createSilence({ siteId: site.id, durationMinutes: 0 }))).field).toBe(
       "durationMinutes",
     );
     expect(
-      (await refusal(caller.alert.createSilence({ siteId: site.id, durationMinutes: 7 * 24 * 60 + 1 }))).field,
+      (await refusal(caller.alert.createSilence({ siteId: site.id, durationMinutes: 7 * 24 * 60 + 1 })))
+        .field,
     ).toBe("durationMinutes");
   });
 
   it("another organization can neither see nor expire a silence", async () => {
-    const silence = await callerFor(db, alice, ORG).alert.createSilence({ nodeId: node.id, durationMinutes: 5 });
+    const silence = await callerFor(db, alice, ORG).alert.createSilence({
+      nodeId: node.id,
+      durationMinutes: 5,
+    });
     expect((await callerFor(db, bob, OTHER_ORG).alert.silences()).map((s) => s.id)).not.toContain(silence.id);
     expect((await refusal(callerFor(db, bob, OTHER_ORG).alert.expireSilence({ id: silence.id }))).code).toBe(
       "NOT_FOUND",
@@ -211,7 +236,10 @@ describe("quiet hours", () => {
     await callerFor(db, alice, ORG).site.update({ id: site.id, timeZone: "America/Chicago" });
     expect(await revision()).toBe(before + 2);
 
-    const cleared = await callerFor(db, operator, ORG).alert.setQuietHours({ siteId: site.id, quietHours: null });
+    const cleared = await callerFor(db, operator, ORG).alert.setQuietHours({
+      siteId: site.id,
+      quietHours: null,
+    });
     expect(cleared.quietHours).toBeNull();
     expect(await revision()).toBe(before + 3);
   });
@@ -219,23 +247,35 @@ describe("quiet hours", () => {
   it("refuses times that are not HH:MM and equal ends, naming the field; a viewer and a foreign site are refused", async () => {
     const caller = callerFor(db, alice, ORG);
     expect(
-      (await refusal(caller.alert.setQuietHours({ siteId: site.id, quietHours: { start: "25:00", end: "06:00" } })))
-        .field,
+      (
+        await refusal(
+          caller.alert.setQuietHours({ siteId: site.id, quietHours: { start: "25:00", end: "06:00" } }),
+        )
+      ).field,
     ).toBe("quietHours.start");
     expect(
-      (await refusal(caller.alert.setQuietHours({ siteId: site.id, quietHours: { start: "06:00", end: "06:00" } })))
-        .field,
+      (
+        await refusal(
+          caller.alert.setQuietHours({ siteId: site.id, quietHours: { start: "06:00", end: "06:00" } }),
+        )
+      ).field,
     ).toBe("quietHours.end");
     expect(
       (
         await refusal(
-          callerFor(db, viewer, ORG).alert.setQuietHours({ siteId: site.id, quietHours: { start: "22:00", end: "06:00" } }),
+          callerFor(db, viewer, ORG).alert.setQuietHours({
+            siteId: site.id,
+            quietHours: { start: "22:00", end: "06:00" },
+          }),
         )
       ).code,
     ).toBe("FORBIDDEN");
     expect(
-      (await refusal(caller.alert.setQuietHours({ siteId: globexSite, quietHours: { start: "22:00", end: "06:00" } })))
-        .code,
+      (
+        await refusal(
+          caller.alert.setQuietHours({ siteId: globexSite, quietHours: { start: "22:00", end: "06:00" } }),
+        )
+      ).code,
     ).toBe("NOT_FOUND");
     const globex = await db.site.findUniqueOrThrow({ where: { id: globexSite } });
     expect(globex.quietHoursStart).toBeNull();

@@ -124,7 +124,13 @@ export function createAlerting(
       cleanup.start();
     },
     async stop(): Promise<void> {
-      await Promise.all([reconciler.stop(), publisher.stop(), rolloutEvents.stop(), worker.stop(), cleanup.stop()]);
+      await Promise.all([
+        reconciler.stop(),
+        publisher.stop(),
+        rolloutEvents.stop(),
+        worker.stop(),
+        cleanup.stop(),
+      ]);
       mail?.close();
       await leader.release();
     },

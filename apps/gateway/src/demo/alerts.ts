@@ -51,7 +51,13 @@ export async function setUpDemoAlerts(db: Db): Promise<{ created: number }> {
     const channel = await tx.alertChannel.findFirst({ where: { organizationId, name: "Demo mail" } });
     if (!channel) {
       await tx.alertChannel.create({
-        data: { organizationId, kind: "email", name: "Demo mail", target: DEMO_ALERT_MAIL, minSeverity: "info" },
+        data: {
+          organizationId,
+          kind: "email",
+          name: "Demo mail",
+          target: DEMO_ALERT_MAIL,
+          minSeverity: "info",
+        },
       });
       created++;
     }

@@ -49,8 +49,12 @@ export async function firingAlerts(db: TenantDb, alertmanager: AlertmanagerApi):
   const nodeIds = [...new Set(alerts.map((a) => a.labels.node).filter(isUuid))];
   const siteIds = [...new Set(alerts.map((a) => a.labels.site_id).filter(isUuid))];
   const [nodes, sites] = await Promise.all([
-    nodeIds.length ? db.node.findMany({ where: { id: { in: nodeIds } }, select: { id: true, name: true } }) : [],
-    siteIds.length ? db.site.findMany({ where: { id: { in: siteIds } }, select: { id: true, name: true } }) : [],
+    nodeIds.length
+      ? db.node.findMany({ where: { id: { in: nodeIds } }, select: { id: true, name: true } })
+      : [],
+    siteIds.length
+      ? db.site.findMany({ where: { id: { in: siteIds } }, select: { id: true, name: true } })
+      : [],
   ]);
   const nodeName = new Map(nodes.map((n) => [n.id, n.name]));
   const siteName = new Map(sites.map((s) => [s.id, s.name]));

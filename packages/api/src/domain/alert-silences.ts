@@ -37,10 +37,12 @@ function targetOf(silence: AmSilence): { label: "site_id" | "node"; value: strin
 const STATE_ORDER = { active: 0, pending: 1, expired: 2 } as const;
 
 /** Active first, then pending, then expired (Alertmanager keeps expired ones for a few days). */
-export async function listAlertSilences(db: TenantDb, alertmanager: AlertmanagerApi): Promise<AlertSilenceOutput[]> {
+export async function listAlertSilences(
+  db: TenantDb,
+  alertmanager: AlertmanagerApi,
+): Promise<AlertSilenceOutput[]> {
   const silences = await alertmanager.silences();
-  const ids = (label: string) =>
-    silences.map(targetOf).flatMap((t) => (t?.label === label ? [t.value] : []));
+  const ids = (label: string) => silences.map(targetOf).flatMap((t) => (t?.label === label ? [t.value] : []));
   const [sites, nodes] = await Promise.all([
     db.site.findMany({ where: { id: { in: ids("site_id") } }, select: { id: true, name: true } }),
     db.node.findMany({ where: { id: { in: ids("node") } }, select: { id: true, name: true } }),
@@ -52,18 +54,26 @@ export async function listAlertSilences(db: TenantDb, alertmanager: Alertmanager
       return {
         id: silence.id,
         state: silence.status.state,
-        target: target ? (target.label === "site_id" ? ("site" as const) : ("node" as const)) : ("other" as const),
+        target: target
+          ? target.label === "site_id"
+            ? ("site" as const)
+            : ("node" as const)
+          : ("other" as const),
         targetId: target?.value ?? null,
         targetName: target
           ? (names.get(target.value) ?? target.value)
-          : silence.matchers.map((m) => `${m.name}${m.isEqual === false ? "!" : ""}${m.isRegex ? "=~" : "="}"${m.value}"`).join(", "),
+          : silence.matchers
+              .map((m) => `${m.name}${m.isEqual === false ? "!" : ""}${m.isRegex ? "=~" : "="}"${m.value}"`)
+              .join(", "),
         startsAt: new Date(silence.startsAt),
         endsAt: new Date(silence.endsAt),
         createdBy: silence.createdBy,
         comment: silence.comment,
       };
     })
-    .sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || b.startsAt.getTime() - a.startsAt.getTime());
+    .sort(
+      (a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state] || b.startsAt.getTime() - a.startsAt.getTime(),
+    );
 }
 
 export async function createAlertSilence(

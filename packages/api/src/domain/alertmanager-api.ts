@@ -73,7 +73,10 @@ export class AlertmanagerApi {
    * Alertmanager config has not been uploaded yet has none (Mimir answers 404 or 412 then).
    */
   async alerts(): Promise<AmAlert[]> {
-    const response = await this.call("GET", "/alerts?active=true&silenced=true&inhibited=true&unprocessed=true");
+    const response = await this.call(
+      "GET",
+      "/alerts?active=true&silenced=true&inhibited=true&unprocessed=true",
+    );
     if (response.status === 404 || response.status === 412) return [];
     if (!response.ok) throw await unavailable("GET", "/alerts", response);
     return (await response.json()) as AmAlert[];

@@ -35,7 +35,9 @@ function toOutput(site: {
     siteName: site.name,
     timeZone: site.timeZone,
     quietHours:
-      site.quietHoursStart && site.quietHoursEnd ? { start: site.quietHoursStart, end: site.quietHoursEnd } : null,
+      site.quietHoursStart && site.quietHoursEnd
+        ? { start: site.quietHoursStart, end: site.quietHoursEnd }
+        : null,
   };
 }
 

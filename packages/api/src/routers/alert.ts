@@ -15,6 +15,13 @@ import {
   updateAlertChannelInput,
 } from "../domain/alert-channels";
 import {
+  alertHistory,
+  alertHistoryInput,
+  alertHistoryOutput,
+  firingAlertOutput,
+  firingAlerts,
+} from "../domain/alert-firing";
+import {
   alertingStatus,
   alertingStatusOutput,
   alertPolicyIdInput,
@@ -28,7 +35,6 @@ import {
   updateAlertPolicy,
   updateAlertPolicyInput,
 } from "../domain/alert-policies";
-import { alertHistory, alertHistoryInput, alertHistoryOutput, firingAlertOutput, firingAlerts } from "../domain/alert-firing";
 import {
   alertSilenceIdInput,
   alertSilenceOutput,
@@ -38,7 +44,12 @@ import {
   listAlertSilences,
 } from "../domain/alert-silences";
 import { AlertmanagerApi } from "../domain/alertmanager-api";
-import { listQuietHours, setQuietHours, setQuietHoursInput, siteQuietHoursOutput } from "../domain/quiet-hours";
+import {
+  listQuietHours,
+  setQuietHours,
+  setQuietHoursInput,
+  siteQuietHoursOutput,
+} from "../domain/quiet-hours";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
 
 /** The caller's organization's own Alertmanager: the tenant is always the organization. */
@@ -214,7 +225,9 @@ export const alertRouter = createTRPCRouter({
 
   /** Notifications sent (or being sent), newest first; delivered ones are kept for the gateway's retention. */
   history: organizationProcedure
-    .meta({ openapi: { method: "GET", path: "/alerts/history", tags, summary: "Alert notification history" } })
+    .meta({
+      openapi: { method: "GET", path: "/alerts/history", tags, summary: "Alert notification history" },
+    })
     .input(alertHistoryInput)
     .output(z.array(alertHistoryOutput))
     .query(({ ctx, input }) => alertHistory(ctx.tenantDb, input)),
@@ -256,7 +269,9 @@ export const alertRouter = createTRPCRouter({
     }),
 
   quietHours: organizationProcedure
-    .meta({ openapi: { method: "GET", path: "/alert-quiet-hours", tags, summary: "Quiet hours of every site" } })
+    .meta({
+      openapi: { method: "GET", path: "/alert-quiet-hours", tags, summary: "Quiet hours of every site" },
+    })
     .output(z.array(siteQuietHoursOutput))
     .query(({ ctx }) => listQuietHours(ctx.tenantDb)),
 
@@ -265,7 +280,12 @@ export const alertRouter = createTRPCRouter({
     .meta({
       role: "operator",
       audit: { action: "site.setQuietHours", target: "site" },
-      openapi: { method: "PUT", path: "/alert-quiet-hours/{siteId}", tags, summary: "Set or clear a site's quiet hours" },
+      openapi: {
+        method: "PUT",
+        path: "/alert-quiet-hours/{siteId}",
+        tags,
+        summary: "Set or clear a site's quiet hours",
+      },
     })
     .input(setQuietHoursInput)
     .output(siteQuietHoursOutput)

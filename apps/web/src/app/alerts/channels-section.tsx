@@ -34,7 +34,12 @@ export function ChannelsSection(props: { role: Role }) {
   const channels = useQuery(trpc.alert.channels.queryOptions());
   const [secret, setSecret] = useState<string | null>(null);
   const refresh = () => queryClient.invalidateQueries(trpc.alert.channels.pathFilter());
-  const form = useApiForm(createAlertChannelInput, { kind: "email", name: "", target: "", minSeverity: "warning" });
+  const form = useApiForm(createAlertChannelInput, {
+    kind: "email",
+    name: "",
+    target: "",
+    minSeverity: "warning",
+  });
   const create = useMutation(
     trpc.alert.createChannel.mutationOptions({
       onSuccess: (channel) => {
@@ -47,10 +52,16 @@ export function ChannelsSection(props: { role: Role }) {
     }),
   );
   const update = useMutation(
-    trpc.alert.updateChannel.mutationOptions({ onSuccess: refresh, onError: (error) => toast.error(error.message) }),
+    trpc.alert.updateChannel.mutationOptions({
+      onSuccess: refresh,
+      onError: (error) => toast.error(error.message),
+    }),
   );
   const remove = useMutation(
-    trpc.alert.deleteChannel.mutationOptions({ onSuccess: refresh, onError: (error) => toast.error(error.message) }),
+    trpc.alert.deleteChannel.mutationOptions({
+      onSuccess: refresh,
+      onError: (error) => toast.error(error.message),
+    }),
   );
   const columns = useMemo<DataColumn<Channel>[]>(
     () => [
@@ -61,7 +72,11 @@ export function ChannelsSection(props: { role: Role }) {
         cell: ({ row }) => <span className="font-medium">{row.original.name}</span>,
       },
       { id: "kind", accessorFn: (channel) => channel.kind, meta: { title: "Kind" } },
-      { id: "target", accessorFn: (channel) => channel.target, meta: { title: "To", className: "break-all" } },
+      {
+        id: "target",
+        accessorFn: (channel) => channel.target,
+        meta: { title: "To", className: "break-all" },
+      },
       {
         id: "minSeverity",
         accessorFn: (channel) => MIN_SEVERITIES[channel.minSeverity],
@@ -105,17 +120,30 @@ export function ChannelsSection(props: { role: Role }) {
       description="Every alert goes to each channel that wants its severity: e-mail, or a webhook signed per Standard Webhooks."
     >
       <div className="grid gap-4">
-        {secret ? <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} /> : null}
+        {secret ? (
+          <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} />
+        ) : null}
         <ApiForm form={form} label="Create a channel" mutation={create}>
           <SelectField name="kind" label="Kind" accessibleName="Channel kind" options={KINDS} />
-          <TextField name="name" label="Name" accessibleName="Channel name" placeholder="on-call" maxLength={100} />
+          <TextField
+            name="name"
+            label="Name"
+            accessibleName="Channel name"
+            placeholder="on-call"
+            maxLength={100}
+          />
           <TextField
             name="target"
             label="To"
             accessibleName="Channel target"
             placeholder="oncall@example.com or https://…"
           />
-          <SelectField name="minSeverity" label="Sends" accessibleName="Channel severity" options={MIN_SEVERITIES} />
+          <SelectField
+            name="minSeverity"
+            label="Sends"
+            accessibleName="Channel severity"
+            options={MIN_SEVERITIES}
+          />
           <FormFooter label="Create channel" pendingLabel="Creating…" disabledReason={denied} />
         </ApiForm>
         <QueryTable

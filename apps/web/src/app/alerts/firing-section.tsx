@@ -24,7 +24,9 @@ const columns = (silence: (alert: Firing) => React.ReactNode): DataColumn<Firing
     id: "severity",
     accessorFn: (alert) => alert.severity,
     meta: { title: "Severity" },
-    cell: ({ row }) => <Badge variant={severityVariant(row.original.severity)}>{row.original.severity}</Badge>,
+    cell: ({ row }) => (
+      <Badge variant={severityVariant(row.original.severity)}>{row.original.severity}</Badge>
+    ),
   },
   stateColumn((alert) => ({ label: alert.state, variant: firingStateVariant(alert.state) }), "firing-state"),
   {
@@ -83,27 +85,33 @@ export function FiringSection(props: { role: Role }) {
       onError: (error) => toast.error(error.message),
     }),
   );
-  const table = useMemo(() => columns((alert: Firing) => {
-    const target = alert.nodeId
-      ? { nodeId: alert.nodeId, what: alert.nodeName ?? "node" }
-      : alert.siteId
-        ? { siteId: alert.siteId, what: alert.siteName ?? "site" }
-        : null;
-    if (!target || alert.state === "silenced") return null;
-    const { what, ...scope } = target;
-    return (
-      <Button
-        type="button"
-        variant="outline"
-        size="sm"
-        disabled={Boolean(denied) || silence.isPending}
-        title={denied ?? undefined}
-        onClick={() => silence.mutate({ ...scope, durationMinutes: 60, comment: `from the alert ${alert.name}` })}
-      >
-        Silence {what} 1 h
-      </Button>
-    );
-  }), [denied, silence.isPending, silence.mutate]);
+  const table = useMemo(
+    () =>
+      columns((alert: Firing) => {
+        const target = alert.nodeId
+          ? { nodeId: alert.nodeId, what: alert.nodeName ?? "node" }
+          : alert.siteId
+            ? { siteId: alert.siteId, what: alert.siteName ?? "site" }
+            : null;
+        if (!target || alert.state === "silenced") return null;
+        const { what, ...scope } = target;
+        return (
+          <Button
+            type="button"
+            variant="outline"
+            size="sm"
+            disabled={Boolean(denied) || silence.isPending}
+            title={denied ?? undefined}
+            onClick={() =>
+              silence.mutate({ ...scope, durationMinutes: 60, comment: `from the alert ${alert.name}` })
+            }
+          >
+            Silence {what} 1 h
+          </Button>
+        );
+      }),
+    [denied, silence.isPending, silence.mutate],
+  );
   return (
     <Section
       title="Firing now"
@@ -116,7 +124,11 @@ export function FiringSection(props: { role: Role }) {
         urlKey="firing"
         columns={table}
         getRowId={(alert) => alert.fingerprint}
-        rowAttributes={(alert) => ({ "data-testid": "firing-row", "data-name": alert.name, "data-state": alert.state })}
+        rowAttributes={(alert) => ({
+          "data-testid": "firing-row",
+          "data-name": alert.name,
+          "data-state": alert.state,
+        })}
         empty={
           <EmptyState icon={<BellOffIcon />} title="Nothing is firing">
             Alerts appear here while a policy&apos;s condition holds.

@@ -14,7 +14,12 @@ import { ALERTS_REFRESH_MS, severityVariant } from "./shared";
 
 type Sent = RouterOutputs["alert"]["history"][number];
 
-const DELIVERY_VARIANT = { delivered: "online", pending: "pending", failed: "offline", dropped: "outline" } as const;
+const DELIVERY_VARIANT = {
+  delivered: "online",
+  pending: "pending",
+  failed: "offline",
+  dropped: "outline",
+} as const;
 
 const columns: DataColumn<Sent>[] = [
   timeColumn("createdAt", "When", (sent) => sent.createdAt),
@@ -23,14 +28,20 @@ const columns: DataColumn<Sent>[] = [
     accessorFn: (sent) => sent.alertStatus,
     meta: { title: "Alert" },
     cell: ({ row }) => (
-      <Badge variant={row.original.alertStatus === "firing" ? severityVariant(row.original.severity) : "online"}>
+      <Badge
+        variant={row.original.alertStatus === "firing" ? severityVariant(row.original.severity) : "online"}
+      >
         {row.original.alertStatus}
       </Badge>
     ),
   },
   { id: "name", accessorFn: (sent) => sent.name, meta: { title: "Policy" } },
   { id: "summary", accessorFn: (sent) => sent.summary, meta: { title: "Summary" } },
-  { id: "channel", accessorFn: (sent) => `${sent.channelName} (${sent.channelKind})`, meta: { title: "Sent to" } },
+  {
+    id: "channel",
+    accessorFn: (sent) => `${sent.channelName} (${sent.channelKind})`,
+    meta: { title: "Sent to" },
+  },
   stateColumn(
     (sent) => ({
       label: sent.state,
@@ -44,7 +55,9 @@ const columns: DataColumn<Sent>[] = [
 /** Notifications the relay sent or is sending, newest first (kept for the gateway's retention, 30 days by default). */
 export function HistorySection() {
   const trpc = useTRPC();
-  const history = useQuery(trpc.alert.history.queryOptions({ limit: 100 }, { refetchInterval: ALERTS_REFRESH_MS }));
+  const history = useQuery(
+    trpc.alert.history.queryOptions({ limit: 100 }, { refetchInterval: ALERTS_REFRESH_MS }),
+  );
   return (
     <Section title="History" description="The last 100 notifications: one per alert change and channel.">
       <QueryTable

@@ -84,12 +84,14 @@ export function PoliciesSection(props: { role: Role }) {
         form.reset({ ...form.getValues(), name: "", expr: "" });
         return refresh();
       },
-      onError: (error) =>
-        showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
+      onError: (error) => showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
     }),
   );
   const update = useMutation(
-    trpc.alert.updatePolicy.mutationOptions({ onSuccess: refresh, onError: (error) => toast.error(error.message) }),
+    trpc.alert.updatePolicy.mutationOptions({
+      onSuccess: refresh,
+      onError: (error) => toast.error(error.message),
+    }),
   );
   const remove = useMutation(
     trpc.alert.deletePolicy.mutationOptions({
@@ -112,16 +114,22 @@ export function PoliciesSection(props: { role: Role }) {
         id: "severity",
         accessorFn: (policy) => policy.severity,
         meta: { title: "Severity" },
-        cell: ({ row }) => <Badge variant={severityVariant(row.original.severity)}>{row.original.severity}</Badge>,
+        cell: ({ row }) => (
+          <Badge variant={severityVariant(row.original.severity)}>{row.original.severity}</Badge>
+        ),
       },
       { id: "watches", accessorFn: (policy) => describeSpec(policy.spec), meta: { title: "Watches" } },
       {
         id: "scope",
         accessorFn: (policy) => [policy.siteName, policy.selector].filter(Boolean).join(" · "),
         meta: { title: "Scope" },
-        cell: ({ getValue }) => (getValue() as string) || <span className="text-muted-foreground">everywhere</span>,
+        cell: ({ getValue }) =>
+          (getValue() as string) || <span className="text-muted-foreground">everywhere</span>,
       },
-      stateColumn((policy) => ({ label: policy.enabled ? "on" : "off", variant: policy.enabled ? "online" : "outline" })),
+      stateColumn((policy) => ({
+        label: policy.enabled ? "on" : "off",
+        variant: policy.enabled ? "online" : "outline",
+      })),
       actionsColumn((policy) => (
         <div className="flex gap-2">
           <Button
@@ -151,7 +159,9 @@ export function PoliciesSection(props: { role: Role }) {
   );
   const siteOptions = [
     { value: "", label: "every site" },
-    ...(sites.data ?? []).flatMap((site) => (site.id && site.name ? [{ value: site.id, label: site.name }] : [])),
+    ...(sites.data ?? []).flatMap((site) =>
+      site.id && site.name ? [{ value: site.id, label: site.name }] : [],
+    ),
   ];
   const sync = status.data;
   return (
@@ -160,7 +170,11 @@ export function PoliciesSection(props: { role: Role }) {
       description="Each policy becomes a rule of your organization's own alerting store; changes apply within seconds."
       actions={
         sync ? (
-          <Badge variant={sync.inSync ? "online" : "degraded"} data-testid="alerting-sync" title={sync.lastError ?? undefined}>
+          <Badge
+            variant={sync.inSync ? "online" : "degraded"}
+            data-testid="alerting-sync"
+            title={sync.lastError ?? undefined}
+          >
             {sync.inSync ? "applied" : sync.lastError ? "not applied" : "applying…"}
           </Badge>
         ) : null
@@ -173,14 +187,27 @@ export function PoliciesSection(props: { role: Role }) {
           </p>
         ) : null}
         <ApiForm form={form} label="Create an alert policy" mutation={create}>
-          <TextField name="name" label="Name" accessibleName="Policy name" placeholder="plant nodes down" maxLength={100} />
+          <TextField
+            name="name"
+            label="Name"
+            accessibleName="Policy name"
+            placeholder="plant nodes down"
+            maxLength={100}
+          />
           <SelectField
             name="kind"
             label="Watches"
             accessibleName="Policy kind"
-            options={Object.fromEntries(Object.entries(POLICY_KINDS).map(([key, value]) => [key, value.label]))}
+            options={Object.fromEntries(
+              Object.entries(POLICY_KINDS).map(([key, value]) => [key, value.label]),
+            )}
           />
-          <SelectField name="severity" label="Severity" accessibleName="Policy severity" options={SEVERITIES} />
+          <SelectField
+            name="severity"
+            label="Severity"
+            accessibleName="Policy severity"
+            options={SEVERITIES}
+          />
           {kind !== "promql" ? (
             <SelectField name="siteId" label="Site" accessibleName="Policy site" options={siteOptions} />
           ) : null}

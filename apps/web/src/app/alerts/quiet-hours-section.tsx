@@ -33,7 +33,8 @@ const quietForm = z
     });
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) {
-      const field = issue.path.at(-1) === "start" || issue.path.at(-1) === "end" ? issue.path.at(-1) : "siteId";
+      const field =
+        issue.path.at(-1) === "start" || issue.path.at(-1) === "end" ? issue.path.at(-1) : "siteId";
       ctx.addIssue({ code: "custom", path: [field as string], message: issue.message });
     }
     return z.NEVER;
@@ -44,10 +45,14 @@ export function QuietHoursSection(props: { role: Role }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const denied = roleDenial(props.role, "operator");
-  const sites = useQuery(trpc.alert.quietHours.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }));
+  const sites = useQuery(
+    trpc.alert.quietHours.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }),
+  );
   const form = useApiForm(quietForm, { siteId: "", start: "22:00", end: "06:00" });
   const onSuccess = (site: SiteQuiet) => {
-    toast.success(site.quietHours ? `Quiet hours of ${site.siteName} set` : `Quiet hours of ${site.siteName} removed`);
+    toast.success(
+      site.quietHours ? `Quiet hours of ${site.siteName} set` : `Quiet hours of ${site.siteName} removed`,
+    );
     return queryClient.invalidateQueries(trpc.alert.quietHours.pathFilter());
   };
   const set = useMutation(
@@ -66,8 +71,7 @@ export function QuietHoursSection(props: { role: Role }) {
         id: "hours",
         accessorFn: (site) => (site.quietHours ? `${site.quietHours.start}–${site.quietHours.end}` : ""),
         meta: { title: "Quiet hours", className: "tabular-nums" },
-        cell: ({ getValue }) =>
-          (getValue() as string) || <span className="text-muted-foreground">none</span>,
+        cell: ({ getValue }) => (getValue() as string) || <span className="text-muted-foreground">none</span>,
       },
       { id: "zone", accessorFn: (site) => site.timeZone ?? "UTC", meta: { title: "Time zone" } },
       actionsColumn((site) =>
@@ -98,8 +102,20 @@ export function QuietHoursSection(props: { role: Role }) {
       <div className="grid gap-4">
         <ApiForm form={form} label="Set quiet hours" mutation={set}>
           <SelectField name="siteId" label="Site" accessibleName="Quiet hours site" options={siteOptions} />
-          <TextField name="start" label="From" accessibleName="Quiet from" placeholder="22:00" inputMode="numeric" />
-          <TextField name="end" label="Until" accessibleName="Quiet until" placeholder="06:00" inputMode="numeric" />
+          <TextField
+            name="start"
+            label="From"
+            accessibleName="Quiet from"
+            placeholder="22:00"
+            inputMode="numeric"
+          />
+          <TextField
+            name="end"
+            label="Until"
+            accessibleName="Quiet until"
+            placeholder="06:00"
+            inputMode="numeric"
+          />
           <FormFooter label="Set quiet hours" pendingLabel="Saving…" disabledReason={denied} />
         </ApiForm>
         <QueryTable

@@ -65,7 +65,9 @@ export function SilencesSection(props: { role: Role }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const denied = roleDenial(props.role, "operator");
-  const silences = useQuery(trpc.alert.silences.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }));
+  const silences = useQuery(
+    trpc.alert.silences.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }),
+  );
   const sites = useQuery(trpc.site.list.queryOptions());
   const nodes = useQuery(trpc.node.list.queryOptions({ limit: 200 }));
   const refresh = () =>
@@ -126,7 +128,12 @@ export function SilencesSection(props: { role: Role }) {
         <ApiForm form={form} label="Create a silence" mutation={create}>
           <SelectField name="target" label="Site or node" accessibleName="Silence target" options={targets} />
           <SelectField name="durationMinutes" label="For" parse={Number} options={DURATIONS} />
-          <TextField name="comment" label="Comment" accessibleName="Silence comment" placeholder="maintenance" />
+          <TextField
+            name="comment"
+            label="Comment"
+            accessibleName="Silence comment"
+            placeholder="maintenance"
+          />
           <FormFooter label="Silence" pendingLabel="Silencing…" disabledReason={denied} />
         </ApiForm>
         <QueryTable
