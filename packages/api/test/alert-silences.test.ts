@@ -8,6 +8,7 @@ import type { Db } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiSession } from "../src";
+import { silenceMatches } from "../src/domain/alert-firing";
 import { addMember, ORG, OTHER_ORG } from "./actors";
 import { callerFor, sessionOf } from "./callers";
 import { createTestDatabase, type TestDatabase } from "./test-database";
@@ -315,5 +316,31 @@ describe("history", () => {
       alertStatus: "firing",
     });
     expect(await callerFor(db, bob, OTHER_ORG).alert.history({ limit: 10 })).toEqual([]);
+  });
+});
+
+describe("silence matchers", () => {
+  it("follow Alertmanager's rules: anchored regexes, negation, a missing label is empty", () => {
+    const labels = { node: "n-1", site_id: "s-1" };
+    expect(silenceMatches([{ name: "node", value: "n-1", isRegex: false, isEqual: true }], labels)).toBe(
+      true,
+    );
+    expect(silenceMatches([{ name: "node", value: "n-", isRegex: true, isEqual: true }], labels)).toBe(false);
+    expect(silenceMatches([{ name: "node", value: "n-.*", isRegex: true }], labels)).toBe(true);
+    expect(silenceMatches([{ name: "node", value: "n-1", isRegex: false, isEqual: false }], labels)).toBe(
+      false,
+    );
+    expect(silenceMatches([{ name: "rollout", value: "", isRegex: false, isEqual: true }], labels)).toBe(
+      true,
+    );
+    expect(
+      silenceMatches(
+        [
+          { name: "node", value: "n-1", isRegex: false, isEqual: true },
+          { name: "site_id", value: "s-2", isRegex: false, isEqual: true },
+        ],
+        labels,
+      ),
+    ).toBe(false);
   });
 });

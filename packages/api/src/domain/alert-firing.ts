@@ -6,7 +6,7 @@
 import { ALERT_SEVERITIES } from "@edgefleet/alerts";
 import { z } from "zod";
 import { alertHistoryInput } from "../schemas/alerts";
-import type { AlertmanagerApi, AmAlert } from "./alertmanager-api";
+import type { AlertmanagerApi, AmAlert, AmMatcher } from "./alertmanager-api";
 import type { TenantDb } from "./nodes";
 
 export { alertHistoryInput };
@@ -34,8 +34,29 @@ export const firingAlertOutput = z.object({
 });
 export type FiringAlert = z.infer<typeof firingAlertOutput>;
 
-function stateOf(alert: AmAlert): FiringAlert["state"] {
-  if (alert.status.silencedBy.length > 0) return "silenced";
+/**
+ * Whether a silence's matchers all hold for a label set (Alertmanager's rules: regexes are
+ * anchored, a missing label is ""). Alertmanager itself marks an alert silenced only when its
+ * group is next flushed (up to a group interval later), so the page applies active silences
+ * itself to show a new silence at once.
+ */
+export function silenceMatches(matchers: readonly AmMatcher[], labels: Record<string, string>): boolean {
+  return matchers.every((matcher) => {
+    const value = labels[matcher.name] ?? "";
+    let equal: boolean;
+    if (matcher.isRegex) {
+      try {
+        equal = new RegExp(`^(?:${matcher.value})$`).test(value);
+      } catch {
+        return false;
+      }
+    } else equal = value === matcher.value;
+    return matcher.isEqual === false ? !equal : equal;
+  });
+}
+
+function stateOf(alert: AmAlert, silencedBy: string[]): FiringAlert["state"] {
+  if (silencedBy.length > 0) return "silenced";
   if (alert.status.inhibitedBy.length > 0) return "inhibited";
   if ((alert.status.mutedBy ?? []).length > 0) return "muted";
   return "active";
@@ -45,7 +66,8 @@ const SEVERITY_ORDER: Record<string, number> = { critical: 0, warning: 1, info: 
 
 /** Firing alerts, most severe first then newest, with node and site names from the database. */
 export async function firingAlerts(db: TenantDb, alertmanager: AlertmanagerApi): Promise<FiringAlert[]> {
-  const alerts = await alertmanager.alerts();
+  const [alerts, silences] = await Promise.all([alertmanager.alerts(), alertmanager.silences()]);
+  const active = silences.filter((silence) => silence.status.state === "active");
   const nodeIds = [...new Set(alerts.map((a) => a.labels.node).filter(isUuid))];
   const siteIds = [...new Set(alerts.map((a) => a.labels.site_id).filter(isUuid))];
   const [nodes, sites] = await Promise.all([
@@ -61,10 +83,17 @@ export async function firingAlerts(db: TenantDb, alertmanager: AlertmanagerApi):
   return alerts
     .map((alert) => {
       const { labels, annotations } = alert;
+      // Alertmanager's own marks can be stale both ways until the next flush: active silences decide.
+      const silencedBy = active
+        .filter(
+          (silence) =>
+            alert.status.silencedBy.includes(silence.id) || silenceMatches(silence.matchers, labels),
+        )
+        .map((silence) => silence.id);
       return {
         fingerprint: alert.fingerprint,
         name: annotations.policy_name ?? labels.alertname ?? "alert",
-        state: stateOf(alert),
+        state: stateOf(alert, silencedBy),
         severity: labels.severity ?? "warning",
         summary: annotations.summary ?? labels.alertname ?? "",
         policyId: labels.policy ?? null,
@@ -76,7 +105,7 @@ export async function firingAlerts(db: TenantDb, alertmanager: AlertmanagerApi):
         rolloutId: labels.rollout || null,
         consoleUrl: annotations.console_url ?? null,
         startsAt: new Date(alert.startsAt),
-        silencedBy: alert.status.silencedBy,
+        silencedBy,
         labels,
       };
     })
