@@ -12,8 +12,11 @@ export interface DemoPolicy {
   spec: AlertPolicySpec;
 }
 
-export const DEMO_ALERT_ORGANIZATION = "acme";
-export const DEMO_ALERT_MAIL = "alice@acme.example";
+/** Both demo organizations, each mailing its owner (Globex's rollout is the one that waits for approval). */
+export const DEMO_ALERT_RECIPIENTS = [
+  { organization: "acme", mail: "alice@acme.example" },
+  { organization: "globex", mail: "bob@globex.example" },
+];
 
 export const DEMO_POLICIES: DemoPolicy[] = [
   // The demo rollout that stops for an approval after its first batch raises this one.
@@ -29,8 +32,14 @@ export const DEMO_POLICIES: DemoPolicy[] = [
 ];
 
 export async function setUpDemoAlerts(db: Db): Promise<{ created: number }> {
-  const organization = await db.organization.findUnique({ where: { slug: DEMO_ALERT_ORGANIZATION } });
-  if (!organization) return { created: 0 };
+  let created = 0;
+  for (const recipient of DEMO_ALERT_RECIPIENTS) created += await setUpOrganization(db, recipient);
+  return { created };
+}
+
+async function setUpOrganization(db: Db, recipient: { organization: string; mail: string }): Promise<number> {
+  const organization = await db.organization.findUnique({ where: { slug: recipient.organization } });
+  if (!organization) return 0;
   const organizationId = organization.id;
   let created = 0;
   await db.$transaction(async (tx) => {
@@ -70,5 +79,5 @@ export async function setUpDemoAlerts(db: Db): Promise<{ created: number }> {
       });
     }
   });
-  return { created };
+  return created;
 }
