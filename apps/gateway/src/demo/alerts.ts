@@ -64,7 +64,7 @@ async function setUpOrganization(db: Db, recipient: { organization: string; mail
           organizationId,
           kind: "email",
           name: "Demo mail",
-          target: DEMO_ALERT_MAIL,
+          target: recipient.mail,
           minSeverity: "info",
         },
       });
