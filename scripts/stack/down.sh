@@ -7,7 +7,7 @@ source "$STACK_DIR/services.sh"
 
 step "stopping the $EDGEFLEET_PROFILE stack"
 stop_demo_fleet
-for name in web gateway keycloak mimir nats; do
+for name in web gateway keycloak mimir mailpit nats; do
   stop_process "$name" 30
 done
 stop_postgres

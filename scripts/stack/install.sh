@@ -67,6 +67,19 @@ ensure_nats() {
   ok "nats-server $("$NATS_BIN" --version | awk '{print $NF}')"
 }
 
+ensure_mailpit() {
+  if [ ! -x "$MAILPIT_BIN" ]; then
+    step "building mailpit $MAILPIT_VERSION, the stack's SMTP server (first time only, ~2 min)"
+    local tmp="$EDGEFLEET_CACHE/mailpit/$MAILPIT_VERSION.tmp"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    run_with_progress "go install mailpit" 240 "$EDGEFLEET_CACHE/logs/mailpit-build.log" \
+      env GOBIN="$tmp" go install "github.com/axllent/mailpit@$MAILPIT_VERSION"
+    mkdir -p "$(dirname "$MAILPIT_BIN")"
+    mv "$tmp/mailpit" "$MAILPIT_BIN" && rm -rf "$tmp"
+  fi
+  ok "mailpit $MAILPIT_VERSION"
+}
+
 ensure_mimir() {
   if [ ! -x "$MIMIR_BIN" ]; then
     step "building Grafana Mimir $MIMIR_VERSION (first time only, ~7 min, ~2 GB RAM)"
@@ -164,6 +177,7 @@ main() {
   ensure_pnpm
   [ "${EDGEFLEET_SKIP_NODE_MODULES:-0}" = 1 ] || ensure_node_modules
   ensure_nats
+  ensure_mailpit
   ensure_keycloak
   ensure_mimir
   if [ "$WITH_TEST" = 1 ]; then

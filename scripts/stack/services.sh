@@ -77,6 +77,22 @@ start_mimir() {
   wait_http mimir "http://127.0.0.1:$PORT_MIMIR_HTTP/ready" 90
 }
 
+# The stack's SMTP server: every alert e-mail of the stack lands here (nothing leaves the machine).
+# Skipped with a warning when the binary is missing (EDGEFLEET_SKIP_INSTALL on an old cache).
+start_mailpit() {
+  if is_running mailpit; then ok "mailpit already running on :$PORT_SMTP"; return 0; fi
+  if [ ! -x "$MAILPIT_BIN" ]; then warn "mailpit not installed ($MAILPIT_BIN): alert e-mail is not sent"; return 0; fi
+  require_free_port "$PORT_SMTP" "mailpit smtp"
+  require_free_port "$PORT_MAIL_HTTP" "mailpit http"
+  start_process mailpit "$MAILPIT_BIN" --listen "127.0.0.1:$PORT_MAIL_HTTP" --smtp "127.0.0.1:$PORT_SMTP" \
+    --database "$VAR_DIR/mailpit.db" --smtp-auth-accept-any --smtp-auth-allow-insecure --disable-version-check
+  # Mail is not what the stack is for: a mailpit that does not come up is a warning, not a failure.
+  if ! (wait_http mailpit "http://127.0.0.1:$PORT_MAIL_HTTP/api/v1/info" 30); then
+    stop_process mailpit 5
+    warn "mailpit did not start (log: $LOG_DIR/mailpit.log): alert e-mail of this stack is not delivered"
+  fi
+}
+
 start_keycloak() {
   if is_running keycloak; then ok "keycloak already running on :$PORT_KEYCLOAK"; return 0; fi
   require_free_port "$PORT_KEYCLOAK" "keycloak http"
@@ -151,6 +167,7 @@ EDGEFLEET_VAPID_PUBLIC_KEY=$vapid_public
 EDGEFLEET_VAPID_PRIVATE_KEY=$vapid_private
 EDGEFLEET_VAPID_SUBJECT=mailto:alerts@edgefleet.invalid
 EDGEFLEET_PUSH_ACTION_SECRET=$(cat "$push_action_secret_file")
+$([ -x "$MAILPIT_BIN" ] && printf 'GATEWAY_SMTP_URL=smtp://127.0.0.1:%s\nMAIL_URL=http://127.0.0.1:%s\n' "$PORT_SMTP" "$PORT_MAIL_HTTP")
 NEXT_TELEMETRY_DISABLED=1
 TURBO_TELEMETRY_DISABLED=1
 ENV
@@ -257,6 +274,7 @@ start_demo() {
   while read -r line; do
     case "$line" in
       artifacts*) ok "demo: $line" ;;
+      alerts*) ok "demo: $line" ;;
       rollout*) ok "demo: $line" ;;
     esac
   done <<<"$out"

@@ -33,6 +33,7 @@ write_stack_env
 start_postgres
 start_nats
 start_mimir
+start_mailpit
 # Benchmarks that sign nobody in skip Keycloak (its start-up is the slowest part on a busy machine).
 if [ "${EDGEFLEET_SKIP_KEYCLOAK:-0}" != 1 ] || [ "$SERVICES_ONLY" = 0 ]; then start_keycloak; fi
 load_stack_env

@@ -164,6 +164,14 @@ const gatewayEnvSchema = {
   GATEWAY_ALERT_BACKOFF_BASE_MS: integerInRange("GATEWAY_ALERT_BACKOFF_BASE_MS", 10, 3_600_000, 5_000),
   GATEWAY_ALERT_BACKOFF_MAX_MS: integerInRange("GATEWAY_ALERT_BACKOFF_MAX_MS", 10, 86_400_000, 900_000),
   GATEWAY_ALERT_DISABLE_AFTER_FAILURES: integerInRange("GATEWAY_ALERT_DISABLE_AFTER_FAILURES", 1, 10_000, 20),
+  // Finished notifications (and their delivery log) are deleted after this many hours (default 30 days), checked hourly.
+  GATEWAY_ALERT_RETENTION_HOURS: integerInRange("GATEWAY_ALERT_RETENTION_HOURS", 1, 87_600, 720),
+  GATEWAY_ALERT_CLEANUP_INTERVAL_MS: integerInRange(
+    "GATEWAY_ALERT_CLEANUP_INTERVAL_MS",
+    1_000,
+    86_400_000,
+    3_600_000,
+  ),
   // Webhooks may reach loopback/private addresses (tests). Off by default, as for URL imports.
   GATEWAY_ALERT_WEBHOOK_ALLOW_PRIVATE: z
     .enum(["true", "false", "1", "0"], { error: "GATEWAY_ALERT_WEBHOOK_ALLOW_PRIVATE must be true or false" })

@@ -112,6 +112,11 @@ export async function consolePages(
       ready: page.getByTestId("batch-editor").first(),
     },
     {
+      name: "alerts",
+      path: "/alerts",
+      ready: page.getByRole("heading", { name: "Firing now", exact: true }),
+    },
+    {
       name: "enrollment",
       path: "/enrollment",
       ready: page.getByRole("heading", { name: "Tokens", exact: true }),

@@ -7,6 +7,7 @@
  */
 import { stringify } from "yaml";
 import type { AlertSeverity, CompilablePolicy } from "./policy";
+import { QUIET_SEVERITIES, quietIntervalName, quietTimeInterval, type SiteQuietHours } from "./quiet-hours";
 
 export const RELAY_RECEIVER = "edgefleet-relay";
 
@@ -24,6 +25,8 @@ export interface AlertmanagerConfigOptions {
   /** Bearer token for this organization (relayToken()). */
   relayToken: string;
   timings: Record<AlertSeverity, SeverityTimings>;
+  /** Sites with quiet hours (their warning and info alerts are muted during them). */
+  quietHours?: readonly SiteQuietHours[];
 }
 
 export const DEFAULT_TIMINGS: Record<AlertSeverity, SeverityTimings> = {
@@ -64,15 +67,40 @@ export function alertmanagerConfig(
     group_interval: options.timings[severity].groupInterval,
     repeat_interval: options.timings[severity].repeatInterval,
   });
-  const routes = policies
-    .filter((policy) => policy.enabled)
-    .sort((a, b) => a.id.localeCompare(b.id))
-    .map((policy) => ({
-      receiver: RELAY_RECEIVER,
-      matchers: [`policy="${policy.id}"`],
-      group_by: groupByOf(policy),
-      ...timing(policy.severity),
-    }));
+  const enabled = policies.filter((policy) => policy.enabled).sort((a, b) => a.id.localeCompare(b.id));
+  const routes = enabled.map((policy) => ({
+    receiver: RELAY_RECEIVER,
+    matchers: [`policy="${policy.id}"`],
+    group_by: groupByOf(policy),
+    ...timing(policy.severity),
+  }));
+  const quietSites = [...(options.quietHours ?? [])].sort((a, b) => a.siteId.localeCompare(b.siteId));
+  // Mute intervals are not inherited by child routes, so each muted route is a flat copy of the
+  // policy's route limited to the site; they come first because the first matching route wins.
+  const quietRoutes = quietSites.flatMap((quiet) => {
+    // A fresh array per route: a shared one would be written as a YAML anchor.
+    const mute = () => ({ mute_time_intervals: [quietIntervalName(quiet.siteId)] });
+    const site = `site_id="${quiet.siteId}"`;
+    return [
+      ...enabled
+        .filter((policy) => QUIET_SEVERITIES.includes(policy.severity))
+        .filter((policy) => policy.siteId === null || policy.siteId === quiet.siteId)
+        .map((policy) => ({
+          receiver: RELAY_RECEIVER,
+          matchers: [`policy="${policy.id}"`, site],
+          group_by: groupByOf(policy),
+          ...timing(policy.severity),
+          ...mute(),
+        })),
+      ...QUIET_SEVERITIES.map((severity) => ({
+        receiver: RELAY_RECEIVER,
+        // An alert of a policy deleted meanwhile, as in the severity routes below.
+        matchers: [`severity="${severity}"`, site],
+        ...timing(severity),
+        ...mute(),
+      })),
+    ];
+  });
   return {
     route: {
       receiver: RELAY_RECEIVER,
@@ -80,6 +108,7 @@ export function alertmanagerConfig(
       ...timing("warning"),
       // Per policy first; an alert of a policy deleted meanwhile falls to its severity's route.
       routes: [
+        ...quietRoutes,
         ...routes,
         ...(["critical", "warning", "info"] as const).map((severity) => ({
           receiver: RELAY_RECEIVER,
@@ -96,6 +125,7 @@ export function alertmanagerConfig(
         equal: ["organization", "site_id"],
       },
     ],
+    ...(quietSites.length > 0 ? { time_intervals: quietSites.map(quietTimeInterval) } : {}),
     receivers: [
       {
         name: RELAY_RECEIVER,

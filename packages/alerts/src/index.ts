@@ -3,6 +3,7 @@ export * from "./internal-address";
 export * from "./node-series";
 export * from "./policy";
 export * from "./push-actions";
+export * from "./quiet-hours";
 export * from "./relay-token";
 export * from "./rules";
 export * from "./slo";

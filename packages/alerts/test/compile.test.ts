@@ -7,6 +7,8 @@ import {
   compileRuleGroups,
   DEFAULT_TIMINGS,
   nodeInfoLabels,
+  quietHoursSchema,
+  quietTimeInterval,
   ruleGroupYaml,
 } from "../src";
 
@@ -168,6 +170,51 @@ describe("Alertmanager config", () => {
         timings: DEFAULT_TIMINGS,
       }),
     );
+  });
+
+  it("mutes the warning and info routes of a site during its quiet hours, in its zone (golden)", () => {
+    golden(
+      "alertmanager-quiet-hours.yaml",
+      alertmanagerConfigUpload(policies, {
+        organizationId: ORG,
+        relayUrl: "http://127.0.0.1:8090/",
+        relayToken: "token-of-the-org",
+        timings: DEFAULT_TIMINGS,
+        quietHours: [{ siteId: SITE, start: "22:00", end: "07:30", timeZone: "Europe/Berlin" }],
+      }),
+    );
+  });
+});
+
+describe("quiet hours", () => {
+  it("splits a span past midnight into two ranges and keeps a daytime span whole", () => {
+    expect(quietTimeInterval({ siteId: SITE, start: "22:00", end: "06:00", timeZone: null })).toEqual({
+      name: `quiet-hours-${SITE}`,
+      time_intervals: [
+        {
+          times: [
+            { start_time: "22:00", end_time: "24:00" },
+            { start_time: "00:00", end_time: "06:00" },
+          ],
+          location: "UTC",
+        },
+      ],
+    });
+    expect(
+      quietTimeInterval({ siteId: SITE, start: "12:00", end: "13:00", timeZone: "Asia/Tokyo" })
+        .time_intervals,
+    ).toEqual([{ times: [{ start_time: "12:00", end_time: "13:00" }], location: "Asia/Tokyo" }]);
+    expect(
+      quietTimeInterval({ siteId: SITE, start: "20:00", end: "00:00", timeZone: null }).time_intervals[0]
+        ?.times,
+    ).toEqual([{ start_time: "20:00", end_time: "24:00" }]);
+  });
+
+  it("refuses equal ends and times that are not HH:MM", () => {
+    expect(quietHoursSchema.safeParse({ start: "22:00", end: "22:00" }).success).toBe(false);
+    expect(quietHoursSchema.safeParse({ start: "7:00", end: "22:00" }).success).toBe(false);
+    expect(quietHoursSchema.safeParse({ start: "24:00", end: "06:00" }).success).toBe(false);
+    expect(quietHoursSchema.safeParse({ start: "23:00", end: "24:00" }).success).toBe(true);
   });
 });
 

@@ -65,6 +65,7 @@ beforeAll(async () => {
     owner.alert.createChannel({ kind: "webhook", name, target: "https://hooks.example.com/rest" });
   ids.alertChannel = (await channel("rest-channel")).id;
   ids.alertChannelToDelete = (await channel("rest-channel-to-delete")).id;
+  ids.silenceToExpire = (await owner.alert.createSilence({ siteId: ids.site, durationMinutes: 30 })).id;
   ids.uploadVersion = (await version("1.1.0")).id;
   // Rollouts: one app with a ready version, and nodes labelled per rollout (targets never overlap).
   const rolloutApp = await readyApp(db, acme.id, "rest-rollout-app", ["1.0.0"]);
@@ -110,7 +111,7 @@ function rest(
   if (opts.body !== undefined) headers["content-type"] = "application/json";
   return handleRestRequest(
     new Request(url, { method, headers, body: opts.body === undefined ? null : JSON.stringify(opts.body) }),
-    { db, gateway: gateway.connection },
+    { db, gateway: gateway.connection, mimirUrl: process.env.MIMIR_URL ?? null },
   );
 }
 
@@ -163,6 +164,15 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     body: {},
   }),
   "DELETE /alert-channels/{id}": () => ({ path: `/alert-channels/${ids.alertChannelToDelete}` }),
+  "POST /alert-silences": () => ({
+    path: "/alert-silences",
+    body: { nodeId: ids.onlineNode, durationMinutes: 15, comment: "made over REST" },
+  }),
+  "DELETE /alert-silences/{id}": () => ({ path: `/alert-silences/${ids.silenceToExpire}` }),
+  "PUT /alert-quiet-hours/{siteId}": () => ({
+    path: `/alert-quiet-hours/${ids.site}`,
+    body: { quietHours: { start: "22:00", end: "06:00" } },
+  }),
   "GET /alert-deliveries": () => ({ path: "/alert-deliveries", query: { limit: "5" } }),
   "GET /audit": () => ({ path: "/audit", query: { limit: "2" } }),
   "GET /enrollment-tokens": () => ({ path: "/enrollment-tokens", query: { limit: "5" } }),

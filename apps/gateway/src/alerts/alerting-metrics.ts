@@ -35,6 +35,11 @@ export function createAlertingMetrics(registry: Registry) {
       labelNames: ["kind", "result"] as const,
       registers,
     }),
+    outboxDeleted: new Counter({
+      name: `${METRIC_PREFIX}alert_outbox_deleted_total`,
+      help: "Finished alert notifications deleted from the outbox after the retention",
+      registers,
+    }),
     seriesWrites: new Counter({
       name: `${METRIC_PREFIX}alerting_series_writes_total`,
       help: "Node info/liveness series writes to Mimir, by result",

@@ -144,8 +144,18 @@ export class AlertingReconciler {
       consoleUrl: this.config.consoleUrl,
       evaluationInterval: this.config.evaluationInterval,
     });
+    const quietSites = await this.db.site.findMany({
+      where: { organizationId, quietHoursStart: { not: null }, quietHoursEnd: { not: null } },
+      select: { id: true, timeZone: true, quietHoursStart: true, quietHoursEnd: true },
+    });
     const amOptions = {
       organizationId,
+      quietHours: quietSites.map((site) => ({
+        siteId: site.id,
+        timeZone: site.timeZone,
+        start: site.quietHoursStart ?? "",
+        end: site.quietHoursEnd ?? "",
+      })),
       relayUrl: this.config.relayUrl,
       relayToken: relayToken(this.config.relaySecret, organizationId),
       timings: this.config.timings,

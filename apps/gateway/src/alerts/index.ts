@@ -10,6 +10,7 @@ import { DeliveryWorker } from "./delivery-worker.js";
 import { AdvisoryLeader } from "./leader.js";
 import { MimirAlerting } from "./mimir-alerting.js";
 import { NodeSeriesPublisher } from "./node-series-publisher.js";
+import { OutboxCleanup } from "./outbox-cleanup.js";
 import { handleRelayRequest, RELAY_PREFIX } from "./relay.js";
 import { RolloutEventAlerts } from "./rollout-event-alerts.js";
 import { MailSender } from "./senders.js";
@@ -106,6 +107,16 @@ export function createAlerting(
       ? { sender: pushSender, actionSecret: env.EDGEFLEET_PUSH_ACTION_SECRET }
       : null,
   );
+  const cleanup = new OutboxCleanup(
+    db,
+    leader,
+    {
+      retentionMs: env.GATEWAY_ALERT_RETENTION_HOURS * 3_600_000,
+      intervalMs: env.GATEWAY_ALERT_CLEANUP_INTERVAL_MS,
+    },
+    metrics,
+    logger.child({ component: "alert-outbox-cleanup" }),
+  );
   const relayLogger = logger.child({ component: "alert-relay" });
   return {
     metrics,
@@ -113,6 +124,7 @@ export function createAlerting(
     publisher,
     rolloutEvents,
     worker,
+    cleanup,
     /** The relay's HTTP handler (mounted under RELAY_PREFIX by the HTTP server). */
     relay: (req: IncomingMessage, path: string) =>
       handleRelayRequest(
@@ -125,9 +137,16 @@ export function createAlerting(
       publisher.start();
       rolloutEvents.start();
       worker.start();
+      cleanup.start();
     },
     async stop(): Promise<void> {
-      await Promise.all([reconciler.stop(), publisher.stop(), rolloutEvents.stop(), worker.stop()]);
+      await Promise.all([
+        reconciler.stop(),
+        publisher.stop(),
+        rolloutEvents.stop(),
+        worker.stop(),
+        cleanup.stop(),
+      ]);
       mail?.close();
       pushSender?.close();
       await leader.release();

@@ -8,6 +8,7 @@
 // Reads the gateway's environment (stack.env).
 import { parseArgs } from "node:util";
 import { createPrismaClient } from "@edgefleet/db";
+import { setUpDemoAlerts } from "../demo/alerts.js";
 import { uploadDemoArtifacts } from "../demo/artifacts.js";
 import { prepareDemoFleet } from "../demo/fleet.js";
 import { startDemoRollouts } from "../demo/rollouts.js";
@@ -68,6 +69,9 @@ async function prepare() {
   } finally {
     await enrollment.stop();
   }
+  // Before the rollouts start: the paused one's event then raises its alert.
+  const alerts = await setUpDemoAlerts(db);
+  say(`alerts ${alerts.created} demo policies and channels created`);
   for (const { rollout, id, created } of await startDemoRollouts(db)) {
     const { status } = await db.rollout.findUniqueOrThrow({ where: { id }, select: { status: true } });
     const what = `${rollout.organization} ${rollout.app}@${rollout.version}`;

@@ -15,6 +15,7 @@ import {
   siteName,
   updateSiteInput,
 } from "../schemas/sites";
+import { bumpAlertingRevision } from "./alert-policies";
 import { type NodeStatus, nodeStatusSchema, type TenantDb } from "./nodes";
 
 // Input schemas live in ../schemas (zod only) so the console can validate with them too.
@@ -136,6 +137,14 @@ export async function updateSite(db: TenantDb, input: z.output<typeof updateSite
     });
   } catch (error) {
     nameTaken(error, input.name);
+  }
+  if (input.timeZone !== undefined && input.timeZone !== before.timeZone) {
+    // Quiet hours are in the site's zone: the Alertmanager config follows.
+    const site = await db.site.findFirst({
+      where: { id: input.id },
+      select: { organizationId: true, quietHoursStart: true },
+    });
+    if (site?.quietHoursStart) await bumpAlertingRevision(db, site.organizationId);
   }
   return { before, after: await getSite(db, input.id) };
 }

@@ -15,6 +15,13 @@ import {
   updateAlertChannelInput,
 } from "../domain/alert-channels";
 import {
+  alertHistory,
+  alertHistoryInput,
+  alertHistoryOutput,
+  firingAlertOutput,
+  firingAlerts,
+} from "../domain/alert-firing";
+import {
   alertingStatus,
   alertingStatusOutput,
   alertPolicyIdInput,
@@ -28,7 +35,26 @@ import {
   updateAlertPolicy,
   updateAlertPolicyInput,
 } from "../domain/alert-policies";
+import {
+  alertSilenceIdInput,
+  alertSilenceOutput,
+  createAlertSilence,
+  createAlertSilenceInput,
+  expireAlertSilence,
+  listAlertSilences,
+} from "../domain/alert-silences";
+import { AlertmanagerApi } from "../domain/alertmanager-api";
+import {
+  listQuietHours,
+  setQuietHours,
+  setQuietHoursInput,
+  siteQuietHoursOutput,
+} from "../domain/quiet-hours";
 import { createTRPCRouter, organizationProcedure } from "../trpc";
+
+/** The caller's organization's own Alertmanager: the tenant is always the organization. */
+const alertmanagerOf = (ctx: { mimirUrl: string | null; organization: { id: string } }) =>
+  new AlertmanagerApi(ctx.mimirUrl, ctx.organization.id);
 
 const tags = ["Alerts"];
 
@@ -190,4 +216,82 @@ export const alertRouter = createTRPCRouter({
     .input(alertDeliveriesInput)
     .output(z.array(alertDeliveryOutput))
     .query(({ ctx, input }) => listAlertDeliveries(ctx.tenantDb, input)),
+
+  /** Alerts firing now (also silenced, inhibited or muted ones), from the organization's Alertmanager. */
+  firing: organizationProcedure
+    .meta({ openapi: { method: "GET", path: "/alerts/firing", tags, summary: "Alerts firing now" } })
+    .output(z.array(firingAlertOutput))
+    .query(({ ctx }) => firingAlerts(ctx.tenantDb, alertmanagerOf(ctx))),
+
+  /** Notifications sent (or being sent), newest first; delivered ones are kept for the gateway's retention. */
+  history: organizationProcedure
+    .meta({
+      openapi: { method: "GET", path: "/alerts/history", tags, summary: "Alert notification history" },
+    })
+    .input(alertHistoryInput)
+    .output(z.array(alertHistoryOutput))
+    .query(({ ctx, input }) => alertHistory(ctx.tenantDb, input)),
+
+  silences: organizationProcedure
+    .meta({ openapi: { method: "GET", path: "/alert-silences", tags, summary: "List silences" } })
+    .output(z.array(alertSilenceOutput))
+    .query(({ ctx }) => listAlertSilences(ctx.tenantDb, alertmanagerOf(ctx))),
+
+  /** Holds back the alerts of one site or one node for a while (Alertmanager silence). */
+  createSilence: organizationProcedure
+    .meta({
+      role: "operator",
+      audit: { action: "alertSilence.create", target: "alertSilence" },
+      openapi: { method: "POST", path: "/alert-silences", tags, summary: "Silence a site or a node" },
+    })
+    .input(createAlertSilenceInput)
+    .output(alertSilenceOutput)
+    .mutation(async ({ ctx, input }) => {
+      const createdBy =
+        ctx.actor.type === "user" ? (ctx.session?.email ?? ctx.actor.id) : `api key ${ctx.actor.id}`;
+      const created = await createAlertSilence(ctx.tenantDb, alertmanagerOf(ctx), input, createdBy);
+      ctx.audit.record({ targetId: created.id, before: null, after: created });
+      return created;
+    }),
+
+  expireSilence: organizationProcedure
+    .meta({
+      role: "operator",
+      audit: { action: "alertSilence.expire", target: "alertSilence" },
+      openapi: { method: "DELETE", path: "/alert-silences/{id}", tags, summary: "Expire a silence now" },
+    })
+    .input(alertSilenceIdInput)
+    .output(alertSilenceOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { before, after } = await expireAlertSilence(ctx.tenantDb, alertmanagerOf(ctx), input.id);
+      ctx.audit.record({ targetId: input.id, before, after });
+      return after;
+    }),
+
+  quietHours: organizationProcedure
+    .meta({
+      openapi: { method: "GET", path: "/alert-quiet-hours", tags, summary: "Quiet hours of every site" },
+    })
+    .output(z.array(siteQuietHoursOutput))
+    .query(({ ctx }) => listQuietHours(ctx.tenantDb)),
+
+  /** Warning and info alerts of the site are held back daily in this span of its time zone. */
+  setQuietHours: organizationProcedure
+    .meta({
+      role: "operator",
+      audit: { action: "site.setQuietHours", target: "site" },
+      openapi: {
+        method: "PUT",
+        path: "/alert-quiet-hours/{siteId}",
+        tags,
+        summary: "Set or clear a site's quiet hours",
+      },
+    })
+    .input(setQuietHoursInput)
+    .output(siteQuietHoursOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { before, after } = await setQuietHours(ctx.tenantDb, ctx.organization.id, input);
+      ctx.audit.record({ targetId: input.siteId, before, after });
+      return after;
+    }),
 });

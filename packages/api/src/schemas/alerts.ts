@@ -1,5 +1,6 @@
 // The policy module only (pure zod): the package index also holds node-only code (crypto, net).
 import { ALERT_SEVERITIES, alertPolicySpecSchema } from "@edgefleet/alerts/policy";
+import { quietHoursSchema } from "@edgefleet/alerts/quiet-hours";
 import { SELECTOR_MAX_LENGTH } from "@edgefleet/selectors";
 import { z } from "zod";
 
@@ -63,4 +64,35 @@ export const alertChannelIdInput = z.object({ id: z.uuid() });
 export const alertDeliveriesInput = z.object({
   channelId: z.uuid().optional(),
   limit: z.number().int().min(1).max(500).default(100),
+});
+
+/** A silence holds back the alerts of one site or one node for a while (Alertmanager's silences). */
+export const createAlertSilenceInput = z
+  .object({
+    siteId: z.uuid().optional(),
+    nodeId: z.uuid().optional(),
+    /** How long from now; at most a week (longer is a policy change, not a silence). */
+    durationMinutes: z
+      .number()
+      .int()
+      .min(1, "at least 1 minute")
+      .max(7 * 24 * 60, "at most a week (10080 minutes)"),
+    comment: z.string().trim().max(500, "comment: at most 500 characters").default(""),
+  })
+  .superRefine((input, ctx) => {
+    if ((input.siteId === undefined) === (input.nodeId === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["siteId"], message: "give either a siteId or a nodeId" });
+    }
+  });
+
+export const alertSilenceIdInput = z.object({ id: z.uuid() });
+
+export const alertHistoryInput = z.object({
+  limit: z.number().int().min(1).max(500).default(100),
+});
+
+export const setQuietHoursInput = z.object({
+  siteId: z.uuid(),
+  /** Daily, in the site's time zone; null: none. */
+  quietHours: quietHoursSchema.nullable(),
 });

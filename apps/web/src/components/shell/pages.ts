@@ -56,6 +56,12 @@ export const CONSOLE_PAGES: ConsolePage[] = [
     icon: RocketIcon,
     keywords: ["deploy", "release", "update", "batches"],
   },
+  {
+    href: "/alerts",
+    label: "Alerts",
+    icon: BellIcon,
+    keywords: ["alerting", "policies", "silence", "quiet hours", "notifications", "channels"],
+  },
   { href: "/enrollment", label: "Enrollment", icon: TicketIcon, keywords: ["tokens", "approve", "enroll"] },
   { href: "/members", label: "Members", icon: UsersIcon, keywords: ["people", "roles", "invite"] },
   { href: "/api-keys", label: "API keys", icon: KeyRoundIcon, keywords: ["tokens", "rest", "terraform"] },

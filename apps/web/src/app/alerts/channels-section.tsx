@@ -1,0 +1,165 @@
+"use client";
+
+import type { RouterOutputs } from "@edgefleet/api";
+import { createAlertChannelInput } from "@edgefleet/api/schemas";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { SendIcon } from "lucide-react";
+import { useMemo, useState } from "react";
+import { ConfirmAction } from "~/components/confirm-action";
+import { CopyOnce } from "~/components/copy-once";
+import { actionsColumn, stateColumn } from "~/components/data-table/columns";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
+import { ApiForm } from "~/components/forms/api-form";
+import { SelectField, TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { type Role, roleDenial } from "~/components/role-reason";
+import { Button } from "~/components/ui/button";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+import { toast } from "~/components/ui/sonner";
+import { useTRPC } from "~/trpc/react";
+
+type Channel = RouterOutputs["alert"]["channels"][number];
+
+const KINDS = { email: "e-mail", webhook: "webhook (signed)" };
+const MIN_SEVERITIES = { info: "everything", warning: "warning and critical", critical: "critical only" };
+
+/** Where the organization's alerts go (admins: they leave the platform). A webhook's secret is shown once. */
+export function ChannelsSection(props: { role: Role }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const denied = roleDenial(props.role, "admin");
+  const channels = useQuery(trpc.alert.channels.queryOptions());
+  const [secret, setSecret] = useState<string | null>(null);
+  const refresh = () => queryClient.invalidateQueries(trpc.alert.channels.pathFilter());
+  const form = useApiForm(createAlertChannelInput, {
+    kind: "email",
+    name: "",
+    target: "",
+    minSeverity: "warning",
+  });
+  const create = useMutation(
+    trpc.alert.createChannel.mutationOptions({
+      onSuccess: (channel) => {
+        toast.success(`Channel ${channel.name} created`);
+        setSecret(channel.secret ?? null);
+        form.reset({ ...form.getValues(), name: "", target: "" });
+        return refresh();
+      },
+      onError: (error) => showServerError(form, error),
+    }),
+  );
+  const update = useMutation(
+    trpc.alert.updateChannel.mutationOptions({
+      onSuccess: refresh,
+      onError: (error) => toast.error(error.message),
+    }),
+  );
+  const remove = useMutation(
+    trpc.alert.deleteChannel.mutationOptions({
+      onSuccess: refresh,
+      onError: (error) => toast.error(error.message),
+    }),
+  );
+  const columns = useMemo<DataColumn<Channel>[]>(
+    () => [
+      {
+        id: "name",
+        accessorFn: (channel) => channel.name,
+        meta: { title: "Channel" },
+        cell: ({ row }) => <span className="font-medium">{row.original.name}</span>,
+      },
+      { id: "kind", accessorFn: (channel) => channel.kind, meta: { title: "Kind" } },
+      {
+        id: "target",
+        accessorFn: (channel) => channel.target,
+        meta: { title: "To", className: "break-all" },
+      },
+      {
+        id: "minSeverity",
+        accessorFn: (channel) => MIN_SEVERITIES[channel.minSeverity],
+        meta: { title: "Sends" },
+      },
+      stateColumn((channel) =>
+        channel.enabled
+          ? { label: "on", variant: "online" }
+          : { label: channel.disabledReason ? "switched off after failures" : "off", variant: "offline" },
+      ),
+      actionsColumn((channel) => (
+        <div className="flex gap-2">
+          <Button
+            type="button"
+            variant="outline"
+            size="sm"
+            disabled={Boolean(denied) || update.isPending}
+            title={denied ?? channel.disabledReason ?? undefined}
+            onClick={() => update.mutate({ id: channel.id, enabled: !channel.enabled })}
+          >
+            {channel.enabled ? "Switch off" : "Switch on"}
+          </Button>
+          <ConfirmAction
+            label="Delete"
+            question={`Delete the channel ${channel.name}?`}
+            consequence="Notifications waiting for it are dropped."
+            confirmLabel="Delete"
+            variant="destructive"
+            onConfirm={() => remove.mutate({ id: channel.id })}
+            pending={remove.isPending}
+            disabledReason={denied}
+          />
+        </div>
+      )),
+    ],
+    [denied, update.isPending, update.mutate, remove.isPending, remove.mutate],
+  );
+  return (
+    <Section
+      title="Channels"
+      description="Every alert goes to each channel that wants its severity: e-mail, or a webhook signed per Standard Webhooks."
+    >
+      <div className="grid gap-4">
+        {secret ? (
+          <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} />
+        ) : null}
+        <ApiForm form={form} label="Create a channel" mutation={create}>
+          <SelectField name="kind" label="Kind" accessibleName="Channel kind" options={KINDS} />
+          <TextField
+            name="name"
+            label="Name"
+            accessibleName="Channel name"
+            placeholder="on-call"
+            maxLength={100}
+          />
+          <TextField
+            name="target"
+            label="To"
+            accessibleName="Channel target"
+            placeholder="oncall@example.com or https://…"
+          />
+          <SelectField
+            name="minSeverity"
+            label="Sends"
+            accessibleName="Channel severity"
+            options={MIN_SEVERITIES}
+          />
+          <FormFooter label="Create channel" pendingLabel="Creating…" disabledReason={denied} />
+        </ApiForm>
+        <QueryTable
+          query={channels}
+          label="Channels"
+          testId="alert-channels"
+          urlKey="channels"
+          columns={columns}
+          rowAttributes={(channel) => ({ "data-testid": "channel-row", "data-name": channel.name })}
+          empty={
+            <EmptyState icon={<SendIcon />} title="No channels yet">
+              Alerts fire but reach no one until a channel exists.
+            </EmptyState>
+          }
+        />
+      </div>
+    </Section>
+  );
+}

@@ -1,0 +1,140 @@
+"use client";
+
+import type { RouterOutputs } from "@edgefleet/api";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { BellOffIcon } from "lucide-react";
+import Link from "next/link";
+import { useMemo } from "react";
+import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
+import type { DataColumn } from "~/components/data-table/data-table";
+import { QueryTable } from "~/components/data-table/query-table";
+import { type Role, roleDenial } from "~/components/role-reason";
+import { Badge } from "~/components/ui/badge";
+import { Button } from "~/components/ui/button";
+import { Section } from "~/components/ui/card";
+import { EmptyState } from "~/components/ui/empty-state";
+import { toast } from "~/components/ui/sonner";
+import { useTRPC } from "~/trpc/react";
+import { ALERTS_REFRESH_MS, firingStateVariant, severityVariant } from "./shared";
+
+type Firing = RouterOutputs["alert"]["firing"][number];
+
+const columns = (silence: (alert: Firing) => React.ReactNode): DataColumn<Firing>[] => [
+  {
+    id: "severity",
+    accessorFn: (alert) => alert.severity,
+    meta: { title: "Severity" },
+    cell: ({ row }) => (
+      <Badge variant={severityVariant(row.original.severity)}>{row.original.severity}</Badge>
+    ),
+  },
+  stateColumn((alert) => ({ label: alert.state, variant: firingStateVariant(alert.state) }), "firing-state"),
+  {
+    id: "name",
+    accessorFn: (alert) => alert.name,
+    meta: { title: "Policy" },
+    cell: ({ row }) => <span className="font-medium">{row.original.name}</span>,
+  },
+  { id: "summary", accessorFn: (alert) => alert.summary, meta: { title: "Summary" } },
+  {
+    id: "where",
+    accessorFn: (alert) => alert.nodeName ?? alert.siteName ?? alert.rolloutId ?? "",
+    meta: { title: "Where" },
+    cell: ({ row }) => {
+      const alert = row.original;
+      if (alert.nodeId)
+        return (
+          <Link href={`/nodes/${alert.nodeId}`} className="text-primary hover:underline">
+            {alert.nodeName ?? alert.nodeId}
+          </Link>
+        );
+      if (alert.siteId)
+        return (
+          <Link href={`/sites/${alert.siteId}`} className="text-primary hover:underline">
+            {alert.siteName ?? alert.siteId}
+          </Link>
+        );
+      if (alert.rolloutId)
+        return (
+          <Link href={`/rollouts/${alert.rolloutId}`} className="text-primary hover:underline">
+            rollout
+          </Link>
+        );
+      return <span className="text-muted-foreground">—</span>;
+    },
+  },
+  timeColumn("since", "Since", (alert) => alert.startsAt),
+  actionsColumn(silence),
+];
+
+/** Alerts firing now, from the organization's Alertmanager; one click silences a node or site for an hour. */
+export function FiringSection(props: { role: Role }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const firing = useQuery(trpc.alert.firing.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }));
+  const denied = roleDenial(props.role, "operator");
+  const silence = useMutation(
+    trpc.alert.createSilence.mutationOptions({
+      onSuccess: (created) => {
+        toast.success(`${created.targetName} silenced for an hour`);
+        return Promise.all([
+          queryClient.invalidateQueries(trpc.alert.silences.pathFilter()),
+          queryClient.invalidateQueries(trpc.alert.firing.pathFilter()),
+        ]);
+      },
+      onError: (error) => toast.error(error.message),
+    }),
+  );
+  const table = useMemo(
+    () =>
+      columns((alert: Firing) => {
+        const target = alert.nodeId
+          ? { nodeId: alert.nodeId, what: alert.nodeName ?? "node" }
+          : alert.siteId
+            ? { siteId: alert.siteId, what: alert.siteName ?? "site" }
+            : null;
+        if (!target || alert.state === "silenced") return null;
+        const { what, ...scope } = target;
+        return (
+          <Button
+            type="button"
+            variant="outline"
+            size="sm"
+            disabled={Boolean(denied) || silence.isPending}
+            title={denied ?? undefined}
+            onClick={() =>
+              silence.mutate({ ...scope, durationMinutes: 60, comment: `from the alert ${alert.name}` })
+            }
+          >
+            Silence {what} 1 h
+          </Button>
+        );
+      }),
+    [denied, silence.isPending, silence.mutate],
+  );
+  return (
+    <Section
+      title="Firing now"
+      description="Silenced, inhibited (their site is down) and muted (quiet hours) alerts are listed too; they are not sent."
+    >
+      <QueryTable
+        query={firing}
+        label="Firing alerts"
+        testId="firing-alerts"
+        urlKey="firing"
+        columns={table}
+        getRowId={(alert) => alert.fingerprint}
+        rowAttributes={(alert) => ({
+          "data-testid": "firing-row",
+          "data-name": alert.name,
+          "data-state": alert.state,
+        })}
+        empty={
+          <EmptyState icon={<BellOffIcon />} title="Nothing is firing">
+            Alerts appear here while a policy&apos;s condition holds.
+          </EmptyState>
+        }
+      />
+    </Section>
+  );
+}

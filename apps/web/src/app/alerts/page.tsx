@@ -1,0 +1,10 @@
+import { organizationListPage } from "~/components/organization-page";
+import { AlertsView } from "./alerts-view";
+
+export const dynamic = "force-dynamic";
+
+export default organizationListPage({
+  path: "/alerts",
+  name: "Alerts",
+  view: (organization) => <AlertsView key={organization.slug} role={organization.role} />,
+});
