@@ -31,6 +31,8 @@ export interface LeafBundleInput {
   credentialsPath: string;
   /** Days the site credentials work (default SITE_CREDENTIALS_DEFAULT_DAYS). */
   validDays?: number;
+  /** Run the site artifact cache on the leaf (JetStream in the site's domain), bounded. */
+  siteCache?: { storeDir: string; maxBytes: number };
 }
 
 /**
@@ -78,6 +80,7 @@ export async function createLeafBundle(
       credentialsPath: input.credentialsPath,
       accountPublicKey: account.accountPublicKey,
       accountJwt,
+      ...(input.siteCache ? { siteCache: { siteId: site.id, ...input.siteCache } } : {}),
     }),
     creds: formatCreds(siteJwt, siteKey),
   };
