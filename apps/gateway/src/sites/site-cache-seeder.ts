@@ -54,7 +54,7 @@ export interface SeedRequest {
 
 export interface SiteCacheSeederOptions {
   /** The hub, where the seeder connects as a short-lived user of the organization's account. */
-  natsUrl: string;
+  natsUrl: string | string[];
   /** Bound of a site's cache stream (default SITE_CACHE_DEFAULT_MAX_BYTES, the bundle's default). */
   maxBytes?: number;
   /** Chunk publishes awaiting their ack at once. */
