@@ -21,6 +21,8 @@ import {
   startOperatorModeHub,
   waitFor,
 } from "@edgefleet/nats-tenancy/testing";
+import { rolloutStrategySchema } from "@edgefleet/rollout";
+import { actOnRollout, insertRollout } from "@edgefleet/rollout-store";
 import { jetstream } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
@@ -200,6 +202,8 @@ beforeAll(async () => {
     GATEWAY_HEARTBEAT_INTERVAL_S: "1",
     GATEWAY_LIVENESS_FLUSH_MS: "200",
     GATEWAY_DESIRED_RESCAN_MS: "1000",
+    GATEWAY_ROLLOUT_TICK_MS: "250",
+    NATS_MONITOR_URL: hub.monitorUrl,
   });
   await gateway.waitForReadyz(200);
   platform = await connect({
@@ -279,6 +283,76 @@ describe("site artifact cache on a real leaf", () => {
       NODES_PER_SITE * Math.ceil(ARTIFACT_BYTES / (128 * 1024)),
     );
   }, 120_000);
+
+  it("a rollout seeds the site's cache before its first dispatch, paced to the site's budget, and says which site fell back", async () => {
+    const { sha } = await uploadArtifact();
+    const version = await versionOf("3.0.0", sha);
+    const budget = 1_000_000;
+    const beforeCached = await downBytes(cached);
+    const beforeUncached = await downBytes(uncached);
+    const system = { type: "system" as const, id: "site-cache-test" };
+    const rolloutId = await db.$transaction((tx) =>
+      insertRollout(tx, {
+        organizationId,
+        appId: version.appId,
+        appVersionId: version.id,
+        selector: "",
+        siteIds: [],
+        strategy: rolloutStrategySchema.parse({
+          batches: [{ percent: 100 }],
+          siteBandwidth: { bytesPerSecond: budget },
+        }),
+        versionLabel: "3.0.0",
+        actor: system,
+      }),
+    );
+    const started = await db.$transaction((tx) =>
+      actOnRollout(tx, organizationId, rolloutId, { type: "start" }, system),
+    );
+    expect(started.ok, JSON.stringify(started)).toBe(true);
+    await waitFor(
+      "rollout completed",
+      async () =>
+        (await db.rollout.findUniqueOrThrow({ where: { id: rolloutId } })).status === "completed"
+          ? true
+          : undefined,
+      90_000,
+    );
+    const events = await db.rolloutEvent.findMany({
+      where: { rolloutId: rolloutId },
+      orderBy: { id: "asc" },
+    });
+    const siteEvents = events.filter((e) => e.kind === "site_cache");
+    const bySite = (id: string) =>
+      siteEvents.find((e) => (e.data as { siteId: string }).siteId === id)?.data as {
+        status: string;
+        reason: string | null;
+        uplink: { bytes: number; peakBytesPerSecond: number } | null;
+        budgetBytesPerSecond: number;
+      };
+    // Seeded before the first dispatch: the ready event precedes every dispatch event.
+    const readyAt = events.findIndex((e) => e.kind === "site_cache_ready");
+    const firstDispatch = events.findIndex((e) => e.kind === "dispatched" || e.kind === "batch_started");
+    expect(readyAt).toBeGreaterThanOrEqual(0);
+    expect(readyAt).toBeLessThan(firstDispatch);
+    const seeded = bySite(cached.id);
+    expect(seeded.status).toBe("seeded");
+    expect(seeded.budgetBytesPerSecond).toBe(budget);
+    expect(seeded.uplink?.bytes).toBeGreaterThanOrEqual(ARTIFACT_BYTES);
+    // The budget held, measured on the hub's leaf connection: peak ≤ budget + 10 %.
+    expect(seeded.uplink?.peakBytesPerSecond).toBeLessThanOrEqual(budget * 1.1);
+    expect(seeded.uplink?.peakBytesPerSecond).toBeGreaterThan(budget * 0.5);
+    const fellBack = bySite(uncached.id);
+    expect(fellBack.status).toBe("no_cache");
+    expect(siteEvents.find((e) => (e.data as { siteId: string }).siteId === uncached.id)?.message).toMatch(
+      /no site cache .*its nodes fetch from the hub/,
+    );
+    // One transfer to the cached site for all its nodes; N to the other.
+    expect((await downBytes(cached)) - beforeCached).toBeLessThan(ARTIFACT_BYTES * 1.1);
+    expect((await downBytes(uncached)) - beforeUncached).toBeGreaterThanOrEqual(
+      NODES_PER_SITE * ARTIFACT_BYTES,
+    );
+  }, 150_000);
 
   it("a node may only read its cache: no other JetStream call, no writing to it", async () => {
     const identity = cached.fleet.identities[0];

@@ -54,11 +54,22 @@ export function watchLeafLink(
   let last: { at: number; bytes: number } | null = null;
   let peak = 0;
   let samples = 0;
+  let busy = false;
   const sample = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      await sampleOnce();
+    } finally {
+      busy = false;
+    }
+  };
+  const sampleOnce = async () => {
     const link = (await readLeafLinks(monitorUrl).catch(() => null))?.get(leafName);
     if (!link) return;
     const now = { at: performance.now(), bytes: link.downBytes };
-    if (last && now.at > last.at) peak = Math.max(peak, ((now.bytes - last.bytes) * 1000) / (now.at - last.at));
+    if (last && now.at > last.at)
+      peak = Math.max(peak, ((now.bytes - last.bytes) * 1000) / (now.at - last.at));
     first ??= now;
     last = now;
     samples++;
@@ -69,6 +80,7 @@ export function watchLeafLink(
     stop: async () => {
       clearInterval(timer);
       await started;
+      while (busy) await new Promise((resolve) => setTimeout(resolve, 10));
       await sample();
       if (!first || !last) return null;
       return { bytes: last.bytes - first.bytes, peakBytesPerSecond: Math.round(peak), samples };

@@ -173,8 +173,9 @@ export class SiteCacheSeeder {
         const offset = index * SITE_CACHE_CHUNK_BYTES;
         const data = await artifact.read(offset, SITE_CACHE_CHUNK_BYTES);
         if (request.bytesPerSecond) {
-          // Pace the uplink: this chunk may start once the bytes before it fit the budget.
-          const due = started + (sent / request.bytesPerSecond) * 1000;
+          // Pace the uplink: a chunk goes once the bytes up to its end fit the budget, so any
+          // interval carries at most budget × its length plus one chunk.
+          const due = started + ((sent + data.byteLength) / request.bytesPerSecond) * 1000;
           if (due > Date.now()) await sleep(due - Date.now());
         }
         while (inFlight.size >= window) await Promise.race(inFlight);
