@@ -28,6 +28,7 @@ import { Objm } from "@nats-io/obj";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ArtifactCache } from "../src/edge/artifacts/artifact-cache.js";
+import { watchLeafLink } from "../src/sites/leaf-links.js";
 import { SiteCacheSeeder } from "../src/sites/site-cache-seeder.js";
 import { GatewayProcess } from "./support/gateway-process.js";
 import { requireTestEnv } from "./support/required-env.js";
@@ -287,7 +288,7 @@ describe("site artifact cache on a real leaf", () => {
   it("a rollout seeds the site's cache before its first dispatch, paced to the site's budget, and says which site fell back", async () => {
     const { sha } = await uploadArtifact();
     const version = await versionOf("3.0.0", sha);
-    const budget = 1_000_000;
+    const budget = 2_000_000;
     const beforeCached = await downBytes(cached);
     const beforeUncached = await downBytes(uncached);
     const system = { type: "system" as const, id: "site-cache-test" };
@@ -306,6 +307,8 @@ describe("site artifact cache on a real leaf", () => {
         actor: system,
       }),
     );
+    // The site without a cache pulls from the hub: the gateway paces its chunks to the budget.
+    const uncachedLink = watchLeafLink(hub.monitorUrl, `cachy-${uncached.name}`);
     const started = await db.$transaction((tx) =>
       actOnRollout(tx, organizationId, rolloutId, { type: "start" }, system),
     );
@@ -347,6 +350,9 @@ describe("site artifact cache on a real leaf", () => {
     expect(siteEvents.find((e) => (e.data as { siteId: string }).siteId === uncached.id)?.message).toMatch(
       /no site cache .*its nodes fetch from the hub/,
     );
+    const fallbackUse = await uncachedLink.stop();
+    expect(fallbackUse?.bytes).toBeGreaterThanOrEqual(NODES_PER_SITE * ARTIFACT_BYTES);
+    expect(fallbackUse?.peakBytesPerSecond).toBeLessThanOrEqual(budget * 1.1);
     // One transfer to the cached site for all its nodes; N to the other.
     expect((await downBytes(cached)) - beforeCached).toBeLessThan(ARTIFACT_BYTES * 1.1);
     expect((await downBytes(uncached)) - beforeUncached).toBeGreaterThanOrEqual(

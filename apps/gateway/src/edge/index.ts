@@ -5,6 +5,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
 import type { Registry } from "prom-client";
 import type { Logger } from "../logger.js";
+import { SiteUplinkPacer } from "../sites/uplink-pacer.js";
 import { ArtifactAccess } from "./artifacts/artifact-access.js";
 import { ArtifactCache } from "./artifacts/artifact-cache.js";
 import { ArtifactChunkService } from "./artifacts/chunk-service.js";
@@ -115,6 +116,7 @@ export function createEdgeServices(
       artifactCache,
       metrics,
       logger.child({ component: "artifact-chunks" }),
+      new SiteUplinkPacer(db),
     ),
   ];
 }

@@ -9,6 +9,7 @@ import {
 } from "@edgefleet/agent-sdk/protocol";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
+import type { SiteUplinkPacer } from "../../sites/uplink-pacer.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
@@ -33,6 +34,8 @@ export class ArtifactChunkService implements EdgeService {
   private subscription: Subscription | null = null;
   private loop: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Answers held back by a site's bandwidth budget: they wait outside the concurrency bound. */
+  private readonly paced = new Set<Promise<void>>();
 
   constructor(
     private readonly intake: IntakeDeps,
@@ -40,6 +43,7 @@ export class ArtifactChunkService implements EdgeService {
     private readonly cache: ArtifactCache,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
+    private readonly pacer: SiteUplinkPacer | null = null,
   ) {}
 
   async start(platform: NatsConnection): Promise<void> {
@@ -59,6 +63,7 @@ export class ArtifactChunkService implements EdgeService {
     this.subscription = null;
     await this.loop;
     await Promise.all(this.inFlight);
+    await Promise.all(this.paced);
   }
 
   private async handle(msg: Msg): Promise<void> {
@@ -96,7 +101,13 @@ export class ArtifactChunkService implements EdgeService {
         return;
       }
       const data = await artifact.read(request.off, Math.min(request.len, MAX_ARTIFACT_CHUNK_BYTES));
-      answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok");
+      const hold = (await this.pacer?.delayMs(node, data.byteLength)) ?? 0;
+      if (hold > 0) {
+        const later: Promise<void> = new Promise<void>((resolve) => setTimeout(resolve, hold))
+          .then(() => answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok"))
+          .finally(() => this.paced.delete(later));
+        this.paced.add(later);
+      } else answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok");
       this.metrics.accepted.inc({ type: "art" });
       this.metrics.artifactBytesServed.inc({ org: node.organizationId }, data.byteLength);
     } catch (error) {
