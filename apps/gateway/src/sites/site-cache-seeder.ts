@@ -167,16 +167,18 @@ export class SiteCacheSeeder {
     const started = Date.now();
     const window = this.options.window ?? 8;
     const inFlight = new Set<Promise<PubAck>>();
-    let sent = 0;
+    let cursor = 0;
     try {
       for (let index = 0; index < chunks; index++) {
         const offset = index * SITE_CACHE_CHUNK_BYTES;
         const data = await artifact.read(offset, SITE_CACHE_CHUNK_BYTES);
         if (request.bytesPerSecond) {
-          // Pace the uplink: a chunk goes once the bytes up to its end fit the budget, so any
-          // interval carries at most budget × its length plus one chunk.
-          const due = started + ((sent + data.byteLength) / request.bytesPerSecond) * 1000;
-          if (due > Date.now()) await sleep(due - Date.now());
+          // Pace the uplink: each chunk takes its slot after the previous one, never earlier than
+          // now (no catch-up burst after a stall), so any interval carries at most the budget ×
+          // its length plus one chunk.
+          const now = performance.now();
+          cursor = Math.max(cursor, now) + (data.byteLength / request.bytesPerSecond) * 1000;
+          if (cursor > now) await sleep(cursor - now);
         }
         while (inFlight.size >= window) await Promise.race(inFlight);
         const h = headers();
@@ -190,7 +192,6 @@ export class SiteCacheSeeder {
         // Observed through the race/all below; a rejection here must not go unhandled meanwhile.
         ack.catch(() => undefined);
         inFlight.add(ack);
-        sent += data.byteLength;
       }
       await Promise.all(inFlight);
       const marker: SiteCacheMarker = { size, chunks, usedAt: now };

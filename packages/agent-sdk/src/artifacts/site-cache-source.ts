@@ -12,7 +12,7 @@ export interface SiteCacheSourceOptions {
   connection: () => NatsConnection | null;
   /** Where chunks come from when the site cache does not have them: the gateway. */
   fallback: ChunkSource;
-  /** Per direct get (default 2 s: the leaf is next door; a slow answer means it is not there). */
+  /** Per direct get (default 5 s: the leaf is next door; a slower one is skipped for that chunk). */
   timeoutMs?: number;
   /** After a miss, the object is fetched from the fallback for this long (default 30 s). */
   missTtlMs?: number;
@@ -32,7 +32,7 @@ export interface SiteCacheSourceOptions {
  * not one per chunk. The bytes are verified against the version's SHA-256 by the fetcher either way.
  */
 export function siteCacheFirst(options: SiteCacheSourceOptions): ChunkSource {
-  const timeoutMs = options.timeoutMs ?? 2_000;
+  const timeoutMs = options.timeoutMs ?? 5_000;
   const missTtlMs = options.missTtlMs ?? 30_000;
   const missedUntil = new Map<string, number>();
   const fromFallback = (obj: string, off: number, len: number) => {
@@ -49,7 +49,11 @@ export function siteCacheFirst(options: SiteCacheSourceOptions): ChunkSource {
         if (missed > Date.now()) return fromFallback(obj, off, len);
         missedUntil.delete(obj);
       }
-      const cached = await directGet(nc, obj, off, timeoutMs, options).catch(() => null);
+      const cached = await directGet(nc, obj, off, timeoutMs, options).catch((error: unknown) =>
+        // A slow answer (a busy leaf) costs this chunk only; anything else is a miss of the object.
+        isTimeout(error) ? undefined : null,
+      );
+      if (cached === undefined) return fromFallback(obj, off, len);
       if (!cached) {
         missedUntil.set(obj, Date.now() + missTtlMs);
         if (missedUntil.size > 1_000) missedUntil.delete(missedUntil.keys().next().value as string);
@@ -81,4 +85,8 @@ async function directGet(
   // A chunk is whole, or the last one: anything else is not what we stored; ask the gateway.
   if (reply.data.byteLength !== Math.min(SITE_CACHE_CHUNK_BYTES, size - off)) return null;
   return { ok: true, size, data: reply.data };
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && /timeout/i.test(`${error.name} ${error.message}`);
 }
