@@ -22,7 +22,8 @@ export const SITE_CACHE_SIZE_HEADER = "Ef-Size";
 /** What a node publishes to read a cached chunk (a JetStream direct get on its own leaf). */
 export const SITE_CACHE_DIRECT_GET_SUBJECT = `$JS.API.DIRECT.GET.${SITE_CACHE_STREAM}`;
 
-const SITE_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A site id (a uuid in Postgres) must be one subject token and a valid JetStream domain part. */
+const SITE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 function assertSiteId(siteId: string): void {
   if (!SITE_ID_PATTERN.test(siteId)) throw new Error(`invalid site id ${JSON.stringify(siteId)}`);
