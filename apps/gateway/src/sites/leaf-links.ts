@@ -12,10 +12,18 @@ export interface LeafLinkCounters {
 }
 
 interface Leafz {
+  /** When the server read its counters (its own clock: the only honest time base for a rate). */
+  now?: string;
   leafs?: Array<{ name?: string; in_bytes?: number; out_bytes?: number }>;
 }
 
 export async function readLeafLinks(monitorUrl: string): Promise<Map<string, LeafLinkCounters>> {
+  return (await readLeafz(monitorUrl)).links;
+}
+
+async function readLeafz(
+  monitorUrl: string,
+): Promise<{ at: number | null; links: Map<string, LeafLinkCounters> }> {
   const response = await fetch(new URL("/leafz", monitorUrl), { signal: AbortSignal.timeout(5_000) });
   if (!response.ok) throw new Error(`${monitorUrl}/leafz answered ${response.status}`);
   const leafz = (await response.json()) as Leafz;
@@ -29,7 +37,8 @@ export async function readLeafLinks(monitorUrl: string): Promise<Map<string, Lea
       upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
     });
   }
-  return links;
+  const at = leafz.now ? Date.parse(leafz.now) : Number.NaN;
+  return { at: Number.isFinite(at) ? at : null, links };
 }
 
 export interface UplinkUse {
@@ -53,6 +62,7 @@ export function watchLeafLink(
   let first: { at: number; bytes: number } | null = null;
   let last: { at: number; bytes: number } | null = null;
   let peak = 0;
+  let finalBytes = 0;
   let samples = 0;
   let busy = false;
   const sample = async () => {
@@ -65,13 +75,21 @@ export function watchLeafLink(
     }
   };
   const sampleOnce = async () => {
-    const link = (await readLeafLinks(monitorUrl).catch(() => null))?.get(leafName);
-    if (!link) return;
-    const now = { at: performance.now(), bytes: link.downBytes };
-    if (last && now.at > last.at)
-      peak = Math.max(peak, ((now.bytes - last.bytes) * 1000) / (now.at - last.at));
+    const sentAt = Date.now();
+    const read = await readLeafz(monitorUrl).catch(() => null);
+    const link = read?.links.get(leafName);
+    if (!read || !link) return;
+    // The server's time of the reading: a slow answer must not shrink or stretch the interval.
+    const now = { at: read.at ?? sentAt, bytes: link.downBytes };
     first ??= now;
-    last = now;
+    // A rate over an interval much shorter than the sampling one (the reading at stop) is noise:
+    // such a reading only moves the byte total; the next full interval starts from the last one.
+    if (!last) last = now;
+    else if (now.at - last.at >= intervalMs / 2) {
+      peak = Math.max(peak, ((now.bytes - last.bytes) * 1000) / (now.at - last.at));
+      last = now;
+    }
+    finalBytes = now.bytes;
     samples++;
   };
   const started = sample();
@@ -83,7 +101,7 @@ export function watchLeafLink(
       while (busy) await new Promise((resolve) => setTimeout(resolve, 10));
       await sample();
       if (!first || !last) return null;
-      return { bytes: last.bytes - first.bytes, peakBytesPerSecond: Math.round(peak), samples };
+      return { bytes: finalBytes - first.bytes, peakBytesPerSecond: Math.round(peak), samples };
     },
   };
 }
