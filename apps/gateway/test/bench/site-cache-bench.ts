@@ -140,7 +140,7 @@ async function runOnce(mode: "cache" | "no-cache"): Promise<RunResult> {
       "nodes online",
       async () =>
         (await db.node.count({ where: { siteId: site.id, status: "online" } })) === NODES ? true : undefined,
-      120_000,
+      600_000,
     );
 
     const platform = await connect({
