@@ -4,6 +4,7 @@
  * stored with the strategy (the gateway's controller and chunk service read it from there).
  */
 import type { Db } from "@edgefleet/db";
+import type { RolloutStrategyInput } from "@edgefleet/rollout";
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZodError } from "zod";
@@ -37,7 +38,7 @@ afterAll(async () => {
 });
 
 const ops = () => callerFor(db, operator, ORG);
-const input = (siteBandwidth: unknown) => ({
+const input = (siteBandwidth: RolloutStrategyInput["siteBandwidth"]) => ({
   appVersionId: app.versions["2.0.0"] as string,
   target: { selector: "fleet=bw" },
   strategy: { batches: [{ percent: 100 }], siteBandwidth },
@@ -57,7 +58,7 @@ async function issuePaths(call: Promise<unknown>): Promise<string[]> {
 describe("siteBandwidth", () => {
   it("zero or negative budgets: 400 naming the field, nothing created", async () => {
     // biome-ignore lint/suspicious/noExplicitAny: deliberately bad input past the client's types
-    const create = (siteBandwidth: unknown) => ops().rollout.create(input(siteBandwidth) as any);
+    const create = (siteBandwidth: unknown) => ops().rollout.create(input(siteBandwidth as any));
     expect(await issuePaths(create({ bytesPerSecond: 0 }))).toEqual([
       "strategy.siteBandwidth.bytesPerSecond",
     ]);
