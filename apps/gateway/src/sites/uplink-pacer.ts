@@ -2,6 +2,13 @@ import { type Db, Prisma } from "@edgefleet/db";
 import { type RolloutStrategy, siteUplinkBudget } from "@edgefleet/rollout";
 import type { EdgeNode } from "../edge/node-directory.js";
 
+interface Queued {
+  bytes: number;
+  rate: number;
+  send: () => void;
+  resolve: () => void;
+}
+
 interface NodeBudget {
   siteId: string | null;
   bytesPerSecond: number | null;
@@ -10,29 +17,52 @@ interface NodeBudget {
 
 /**
  * Paces artifact chunks the gateway sends to a site's nodes (the hub fallback: a site without a
- * cache) to the bytes-per-second budget of the rollout updating them (issue 11, #4). Each site
- * has a cursor: a chunk may go once the bytes up to its end fit the budget, so any interval
- * carries at most budget × its length plus one chunk. Per gateway replica: with R replicas
+ * cache) to the bytes-per-second budget of the rollout updating them (issue 11, #4): a queue per
+ * site, so any interval carries at most budget × its length plus one chunk. Per gateway replica: with R replicas
  * answering one site, its link may carry up to R × the budget (the queue group spreads chunks).
  */
 export class SiteUplinkPacer {
   private readonly budgets = new Map<string, NodeBudget>();
-  private readonly cursors = new Map<string, number>();
+  private readonly queues = new Map<string, Queued[]>();
 
   constructor(
     private readonly db: Db,
     private readonly ttlMs = 5_000,
   ) {}
 
-  /** How long to hold a chunk of `bytes` for this node before answering (0: at once). */
-  async delayMs(node: EdgeNode, bytes: number): Promise<number> {
+  /**
+   * Queues `send` (one chunk of `bytes` to this node) behind the site's earlier chunks, or returns
+   * null when no budget applies (send at once). One drainer per site sends a chunk, then waits
+   * bytes / budget before the next, measured from the real send: a late timer (a busy event
+   * loop) delays the queue, it never makes a burst.
+   */
+  async pace(node: EdgeNode, bytes: number, send: () => void): Promise<{ sent: Promise<void> } | null> {
     const budget = await this.budgetOf(node);
-    if (budget.siteId === null || budget.bytesPerSecond === null) return 0;
-    const now = performance.now();
-    const start = Math.max(now, this.cursors.get(budget.siteId) ?? now);
-    const end = start + (bytes / budget.bytesPerSecond) * 1000;
-    this.cursors.set(budget.siteId, end);
-    return Math.max(0, end - now);
+    if (budget.siteId === null || budget.bytesPerSecond === null) return null;
+    let queue = this.queues.get(budget.siteId);
+    if (!queue) {
+      queue = [];
+      this.queues.set(budget.siteId, queue);
+    }
+    const sent = new Promise<void>((resolve) => {
+      queue.push({ bytes, rate: budget.bytesPerSecond as number, send, resolve });
+    });
+    if (queue.length === 1) void this.drain(budget.siteId, queue);
+    return { sent };
+  }
+
+  private async drain(siteId: string, queue: Queued[]): Promise<void> {
+    while (queue.length > 0) {
+      const next = queue[0] as Queued;
+      try {
+        next.send();
+      } finally {
+        next.resolve();
+      }
+      await new Promise((resolve) => setTimeout(resolve, (next.bytes / next.rate) * 1000));
+      queue.shift();
+    }
+    if (this.queues.get(siteId) === queue) this.queues.delete(siteId);
   }
 
   private async budgetOf(node: EdgeNode): Promise<NodeBudget> {

@@ -101,13 +101,13 @@ export class ArtifactChunkService implements EdgeService {
         return;
       }
       const data = await artifact.read(request.off, Math.min(request.len, MAX_ARTIFACT_CHUNK_BYTES));
-      const hold = (await this.pacer?.delayMs(node, data.byteLength)) ?? 0;
-      if (hold > 0) {
-        const later: Promise<void> = new Promise<void>((resolve) => setTimeout(resolve, hold))
-          .then(() => answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok"))
-          .finally(() => this.paced.delete(later));
-        this.paced.add(later);
-      } else answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok");
+      const reply = () => answer({ v: PROTOCOL_VERSION, off: request.off, size: artifact.size, data }, "ok");
+      // A site's bandwidth budget queues the answer (uplink-pacer.ts), outside the concurrency bound.
+      const paced = await this.pacer?.pace(node, data.byteLength, reply);
+      if (paced) {
+        const tracked: Promise<void> = paced.sent.finally(() => this.paced.delete(tracked));
+        this.paced.add(tracked);
+      } else reply();
       this.metrics.accepted.inc({ type: "art" });
       this.metrics.artifactBytesServed.inc({ org: node.organizationId }, data.byteLength);
     } catch (error) {
