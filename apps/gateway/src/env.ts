@@ -43,6 +43,8 @@ const gatewayEnvSchema = {
   DATABASE_URL: urlWithProtocols("DATABASE_URL", ["postgresql:", "postgres:"]),
   NATS_URL: natsServerList,
   MIMIR_URL: urlWithProtocols("MIMIR_URL", ["http:", "https:"]),
+  // The hub's monitoring endpoint: site uplink use is measured on its /leafz byte counters.
+  NATS_MONITOR_URL: urlWithProtocols("NATS_MONITOR_URL", ["http:", "https:"]).optional(),
   // Operator-mode hub (docs/protocol.md): the platform user, the system user (pushes account
   // JWTs) and the tenancy secrets (signing keys). Without the last two, enrollment is off.
   NATS_CREDS: z.string().min(1).optional(),

@@ -2,6 +2,9 @@ import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import type { TenancySecrets } from "@edgefleet/nats-tenancy";
+import { jetstream } from "@nats-io/jetstream";
+import { Objm } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { createAlerting } from "./alerts/index.js";
 import { ArtifactService } from "./artifacts/artifact-service.js";
@@ -9,6 +12,7 @@ import { ArtifactBuckets } from "./artifacts/bucket.js";
 import { ArtifactImporter } from "./artifacts/importer.js";
 import { createGatewayDatabase } from "./db.js";
 import { LogSessionService } from "./edge/commands/log-sessions.js";
+import { ArtifactCache } from "./edge/artifacts/artifact-cache.js";
 import { NodeCommandService } from "./edge/commands/node-command-service.js";
 import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
@@ -22,8 +26,10 @@ import { createHttpServer } from "./http/server.js";
 import { createLogger } from "./logger.js";
 import { createGatewayMetrics } from "./metrics.js";
 import { RolloutController } from "./rollouts/rollout-controller.js";
+import { RolloutSiteCachePrep } from "./rollouts/site-cache-prep.js";
 import { installShutdown } from "./shutdown.js";
 import { createLeafBundle } from "./sites/leaf-bundle.js";
+import { SiteCacheSeeder } from "./sites/site-cache-seeder.js";
 
 // Validation first: a bad variable must stop us before any connection is attempted.
 const env = loadGatewayEnvOrExit();
@@ -199,6 +205,8 @@ edgeServices.push(
       leaseMs: env.GATEWAY_ROLLOUT_LEASE_MS,
       mimirUrl: env.MIMIR_URL,
       ...(env.GATEWAY_REPLICA_ID ? { replicaId: env.GATEWAY_REPLICA_ID } : {}),
+      // Site artifact caches need the tenancy secrets (the seeder is a user of each organization).
+      ...(enrollment ? { siteCache: (onReady) => siteCachePrep(enrollment.secrets, onReady) } : {}),
     },
     logger.child({ component: "rollout-controller" }),
   ),
@@ -209,6 +217,27 @@ if (alerting) {
     start: async () => alerting.start(),
     stop: () => alerting.stop(),
   });
+}
+/** The controller's site cache seeding: reads artifacts through its own view of the gateway's disk cache. */
+function siteCachePrep(secrets: TenancySecrets, onReady: (rolloutId: string) => void): RolloutSiteCachePrep {
+  const artifactsOnDisk = new ArtifactCache(
+    {
+      // The edge services' directory: shared safely (files appear by rename), filled once.
+      dir: env.GATEWAY_ARTIFACT_CACHE_DIR ?? join(tmpdir(), "edgefleet-gateway-artifacts"),
+      maxBytes: env.GATEWAY_ARTIFACT_CACHE_MB * 1024 * 1024,
+    },
+    () => {
+      if (!nats.nc) throw new Error("not connected to NATS");
+      return new Objm(jetstream(nats.nc, { domain: "hub" }));
+    },
+  );
+  return new RolloutSiteCachePrep(
+    db,
+    new SiteCacheSeeder(secrets, artifactsOnDisk, { natsUrl: env.NATS_URL }),
+    { monitorUrl: env.NATS_MONITOR_URL ?? null },
+    onReady,
+    logger.child({ component: "site-cache" }),
+  );
 }
 const startedServices: EdgeService[] = [];
 const edgeServicesStarted = (async () => {

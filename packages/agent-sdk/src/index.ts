@@ -6,6 +6,7 @@ export * from "./agent/state-store.js";
 export * from "./artifacts/chunk-source.js";
 export * from "./artifacts/fetcher.js";
 export * from "./artifacts/install.js";
+export * from "./artifacts/site-cache-source.js";
 export * from "./config.js";
 export * from "./enroll/enroll.js";
 export * from "./enroll/identity.js";

@@ -49,9 +49,15 @@ export function tenantAccountJwt(secrets: TenancySecrets, account: TenantAccount
         ...openAccountLimits,
         payload: TENANT_MAX_PAYLOAD,
         exports: 0,
-        // No JetStream of its own: nodes' reliable messages are stored in the platform's EF_UP.
+        // JetStream only for the site artifact cache on the organization's site leaves, bounded
+        // there by the leaf's own max_file_store and the stream's max_bytes (an account limit
+        // above a server's store disables JetStream for the account on it, hence unlimited here).
+        // Nodes' reliable messages are stored in the platform's EF_UP; on the hub no user of this
+        // account may call the JetStream API but to read EF_SITE_CACHE, which exists only on leaves.
         mem_storage: 0,
-        disk_storage: 0,
+        disk_storage: -1,
+        streams: 1,
+        consumer: 0,
       },
       revocations: account.revokedUserKeys ?? {},
     },

@@ -9,13 +9,16 @@ export {
 } from "./bootstrap";
 export { loadTenancySecrets, writeTenancyFiles } from "./files";
 export { formatCreds, keyPairFromSeed, seedOf } from "./keys";
-export { type LeafNodeConfigInput, leafNodeConfig } from "./leaf";
+export { type LeafNodeConfigInput, leafNodeConfig, SITE_CACHE_DEFAULT_MAX_BYTES } from "./leaf";
 export { AccountPushError, pushAccountJwt } from "./push";
 export * as subjects from "./subjects";
 export {
   type NodeIdentity,
   nodeUserJwt,
+  SITE_CACHE_SEEDER_INBOX,
+  type SiteCacheSeederIdentity,
   type SiteIdentity,
+  siteCacheSeederUserJwt,
   siteLeafUserJwt,
   siteSystemLinkUserJwt,
 } from "./users";

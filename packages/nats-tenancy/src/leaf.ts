@@ -1,4 +1,8 @@
+import { siteCacheDomain } from "@edgefleet/agent-sdk/protocol";
 import type { TenancySecrets } from "./bootstrap";
+
+/** Default bound of a site's artifact cache (the leaf's JetStream file store). */
+export const SITE_CACHE_DEFAULT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
 
 export interface LeafNodeConfigInput {
   serverName: string;
@@ -17,6 +21,12 @@ export interface LeafNodeConfigInput {
   systemCredentialsPath?: string;
   /** The public enrollment credentials on the leaf machine: nodes enroll through the leaf. */
   enrollCredentialsPath?: string;
+  /**
+   * The site artifact cache: JetStream on the leaf in the site's own domain, its file store
+   * bounded to `maxBytes` (the stream EF_SITE_CACHE gets the same bound, least recently used
+   * artifacts evicted first). Absent: no JetStream, the site's nodes fetch from the hub.
+   */
+  siteCache?: { siteId: string; storeDir: string; maxBytes: number };
 }
 
 /**
@@ -50,6 +60,17 @@ export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInp
     `  ${input.accountPublicKey}: ${input.accountJwt}`,
     ...(input.enrollCredentialsPath ? [`  ${secrets.enroll.publicKey}: ${secrets.enroll.jwt}`] : []),
     "}",
+    ...(input.siteCache
+      ? [
+          "jetstream {",
+          `  domain: ${JSON.stringify(siteCacheDomain(input.siteCache.siteId))}`,
+          `  store_dir: ${JSON.stringify(input.siteCache.storeDir)}`,
+          "  max_memory_store: 0",
+          // Headroom over the stream's bound for JetStream's own files (indexes, metadata).
+          `  max_file_store: ${input.siteCache.maxBytes + 64 * 1024 * 1024}`,
+          "}",
+        ]
+      : []),
     "leafnodes {",
     "  remotes: [",
     ...remote(input.credentialsPath, input.accountPublicKey, "the organization: its nodes' messages"),

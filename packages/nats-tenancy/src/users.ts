@@ -1,3 +1,8 @@
+import {
+  SITE_CACHE_DIRECT_GET_SUBJECT,
+  siteCacheDomain,
+  siteCacheSeedSubjects,
+} from "@edgefleet/agent-sdk/protocol";
 import { Algorithms, encodeUser } from "@nats-io/jwt";
 import type { TenancySecrets } from "./bootstrap";
 import { keyPairFromSeed } from "./keys";
@@ -14,7 +19,9 @@ export interface NodeIdentity {
 
 /**
  * A node's user JWT: it may publish only on its own uplink and hear only its own downlink
- * and inbox, so no payload field can ever make it speak for another node.
+ * and inbox, so no payload field can ever make it speak for another node. It may also read its
+ * site's artifact cache (a JetStream direct get on EF_SITE_CACHE, served by its own leaf in its own
+ * organization's account): read only, and nothing else of JetStream.
  */
 export function nodeUserJwt(secrets: TenancySecrets, node: NodeIdentity): Promise<string> {
   return encodeUser(
@@ -22,7 +29,7 @@ export function nodeUserJwt(secrets: TenancySecrets, node: NodeIdentity): Promis
     node.publicKey,
     node.accountPublicKey,
     {
-      pub: { allow: [nodeUplink(node.wid)], deny: [] },
+      pub: { allow: [nodeUplink(node.wid), SITE_CACHE_DIRECT_GET_SUBJECT], deny: [] },
       sub: { allow: [nodeDownlink(node.wid), `${nodeInboxPrefix(node.wid)}.>`], deny: [] },
       subs: 16,
       payload: -1,
@@ -43,7 +50,9 @@ export interface SiteIdentity {
 /**
  * The credentials a site's leaf node uses towards the hub. The leaf enforces each node's own
  * permissions locally (it runs in operator mode too); towards the hub the site may carry any
- * of its organization's node subjects, and nothing outside its organization's account.
+ * of its organization's node subjects, and nothing outside its organization's account. For the
+ * site artifact cache the hub may also send it JetStream API requests for the site's own domain
+ * and chunks on the site's own seed subjects; the leaf answers on the seeder's inbox prefix.
  */
 export function siteLeafUserJwt(secrets: TenancySecrets, site: SiteIdentity): Promise<string> {
   return encodeUser(
@@ -51,8 +60,16 @@ export function siteLeafUserJwt(secrets: TenancySecrets, site: SiteIdentity): Pr
     site.publicKey,
     site.accountPublicKey,
     {
-      pub: { allow: ["ef.up.>"], deny: [] },
-      sub: { allow: ["ef.down.>", "_INBOX.>"], deny: [] },
+      pub: { allow: ["ef.up.>", `${SITE_CACHE_SEEDER_INBOX}.>`], deny: [] },
+      sub: {
+        allow: [
+          "ef.down.>",
+          "_INBOX.>",
+          `$JS.${siteCacheDomain(site.siteId)}.API.>`,
+          siteCacheSeedSubjects(site.siteId),
+        ],
+        deny: [],
+      },
       allowed_connection_types: ["LEAFNODE"],
       subs: -1,
       payload: -1,
@@ -94,6 +111,47 @@ export function siteSystemLinkUserJwt(secrets: TenancySecrets, site: SiteIdentit
       algorithm: Algorithms.v2,
       signer: keyPairFromSeed(secrets.systemSigningSeed),
       exp: Math.floor(site.expiresAt.getTime() / 1000),
+    },
+  );
+}
+
+/** Inbox prefix of the gateway's site cache seeder (replies from a site's leaf land here). */
+export const SITE_CACHE_SEEDER_INBOX = "_INBOX.efsc";
+
+export interface SiteCacheSeederIdentity {
+  siteId: string;
+  publicKey: string;
+  accountPublicKey: string;
+  expiresAt: Date;
+}
+
+/**
+ * Short-lived credentials with which the gateway fills one site's artifact cache: a user of the
+ * organization's account on the hub that may only manage JetStream in that site's leaf domain and
+ * publish that site's chunk subjects. Its inbox prefix is SITE_CACHE_SEEDER_INBOX.
+ */
+export function siteCacheSeederUserJwt(
+  secrets: TenancySecrets,
+  seeder: SiteCacheSeederIdentity,
+): Promise<string> {
+  return encodeUser(
+    `site-cache-${seeder.siteId}`,
+    seeder.publicKey,
+    seeder.accountPublicKey,
+    {
+      pub: {
+        allow: [`$JS.${siteCacheDomain(seeder.siteId)}.API.>`, siteCacheSeedSubjects(seeder.siteId)],
+        deny: [],
+      },
+      sub: { allow: [`${SITE_CACHE_SEEDER_INBOX}.>`], deny: [] },
+      subs: 16,
+      payload: -1,
+      data: -1,
+    },
+    {
+      algorithm: Algorithms.v2,
+      signer: keyPairFromSeed(secrets.tenantSigningSeed),
+      exp: Math.floor(seeder.expiresAt.getTime() / 1000),
     },
   );
 }

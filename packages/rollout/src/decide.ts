@@ -30,7 +30,7 @@ import {
   rollbackOutcome,
   tallyOutcomes,
 } from "./outcomes";
-import { type PlannedBatch, type RolloutPlan, siteBudget, siteWindows } from "./plan";
+import { type PlannedBatch, type RolloutPlan, siteUpdatingLimit, siteWindows } from "./plan";
 import { planRollback } from "./rollback";
 import {
   applyDecision,
@@ -141,11 +141,7 @@ class DecisionContext {
           this.budgetCache.set(siteKey(site.siteId), site.maxUpdating);
       }
       if (!this.budgetCache.has(key)) {
-        const value = siteBudget(
-          this.state.strategy.disruptionBudget,
-          siteId,
-          this.targetBySite.get(key) ?? 0,
-        );
+        const value = siteUpdatingLimit(this.state.strategy, siteId, this.targetBySite.get(key) ?? 0);
         this.budgetCache.set(key, value);
       }
     }

@@ -12,6 +12,7 @@ import {
   type RolloutStrategy,
   resolveBatchPolicy,
   type Size,
+  siteUplinkBudget,
 } from "./strategy";
 import type { EpochMs } from "./time";
 
@@ -205,7 +206,7 @@ function plannedSites(
         timeZone: site.timeZone,
         targetNodes: site.target,
         toUpdate: site.toUpdate,
-        maxUpdating: siteBudget(strategy.disruptionBudget, site.siteId, site.target),
+        maxUpdating: siteUpdatingLimit(strategy, site.siteId, site.target),
         windows,
         windowNow: maintenanceWindowState(windows ?? undefined, site.timeZone, now),
       };
@@ -217,6 +218,21 @@ function plannedSites(
 export function siteWindows(strategy: RolloutStrategy, siteId: string | null): MaintenanceWindow[] | null {
   const own = siteId === null ? undefined : strategy.maintenanceWindows?.sites?.[siteId];
   return own ?? strategy.maintenanceWindows?.default ?? null;
+}
+
+/**
+ * Most nodes of a site updating at once under both the disruption budget and the site's
+ * bandwidth budget's concurrent downloads (a node downloads while it updates); null = unlimited.
+ */
+export function siteUpdatingLimit(
+  strategy: RolloutStrategy,
+  siteId: string | null,
+  siteNodes: number,
+): number | null {
+  const disruption = siteBudget(strategy.disruptionBudget, siteId, siteNodes);
+  const downloads = siteUplinkBudget(strategy, siteId).concurrentDownloads ?? null;
+  if (disruption === null) return downloads;
+  return downloads === null ? disruption : Math.min(disruption, downloads);
 }
 
 /** Most nodes of a site (with `siteNodes` nodes in the target) updating at once; null = unlimited. */

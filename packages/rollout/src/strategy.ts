@@ -220,6 +220,46 @@ export const disruptionBudgetSchema = z.strictObject({
 });
 export type DisruptionBudget = z.output<typeof disruptionBudgetSchema>;
 
+/** Highest per-site uplink budget one can state (10 GB/s: anything above is no budget at all). */
+export const MAX_SITE_BYTES_PER_SECOND = 10_000_000_000;
+
+const siteUplinkBudgetSchema = z.strictObject({
+  bytesPerSecond: z
+    .int()
+    .min(1, "must be at least 1 byte per second")
+    .max(MAX_SITE_BYTES_PER_SECOND, `must be at most ${MAX_SITE_BYTES_PER_SECOND}`)
+    .optional(),
+  concurrentDownloads: z.int().min(1, "must be at least 1").max(MAX_COUNT).optional(),
+});
+
+/**
+ * Bandwidth budget of each site's uplink (issue 11, #4): artifact bytes per second over the
+ * site's leaf link, and/or how many of its nodes download at once. `sites` overrides it per site
+ * id. Bytes per second pace the gateway's transfers to the site (its cache seed, else the chunks
+ * its nodes pull from the hub); concurrent downloads cap the site's nodes updating at once
+ * (together with the disruption budget: the smaller wins). Use is measured on the hub's /leafz.
+ */
+export const siteBandwidthSchema = siteUplinkBudgetSchema.extend({
+  sites: z.record(siteIdKey, siteUplinkBudgetSchema).optional(),
+});
+export type SiteBandwidth = z.output<typeof siteBandwidthSchema>;
+export type SiteUplinkBudget = z.output<typeof siteUplinkBudgetSchema>;
+
+/** The budget that applies to one site (its own fields over the rollout-wide ones). */
+export function siteUplinkBudget(
+  strategy: { siteBandwidth?: SiteBandwidth | undefined },
+  siteId: string | null,
+): SiteUplinkBudget {
+  const all = strategy.siteBandwidth;
+  const own = siteId === null ? undefined : all?.sites?.[siteId];
+  const bytesPerSecond = own?.bytesPerSecond ?? all?.bytesPerSecond;
+  const concurrentDownloads = own?.concurrentDownloads ?? all?.concurrentDownloads;
+  return {
+    ...(bytesPerSecond !== undefined ? { bytesPerSecond } : {}),
+    ...(concurrentDownloads !== undefined ? { concurrentDownloads } : {}),
+  };
+}
+
 export const rolloutStrategySchema = z
   .strictObject({
     /** The batch sequence; the nodes no batch takes form an implicit last batch (with `defaults`). */
@@ -228,6 +268,7 @@ export const rolloutStrategySchema = z
     defaults: batchPolicyDefaultsSchema.prefault({}),
     disruptionBudget: disruptionBudgetSchema.optional(),
     maintenanceWindows: maintenanceWindowsSchema.optional(),
+    siteBandwidth: siteBandwidthSchema.optional(),
     /** When a batch misses its success threshold: halt (status `failed`, a person decides) or roll back. */
     onBatchFailure: z.enum(["pause", "rollback"]).default("pause"),
     /**
@@ -325,6 +366,9 @@ export function strategySiteIds(strategy: RolloutStrategy): { siteId: string; pa
   }
   for (const siteId of Object.keys(strategy.disruptionBudget?.sites ?? {})) {
     mentions.push({ siteId, path: ["disruptionBudget", "sites", siteId] });
+  }
+  for (const siteId of Object.keys(strategy.siteBandwidth?.sites ?? {})) {
+    mentions.push({ siteId, path: ["siteBandwidth", "sites", siteId] });
   }
   return mentions;
 }

@@ -1,11 +1,15 @@
 // pnpm --filter @edgefleet/gateway site-leaf --org <slug> --site <name> --hub <nats-leaf://host:port>
-//     [--listen 0.0.0.0:4222] [--creds-path /etc/edgefleet/site.creds] --out <dir>
+//     [--listen 0.0.0.0:4222] [--creds-path /etc/edgefleet/site.creds]
+//     [--cache-dir <dir>] [--cache-bytes <n>] [--no-cache] --out <dir>
 // Writes leaf.conf and site.creds for a site's leaf node. Reads the gateway's environment
 // (DATABASE_URL, NATS_URL, NATS_SYSTEM_CREDS, NATS_TENANCY_FILE): run it where the gateway runs.
+// The leaf runs the site artifact cache (JetStream, bounded to --cache-bytes, default 4 GiB, in
+// --cache-dir, default <out>/jetstream) unless --no-cache.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrismaClient } from "@edgefleet/db";
+import { SITE_CACHE_DEFAULT_MAX_BYTES } from "@edgefleet/nats-tenancy";
 import { createEnrollment, enrollmentConfigFromEnv } from "../enrollment/index.js";
 import { loadGatewayEnvOrExit } from "../env.js";
 import { createLogger } from "../logger.js";
@@ -20,12 +24,21 @@ const { values } = parseArgs({
     listen: { type: "string", default: "0.0.0.0:4222" },
     "creds-path": { type: "string" },
     out: { type: "string" },
+    "cache-dir": { type: "string" },
+    "cache-bytes": { type: "string" },
+    "no-cache": { type: "boolean", default: false },
   },
 });
 if (!values.org || !values.site || !values.hub?.length || !values.out) {
   process.stderr.write(
     "usage: site-leaf --org <slug> --site <name> --hub <nats-leaf://host:port> [--listen host:port] [--creds-path path] --out <dir>\n",
   );
+  process.exit(2);
+}
+const cacheBytes =
+  values["cache-bytes"] === undefined ? SITE_CACHE_DEFAULT_MAX_BYTES : Number(values["cache-bytes"]);
+if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 16 * 1024 * 1024) {
+  process.stderr.write("site-leaf: --cache-bytes must be a whole number of bytes, at least 16 MiB\n");
   process.exit(2);
 }
 const env = loadGatewayEnvOrExit();
@@ -54,6 +67,14 @@ try {
     hubLeafUrls: values.hub,
     listen: values.listen,
     credentialsPath: values["creds-path"] ?? join(out, "site.creds"),
+    ...(values["no-cache"]
+      ? {}
+      : {
+          siteCache: {
+            storeDir: resolve(values["cache-dir"] ?? join(out, "jetstream")),
+            maxBytes: cacheBytes,
+          },
+        }),
   });
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "leaf.conf"), bundle.config);

@@ -6,6 +6,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
 import type { Registry } from "prom-client";
 import type { Logger } from "../logger.js";
+import { SiteUplinkPacer } from "../sites/uplink-pacer.js";
 import { ArtifactAccess } from "./artifacts/artifact-access.js";
 import { ArtifactCache } from "./artifacts/artifact-cache.js";
 import { ChunkReplies } from "./artifacts/chunk-replies.js";
@@ -129,6 +130,7 @@ export function createEdgeServices(
       new ChunkReplies(config.artifactCache?.memoryBytes ?? DEFAULT_CHUNK_REPLY_BYTES),
       metrics,
       logger.child({ component: "artifact-chunks" }),
+      new SiteUplinkPacer(db),
     ),
   ];
 }

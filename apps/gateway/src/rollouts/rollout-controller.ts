@@ -42,6 +42,14 @@ export interface RolloutControllerConfig {
   replicaId?: string;
   /** Mimir, for metric gates (tenant = each rollout's organization). Without it gates are inconclusive. */
   mimirUrl?: string | null;
+  /** Seeds site artifact caches before a rollout's first dispatch (absent: no site caches). */
+  siteCache?: (onReady: (rolloutId: string) => void) => SiteCacheGate;
+}
+
+/** What the controller asks before stepping a rollout (RolloutSiteCachePrep). */
+export interface SiteCacheGate {
+  ready(rolloutId: string): Promise<boolean>;
+  stop(): Promise<void>;
 }
 
 /** Steps of one rollout in a row while it keeps moving (the core: decide again after writing). */
@@ -70,6 +78,7 @@ export class RolloutController implements EdgeService {
   private readonly owned = new Map<string, Owned>();
   private readonly dirtyRollouts = new Set<string>();
   private readonly dirtyOrganizations = new Set<string>();
+  private readonly siteCache: SiteCacheGate | null;
 
   constructor(
     private readonly db: Db,
@@ -77,6 +86,12 @@ export class RolloutController implements EdgeService {
     private readonly logger: Logger,
   ) {
     this.replicaId = config.replicaId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    // Seeding done: step the rollout again at once.
+    this.siteCache =
+      config.siteCache?.((rolloutId) => {
+        this.dirtyRollouts.add(rolloutId);
+        this.kick();
+      }) ?? null;
   }
 
   async start(): Promise<void> {
@@ -95,6 +110,7 @@ export class RolloutController implements EdgeService {
     if (this.soonTimer) clearTimeout(this.soonTimer);
     this.soonTimer = null;
     await this.running;
+    await this.siteCache?.stop();
     // Hand our rollouts over at once instead of after the lease runs out.
     await this.db
       .$executeRaw(
@@ -229,6 +245,12 @@ export class RolloutController implements EdgeService {
   }
 
   private async drive(rolloutId: string): Promise<void> {
+    // A rollout's site caches are seeded before its first dispatch (site-cache-prep.ts).
+    const seeded = await this.siteCache?.ready(rolloutId).catch((error: unknown) => {
+      this.logger.warn({ err: error, rolloutId }, "site cache check failed; stepping without it");
+      return true;
+    });
+    if (seeded === false) return;
     for (let i = 0; i < MAX_STEPS_IN_A_ROW && !this.stopped; i++) {
       try {
         const outcome = await stepRollout(this.db, rolloutId, { owner: this.replicaId });

@@ -56,6 +56,8 @@ export interface LeafBundleInput {
   credentialsPath: string;
   /** Days the site credentials work (default SITE_CREDENTIALS_DEFAULT_DAYS). */
   validDays?: number;
+  /** Run the site artifact cache on the leaf (JetStream in the site's domain), bounded. */
+  siteCache?: { storeDir: string; maxBytes: number };
 }
 
 /**
@@ -120,6 +122,7 @@ export async function createLeafBundle(
             enrollCredentialsPath: beside(names.enroll),
           }
         : {}),
+      ...(input.siteCache ? { siteCache: { siteId: site.id, ...input.siteCache } } : {}),
     }),
     creds: formatCreds(siteJwt, siteKey),
   };

@@ -9,6 +9,7 @@ import {
   type Server,
 } from "@nats-io/transport-node";
 import type { ChunkAnswer, ChunkSource } from "../artifacts/chunk-source.js";
+import { siteCacheFirst } from "../artifacts/site-cache-source.js";
 import { type Logger, silentLogger } from "../logger.js";
 import type { HostSampler } from "../metrics/host.js";
 import {
@@ -205,7 +206,16 @@ export class Agent {
 
   private async begin(): Promise<void> {
     this.state = await this.options.stateStore.load();
-    this.options.runtime.useChunkSource?.(this.chunkSource);
+    // The site's leaf cache first, the gateway for whatever it does not hold (site-cache-source.ts).
+    this.options.runtime.useChunkSource?.(
+      siteCacheFirst({
+        connection: () => (this.connected ? (this.nc ?? null) : null),
+        fallback: this.chunkSource,
+        onSent: (bytes) => this.control.sent("art", bytes + FRAMING_BYTES),
+        onReceived: (bytes) => this.control.received("art", bytes + FRAMING_BYTES),
+        counters: this.chunkCounters,
+      }),
+    );
     for (const [app, desired] of Object.entries(this.state.desired))
       this.options.runtime.put(app, desired.ver, desired.spec, desired.art);
     this.unsubscribeRuntime = this.options.runtime.onChange(() => this.scheduleStatus());
@@ -599,6 +609,9 @@ export class Agent {
    * Artifact chunks from the gateway: request/reply on the node's own `ef.up.<wid>.art`, the reply
    * on the connection's inbox (the one subscription Hello already uses, no new one per node).
    */
+  /** Artifact chunks answered by the site's leaf cache and by the gateway (tests, the bench). */
+  readonly chunkCounters = { siteCache: 0, fallback: 0 };
+
   private readonly chunkSource: ChunkSource = {
     chunk: async (obj, off, len): Promise<ChunkAnswer> => {
       const nc = this.nc;

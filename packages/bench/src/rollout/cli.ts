@@ -1,12 +1,15 @@
 /**
  * pnpm bench:rollout [--nodes 1000] [--hollow-processes N] [--kill-batch 3] [--artifact-kib 1024]
  *                     [--cpu-prof DIR]
+ * pnpm bench:rollout --scenario site-cache [--nodes 50] [--artifact-mib 20] [--budget-bytes-per-second N]
+ *   (scenario (b), issue 11: apps/gateway/test/bench/site-cache-bench.ts; source a stack.env first)
  *
  * The rollout benchmark (issue 10): hollow agents that really fetch a 1 MiB uploaded artifact,
  * a rollout in 5 batches driven by the gateway's controller, then the same with the gateway
  * `kill -9`ed mid-batch and restarted. Writes docs/benchmarks/rollout.md with charts and
  * docs/benchmarks/rollout-results.json. Stops everything it started, also on failure and Ctrl-C.
  */
+import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -125,6 +128,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const RESULTS_FILE = join(VAR_DIR, "rollout-results.json");
 
 async function main(): Promise<void> {
+  // Scenario (b), the site cache and bandwidth budget: its own driver, next to the gateway it needs.
+  const scenario = process.argv.indexOf("--scenario");
+  if (scenario >= 0) {
+    const name = process.argv[scenario + 1];
+    if (name !== "site-cache")
+      throw new UsageError(`--scenario must be site-cache, got ${JSON.stringify(name)}`);
+    const rest = process.argv.slice(2).filter((_, i) => i + 2 !== scenario && i + 2 !== scenario + 1);
+    const gatewayDir = join(REPO_ROOT, "apps/gateway");
+    const run = spawnSync(
+      process.execPath,
+      [join(gatewayDir, "node_modules/tsx/dist/cli.mjs"), "test/bench/site-cache-bench.ts", ...rest],
+      { cwd: gatewayDir, stdio: "inherit" },
+    );
+    process.exit(run.status ?? 1);
+  }
   const options = readOptions(process.argv.slice(2));
   const command = ["pnpm bench:rollout", ...process.argv.slice(2)].join(" ");
   if (options.renderOnly) {

@@ -10,8 +10,10 @@ import {
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
+import type { EdgeNode } from "../node-directory.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
+import type { SiteUplinkPacer } from "../../sites/uplink-pacer.js";
 import type { ArtifactAccess } from "./artifact-access.js";
 import type { ArtifactCache } from "./artifact-cache.js";
 import type { ChunkReplies } from "./chunk-replies.js";
@@ -44,6 +46,8 @@ export class ArtifactChunkService implements EdgeService {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly waiting: FreshQueue<Msg>;
   private idle: (() => void) | null = null;
+  /** Answers held back by a site's bandwidth budget: they wait outside the concurrency bound. */
+  private readonly paced = new Set<Promise<void>>();
 
   constructor(
     private readonly intake: IntakeDeps,
@@ -52,6 +56,7 @@ export class ArtifactChunkService implements EdgeService {
     private readonly replies: ChunkReplies,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
+    private readonly pacer: SiteUplinkPacer | null = null,
   ) {
     this.waiting = new FreshQueue<Msg>(STALE_CHUNK_REQUEST_MS, () =>
       this.metrics.artifactChunks.inc({ result: "dropped_stale" }),
@@ -81,6 +86,7 @@ export class ArtifactChunkService implements EdgeService {
       await new Promise<void>((resolve) => {
         this.idle = resolve;
       });
+    await Promise.all(this.paced);
   }
 
   /** Starts queued requests up to the concurrency bound, dropping those that waited too long. */
@@ -129,7 +135,7 @@ export class ArtifactChunkService implements EdgeService {
       const len = Math.min(request.len, MAX_ARTIFACT_CHUNK_BYTES);
       const known = this.replies.get(bucket, request.obj, request.off, len);
       if (known) {
-        this.send(msg, known.payload, node.organizationId, known.dataBytes);
+        await this.send(msg, known.payload, node, known.dataBytes);
         return;
       }
       const artifact = await this.cache.open(bucket, request.obj);
@@ -149,17 +155,25 @@ export class ArtifactChunkService implements EdgeService {
         data,
       });
       this.replies.set(bucket, request.obj, request.off, len, { payload, dataBytes: data.byteLength });
-      this.send(msg, payload, node.organizationId, data.byteLength);
+      await this.send(msg, payload, node, data.byteLength);
     } catch (error) {
       this.logger.error({ err: error, subject: msg.subject }, "artifact chunk failed");
       refuse("unavailable", "the gateway could not read the artifact");
     }
   }
 
-  private send(msg: Msg, payload: Uint8Array, organizationId: string, dataBytes: number): void {
-    msg.respond(payload);
-    this.metrics.artifactChunks.inc({ result: "ok" });
+  /** Answers now, or when the node's site budget allows (uplink-pacer.ts). */
+  private async send(msg: Msg, payload: Uint8Array, node: EdgeNode, dataBytes: number): Promise<void> {
+    const reply = () => {
+      msg.respond(payload);
+      this.metrics.artifactChunks.inc({ result: "ok" });
+    };
+    const paced = await this.pacer?.pace(node, dataBytes, reply);
+    if (paced) {
+      const tracked: Promise<void> = paced.sent.finally(() => this.paced.delete(tracked));
+      this.paced.add(tracked);
+    } else reply();
     this.metrics.accepted.inc({ type: "art" });
-    this.metrics.artifactBytesServed.inc({ org: organizationId }, dataBytes);
+    this.metrics.artifactBytesServed.inc({ org: node.organizationId }, dataBytes);
   }
 }

@@ -1,0 +1,107 @@
+/**
+ * A site's uplink as the hub sees it: the byte counters of the site leaf's connection on the
+ * hub's monitoring endpoint (`/leafz`). Budgets are checked against these, not against what the
+ * gateway believes it sent. A leaf is recognised by its server name (`<org slug>-<site name>`,
+ * the leaf bundle's `server_name`).
+ */
+export interface LeafLinkCounters {
+  /** Hub to leaf (artifact chunks go this way). */
+  downBytes: number;
+  /** Leaf to hub. */
+  upBytes: number;
+}
+
+interface Leafz {
+  /** When the server read its counters (its own clock: the only honest time base for a rate). */
+  now?: string;
+  leafs?: Array<{ name?: string; in_bytes?: number; out_bytes?: number }>;
+}
+
+export async function readLeafLinks(monitorUrl: string): Promise<Map<string, LeafLinkCounters>> {
+  return (await readLeafz(monitorUrl)).links;
+}
+
+async function readLeafz(
+  monitorUrl: string,
+): Promise<{ at: number | null; links: Map<string, LeafLinkCounters> }> {
+  const response = await fetch(new URL("/leafz", monitorUrl), { signal: AbortSignal.timeout(5_000) });
+  if (!response.ok) throw new Error(`${monitorUrl}/leafz answered ${response.status}`);
+  const leafz = (await response.json()) as Leafz;
+  const links = new Map<string, LeafLinkCounters>();
+  for (const leaf of leafz.leafs ?? []) {
+    if (!leaf.name) continue;
+    const known = links.get(leaf.name);
+    // Several connections of one leaf (a reconnect overlapping): their sum is the link.
+    links.set(leaf.name, {
+      downBytes: (known?.downBytes ?? 0) + (leaf.out_bytes ?? 0),
+      upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
+    });
+  }
+  const at = leafz.now ? Date.parse(leafz.now) : Number.NaN;
+  return { at: Number.isFinite(at) ? at : null, links };
+}
+
+export interface UplinkUse {
+  /** Bytes down the link while watched. */
+  bytes: number;
+  /** Highest rate over any one sampling interval (bytes per second). */
+  peakBytesPerSecond: number;
+  samples: number;
+}
+
+/**
+ * Samples one leaf's counters every `intervalMs` until stopped; the peak is the highest
+ * per-interval rate. Null use when the hub has no such leaf connection (the site's nodes are on
+ * the hub itself, or its leaf is down).
+ */
+export function watchLeafLink(
+  monitorUrl: string,
+  leafName: string,
+  intervalMs = 1_000,
+): { stop: () => Promise<UplinkUse | null> } {
+  let first: { at: number; bytes: number } | null = null;
+  let last: { at: number; bytes: number } | null = null;
+  let peak = 0;
+  let finalBytes = 0;
+  let samples = 0;
+  let busy = false;
+  const sample = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      await sampleOnce();
+    } finally {
+      busy = false;
+    }
+  };
+  const sampleOnce = async () => {
+    const sentAt = Date.now();
+    const read = await readLeafz(monitorUrl).catch(() => null);
+    const link = read?.links.get(leafName);
+    if (!read || !link) return;
+    // The server's time of the reading: a slow answer must not shrink or stretch the interval.
+    const now = { at: read.at ?? sentAt, bytes: link.downBytes };
+    first ??= now;
+    // A rate over an interval much shorter than the sampling one (the reading at stop) is noise:
+    // such a reading only moves the byte total; the next full interval starts from the last one.
+    if (!last) last = now;
+    else if (now.at - last.at >= intervalMs / 2) {
+      peak = Math.max(peak, ((now.bytes - last.bytes) * 1000) / (now.at - last.at));
+      last = now;
+    }
+    finalBytes = now.bytes;
+    samples++;
+  };
+  const started = sample();
+  const timer = setInterval(() => void sample(), intervalMs);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await started;
+      while (busy) await new Promise((resolve) => setTimeout(resolve, 10));
+      await sample();
+      if (!first || !last) return null;
+      return { bytes: finalBytes - first.bytes, peakBytesPerSecond: Math.round(peak), samples };
+    },
+  };
+}
