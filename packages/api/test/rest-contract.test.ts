@@ -110,7 +110,7 @@ function rest(
   if (opts.body !== undefined) headers["content-type"] = "application/json";
   return handleRestRequest(
     new Request(url, { method, headers, body: opts.body === undefined ? null : JSON.stringify(opts.body) }),
-    { db, gateway: gateway.connection },
+    { db, gateway: gateway.connection, mimirUrl: process.env.MIMIR_URL ?? null },
   );
 }
 
@@ -232,6 +232,10 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     query: { batch: "0", limit: "10" },
   }),
   "GET /rollouts/{id}/gates": () => ({ path: `/rollouts/${ids["rollout-approve"]}/gates` }),
+  "POST /rollouts/gate-queries/check": () => ({
+    path: "/rollouts/gate-queries/check",
+    body: { promql: "sum by (node) (edgefleet_node_cpu_usage_ratio)", windowSeconds: 60 },
+  }),
   "POST /rollouts/{id}/start": () => ({ path: `/rollouts/${ids["rollout-start"]}/start`, body: {} }),
   "POST /rollouts/{id}/pause": () => ({
     path: `/rollouts/${ids["rollout-pause"]}/pause`,
