@@ -9,8 +9,8 @@
  */
 import type { Db } from "@edgefleet/db";
 import { judgeDueGates } from "@edgefleet/rollout-store";
-import { pushTimeseries } from "prometheus-remote-write";
 import { TRPCError } from "@trpc/server";
+import { pushTimeseries } from "prometheus-remote-write";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZodError } from "zod";
 import type { ApiSession } from "../src";

@@ -103,9 +103,7 @@ function strataOf(nodes: readonly TargetNode[], seed: string, hardwareLabels: re
   const ranked = new Map<string, number>();
   for (const stratum of byKey.values()) {
     for (const node of stratum.nodes) ranked.set(node.id, seededHash(seed, node.id));
-    stratum.nodes.sort(
-      (a, b) => (ranked.get(a.id) ?? 0) - (ranked.get(b.id) ?? 0) || compare(a.id, b.id),
-    );
+    stratum.nodes.sort((a, b) => (ranked.get(a.id) ?? 0) - (ranked.get(b.id) ?? 0) || compare(a.id, b.id));
   }
   return [...byKey.values()].sort((a, b) => a.rank - b.rank || compare(a.key, b.key));
 }
@@ -122,8 +120,7 @@ function pickStratified(strata: Stratum[], size: number): TargetNode[] {
     let best = 0;
     let bestGain = -1;
     left.forEach((stratum, i) => {
-      const gain =
-        (sites.has(siteKey(stratum.siteId)) ? 0 : 2) + (hardware.has(stratum.hardware) ? 0 : 1);
+      const gain = (sites.has(siteKey(stratum.siteId)) ? 0 : 2) + (hardware.has(stratum.hardware) ? 0 : 1);
       if (gain > bestGain) {
         best = i;
         bestGain = gain;
@@ -194,7 +191,10 @@ export function selectCanary(input: CanaryInput): CanarySelection {
   for (const tier of ["ready", "window_closed", "offline"] as const) {
     if (size === 0) break;
     const members = unique.filter((n) => tierOf(n) === tier);
-    const picked = pickStratified(strataOf(members, input.seed, hardwareLabels), Math.min(size, members.length));
+    const picked = pickStratified(
+      strataOf(members, input.seed, hardwareLabels),
+      Math.min(size, members.length),
+    );
     for (const node of picked) {
       nodeIds.push(node.id);
       const entry = counts.get(`${siteKey(node.siteId)}\u0000${hardwareKey(node, hardwareLabels)}`);

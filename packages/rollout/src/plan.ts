@@ -4,8 +4,8 @@
  */
 import { matchesSelector, parseSelector } from "@edgefleet/selectors";
 import { type CanaryTier, selectCanary } from "./canary";
-import { isWithinMaintenanceWindow, maintenanceWindowState, type WindowState } from "./maintenance-windows";
 import { DEFAULT_HARDWARE_LABELS } from "./gates/cohort";
+import { isWithinMaintenanceWindow, maintenanceWindowState, type WindowState } from "./maintenance-windows";
 import { checkNodes, siteKey, stratifiedOrder, type TargetNode, timeZoneOf } from "./nodes";
 import {
   type BatchPolicy,

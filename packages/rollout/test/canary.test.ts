@@ -5,8 +5,8 @@ import {
   DEFAULT_HARDWARE_LABELS,
   hardwareKey,
   planRollout,
-  rolloutStrategySchema,
   type RolloutStrategyInput,
+  rolloutStrategySchema,
   selectCanary,
   siteKey,
   type TargetNode,
@@ -100,9 +100,7 @@ describe("selectCanary, by example", () => {
 
   it("is what the planner's first batch takes, and the plan says how it covers the strata", () => {
     const p = plan(grid(), { batches: [{ count: 4 }, { percent: 50 }] });
-    expect(p.batches[0]?.nodeIds).toEqual(
-      selectCanary({ candidates: grid(), size: 4, seed: NEW }).nodeIds,
-    );
+    expect(p.batches[0]?.nodeIds).toEqual(selectCanary({ candidates: grid(), size: 4, seed: NEW }).nodeIds);
     expect(p.canary).toMatchObject({
       seed: NEW,
       strata: { total: 6, covered: 4 },

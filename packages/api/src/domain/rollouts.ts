@@ -151,9 +151,7 @@ export const rolloutPreviewOutput = z.object({
         offline: z.number().int(),
       }),
       closedSites: z.array(planSiteName),
-      uncovered: z.array(
-        planSiteName.extend({ hardware: z.string(), candidates: z.number().int() }),
-      ),
+      uncovered: z.array(planSiteName.extend({ hardware: z.string(), candidates: z.number().int() })),
     })
     .nullable(),
 });

@@ -7,7 +7,14 @@ export interface GateSpec {
   windowSeconds: number;
   criterion:
     | { kind: "threshold"; max?: number; min?: number; failureLimit: number }
-    | { kind: "compare"; worse: string; tolerance: number; minDelta: number; confidence: number; minNodes: number };
+    | {
+        kind: "compare";
+        worse: string;
+        tolerance: number;
+        minDelta: number;
+        confidence: number;
+        minNodes: number;
+      };
   critical: boolean;
 }
 
@@ -31,7 +38,8 @@ export function outcomeEffect(
   outcome: "pass" | "fail" | "inconclusive",
   actions: { onFail: string; onInconclusive: string },
 ): string {
-  const action = outcome === "pass" ? "continue" : outcome === "fail" ? actions.onFail : actions.onInconclusive;
+  const action =
+    outcome === "pass" ? "continue" : outcome === "fail" ? actions.onFail : actions.onInconclusive;
   switch (action) {
     case "rollback":
       return "rolls back";

@@ -8,7 +8,7 @@ import { Badge } from "~/components/ui/badge";
 import { Section } from "~/components/ui/card";
 import { useTRPC } from "~/trpc/react";
 import { TimeChart } from "../../nodes/[id]/time-chart";
-import { gateOutcome, gateSpecText, type GateSpec, outcomeEffect } from "./gate-text";
+import { type GateSpec, gateOutcome, gateSpecText, outcomeEffect } from "./gate-text";
 
 type Gates = RouterOutputs["rollout"]["gates"];
 type GatedBatch = Gates["batches"][number];
@@ -16,7 +16,8 @@ type Verdict = GatedBatch["verdicts"][number];
 
 const LIVE_MS = 2_000;
 const number = new Intl.NumberFormat("en", { maximumSignificantDigits: 4 });
-const fmt = (value: number | null | undefined) => (value === null || value === undefined ? "—" : number.format(value));
+const fmt = (value: number | null | undefined) =>
+  value === null || value === undefined ? "—" : number.format(value);
 const pct = (value: number | null | undefined) =>
   value === null || value === undefined ? "—" : `${number.format(value * 100)}%`;
 
@@ -158,7 +159,8 @@ function GateVerdictView(props: { verdict: Verdict; spec: GateSpec | undefined }
       <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-sm" data-testid="gate-numbers">
         <dt className="text-muted-foreground">Canary</dt>
         <dd className="tabular-nums">
-          {v.canary.nodes} nodes, median {fmt(v.canary.median)} (min {fmt(v.canary.min)}, max {fmt(v.canary.max)})
+          {v.canary.nodes} nodes, median {fmt(v.canary.median)} (min {fmt(v.canary.min)}, max{" "}
+          {fmt(v.canary.max)})
         </dd>
         <dt className="text-muted-foreground">Baseline</dt>
         <dd className="tabular-nums">
@@ -173,8 +175,8 @@ function GateVerdictView(props: { verdict: Verdict; spec: GateSpec | undefined }
             </dd>
             <dt className="text-muted-foreground">Effect</dt>
             <dd className="tabular-nums">
-              {pct(v.compare.relativeDelta)} vs tolerance {pct(v.compare.tolerance)}; Δ {fmt(v.compare.delta)} vs
-              minimum {fmt(v.compare.minDelta)}
+              {pct(v.compare.relativeDelta)} vs tolerance {pct(v.compare.tolerance)}; Δ {fmt(v.compare.delta)}{" "}
+              vs minimum {fmt(v.compare.minDelta)}
             </dd>
           </>
         ) : null}
@@ -183,8 +185,8 @@ function GateVerdictView(props: { verdict: Verdict; spec: GateSpec | undefined }
             <dt className="text-muted-foreground">Threshold</dt>
             <dd className="tabular-nums" data-testid="gate-threshold">
               {v.threshold.min !== null ? `≥ ${fmt(v.threshold.min)} ` : ""}
-              {v.threshold.max !== null ? `≤ ${fmt(v.threshold.max)}` : ""}: {v.threshold.breaching.length} node(s)
-              outside, {v.threshold.failureLimit} allowed
+              {v.threshold.max !== null ? `≤ ${fmt(v.threshold.max)}` : ""}: {v.threshold.breaching.length}{" "}
+              node(s) outside, {v.threshold.failureLimit} allowed
             </dd>
           </>
         ) : null}
