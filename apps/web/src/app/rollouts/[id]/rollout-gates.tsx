@@ -2,6 +2,7 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { RelativeTime } from "~/components/relative-time";
 import { Badge } from "~/components/ui/badge";
@@ -35,7 +36,7 @@ const STATE_TEXT: Record<GatedBatch["state"], string> = {
  * moves), the batch's outcome and what it made the rollout do, and per gate its verdict with the
  * canary-vs-baseline chart and the numbers that decided it.
  */
-export function RolloutGates(props: { id: string; live: boolean }) {
+export function RolloutGates(props: { id: string; live: boolean; status: string }) {
   const trpc = useTRPC();
   const gates = useQuery(
     trpc.rollout.gates.queryOptions(
@@ -43,6 +44,12 @@ export function RolloutGates(props: { id: string; live: boolean }) {
       { retry: false, refetchInterval: props.live ? LIVE_MS : false },
     ),
   );
+  // A verdict and the rollback it causes can land within one poll: when the status moves (to
+  // rolled_back, say, which stops polling), read the gates once more so the verdict shows.
+  const { refetch } = gates;
+  useEffect(() => {
+    if (props.status) void refetch();
+  }, [props.status, refetch]);
   if (gates.error && !gates.data) return <ErrorNotice error={gates.error} />;
   if (!gates.data || gates.data.batches.length === 0) return null;
   const { actions } = gates.data;

@@ -82,7 +82,7 @@ export function RolloutLive(props: { id: string }) {
           <BatchProgressTable label="Rollback batches" testId="rollback-batches" batches={data.rollback} />
         ) : null}
       </Section>
-      <RolloutGates id={props.id} live={!finished} />
+      <RolloutGates id={props.id} live={!finished} status={data.status} />
       <RolloutHistory detail={data} />
       {data.plan ? (
         <Section title="Plan" description="Frozen when the rollout started.">
