@@ -156,6 +156,7 @@ describe("authorization matrix (generated from appRouter)", () => {
       "rollout.byId",
       "rollout.nodes",
       "rollout.gates",
+      "rollout.checkGateQuery",
       "rollout.start",
       "rollout.pause",
       "rollout.resume",

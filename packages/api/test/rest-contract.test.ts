@@ -245,6 +245,10 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     query: { batch: "0", limit: "10" },
   }),
   "GET /rollouts/{id}/gates": () => ({ path: `/rollouts/${ids["rollout-approve"]}/gates` }),
+  "POST /rollouts/gate-queries/check": () => ({
+    path: "/rollouts/gate-queries/check",
+    body: { promql: "sum by (node) (edgefleet_node_cpu_usage_ratio)", windowSeconds: 60 },
+  }),
   "POST /rollouts/{id}/start": () => ({ path: `/rollouts/${ids["rollout-start"]}/start`, body: {} }),
   "POST /rollouts/{id}/pause": () => ({
     path: `/rollouts/${ids["rollout-pause"]}/pause`,

@@ -10,6 +10,7 @@
 import type { Db } from "@edgefleet/db";
 import { judgeDueGates } from "@edgefleet/rollout-store";
 import { TRPCError } from "@trpc/server";
+import { pushTimeseries } from "prometheus-remote-write";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZodError } from "zod";
 import type { ApiSession } from "../src";
@@ -115,6 +116,54 @@ describe("gate validation before a rollout exists", () => {
     await expect(callerFor(db, viewer, ORG).rollout.create(input([gate()]))).rejects.toMatchObject({
       code: "FORBIDDEN",
     });
+  });
+});
+
+describe("rollout.checkGateQuery (the console's PromQL editor)", () => {
+  /** Remote write of one sample per node under `tenant`, as the gateway writes metrics. */
+  async function write(tenant: string, metric: string, nodes: string[]): Promise<void> {
+    const at = Math.floor(Date.now() / 1000) * 1000 - 5_000;
+    const result = await pushTimeseries(
+      nodes.map((node) => ({ labels: { __name__: metric, node }, samples: [{ value: 1, timestamp: at }] })),
+      {
+        url: new URL("/api/v1/push", MIMIR_URL).toString(),
+        headers: { "X-Scope-OrgID": tenant },
+        fetch: (url, init) =>
+          fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as Uint8Array }),
+      },
+    );
+    expect(result.status, result.errorMessage).toBe(200);
+  }
+
+  it("runs the query as the caller's organization and says how many series and nodes it gives", async () => {
+    const metric = `gate_check_${Date.now()}`;
+    const globexId = (await db.organization.findUniqueOrThrow({ where: { slug: OTHER_ORG } })).id;
+    await write(acmeId, metric, ["n1", "n2"]);
+    await write(globexId, metric, ["g1", "g2", "g3"]);
+    const promql = `max_over_time(${metric}[$window])`;
+    // A viewer may check (the preview is theirs too); the tenant is never a parameter.
+    const acme = await callerFor(db, viewer, ORG).rollout.checkGateQuery({ promql, windowSeconds: 120 });
+    expect(acme).toEqual({ query: `max_over_time(${metric}[120s])`, series: 2, nodes: 2, withoutNode: 0 });
+    const globex = await callerFor(db, outsider, OTHER_ORG).rollout.checkGateQuery({ promql });
+    expect(globex.nodes).toBe(3);
+    const summed = await ops().rollout.checkGateQuery({ promql: `sum(${metric})` });
+    expect(summed).toMatchObject({ series: 1, nodes: 0, withoutNode: 1 });
+  });
+
+  it.each([
+    ["does not parse", "sum(rate(x[5m])", "parse error"],
+    ["names another organization", 'up{org="globex"}', "globex"],
+    ["gives a scalar", "1 + 1", "instant vector"],
+    ["is empty", "   ", "must not be empty"],
+  ])("refuses PromQL that %s with a 400 naming promql", async (_name, promql, message) => {
+    const refused = await refusal(ops().rollout.checkGateQuery({ promql }));
+    expect(refused.paths).toEqual(["promql"]);
+    expect(refused.message).toContain(message);
+  });
+
+  it("refuses a window out of range, naming it", async () => {
+    const refused = await refusal(ops().rollout.checkGateQuery({ promql: "up", windowSeconds: 5 }));
+    expect(refused.paths).toEqual(["windowSeconds"]);
   });
 });
 

@@ -4,6 +4,7 @@
  * what comes back. Semantics for users: README.md of this package.
  */
 export * from "./actions";
+export * from "./canary";
 export * from "./decide";
 export * from "./gates/index";
 export * from "./maintenance-windows";

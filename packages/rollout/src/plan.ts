@@ -3,7 +3,9 @@
  * the controller (which freezes the plan when the rollout starts) call exactly this.
  */
 import { matchesSelector, parseSelector } from "@edgefleet/selectors";
-import { maintenanceWindowState, type WindowState } from "./maintenance-windows";
+import { type CanaryTier, selectCanary } from "./canary";
+import { DEFAULT_HARDWARE_LABELS } from "./gates/cohort";
+import { isWithinMaintenanceWindow, maintenanceWindowState, type WindowState } from "./maintenance-windows";
 import { checkNodes, siteKey, stratifiedOrder, type TargetNode, timeZoneOf } from "./nodes";
 import {
   type BatchPolicy,
@@ -60,6 +62,22 @@ export interface PlannedSite {
 
 export type PlanWarning = { code: "empty_batch"; batch: number; message: string };
 
+/** How the first batch (the canary) was chosen: its coverage of the candidates' strata. */
+export interface CanaryPlan {
+  seed: string;
+  hardwareLabels: string[];
+  /** Strata (site, hardware) among the batch's candidates, and how many of them it covers. */
+  strata: { total: number; covered: number };
+  sites: { total: number; covered: number };
+  hardware: { total: number; covered: number };
+  /** Picked nodes: online at an open site, online at a site whose window is closed, offline. */
+  tiers: Record<CanaryTier, number>;
+  /** Sites whose maintenance window was closed when planned (passed over while others could go). */
+  closedSites: (string | null)[];
+  /** Up to 20 strata the canary does not cover (a batch smaller than the strata count). */
+  uncovered: Array<{ siteId: string | null; hardware: string; candidates: number }>;
+}
+
 export interface RolloutPlan {
   targetVersionId: string;
   plannedAt: EpochMs;
@@ -71,6 +89,8 @@ export interface RolloutPlan {
   /** Every site with a node in the target, by site id (site-less nodes last). */
   sites: PlannedSite[];
   warnings: PlanWarning[];
+  /** The first batch's selection; null when it took every candidate (nothing to choose) or is "ordered"; absent in plans made before it existed. */
+  canary?: CanaryPlan | null;
 }
 
 /**
@@ -97,6 +117,34 @@ export function planRollout(input: PlanInput): RolloutPlan {
   const batches: PlannedBatch[] = [];
   const warnings: PlanWarning[] = [];
 
+  let canary: CanaryPlan | null = null;
+  const hardwareLabels = strategy.canary?.hardwareLabels ?? [...DEFAULT_HARDWARE_LABELS];
+  const seed = strategy.canary?.seed ?? targetVersionId;
+  // The first batch is a stratified sample (canary.ts), not the head of the order.
+  const takeCanary = (candidates: readonly TargetNode[], limit: number): TargetNode[] => {
+    const free = candidates.filter((n) => !taken.has(n.id));
+    if (limit >= free.length) return take(free, limit);
+    const zones = new Map(free.map((n) => [siteKey(n.siteId), timeZoneOf(n)]));
+    const selection = selectCanary({
+      candidates: free,
+      size: limit,
+      seed,
+      hardwareLabels,
+      siteOpen: (siteId) =>
+        isWithinMaintenanceWindow(
+          siteWindows(strategy, siteId) ?? undefined,
+          zones.get(siteKey(siteId)) ?? "UTC",
+          now,
+        ),
+    });
+    const byId = new Map(free.map((n) => [n.id, n]));
+    canary = canaryPlan(seed, hardwareLabels, selection);
+    return take(
+      selection.nodeIds.map((id) => byId.get(id) as TargetNode),
+      limit,
+    );
+  };
+
   const take = (candidates: readonly TargetNode[], limit: number): TargetNode[] => {
     const picked: TargetNode[] = [];
     for (const node of candidates) {
@@ -111,17 +159,18 @@ export function planRollout(input: PlanInput): RolloutPlan {
   strategy.batches.forEach((step, index) => {
     let picked: TargetNode[];
     let kind: "count" | "percent" | "selector";
+    const pick = index === 0 && strategy.canary?.mode !== "ordered" ? takeCanary : take;
     if (step.count !== undefined) {
       kind = "count";
-      picked = take(order, step.count);
+      picked = pick(order, step.count);
     } else if (step.percent !== undefined) {
       kind = "percent";
-      picked = take(order, percentOf(step.percent, total));
+      picked = pick(order, percentOf(step.percent, total));
     } else {
       kind = "selector";
       const requirements = parseSelector(step.selector ?? "");
       const matching = order.filter((n) => matchesSelector(requirements, n.labels));
-      picked = take(matching, step.limit ? sizeOf(step.limit, matching.length) : matching.length);
+      picked = pick(matching, step.limit ? sizeOf(step.limit, matching.length) : matching.length);
     }
     if (picked.length === 0) {
       warnings.push({
@@ -150,6 +199,36 @@ export function planRollout(input: PlanInput): RolloutPlan {
     batches,
     sites: plannedSites(input.nodes, targetVersionId, strategy, now),
     warnings,
+    canary,
+  };
+}
+
+function canaryPlan(
+  seed: string,
+  hardwareLabels: string[],
+  selection: ReturnType<typeof selectCanary>,
+): CanaryPlan {
+  const { strata } = selection;
+  const distinct = (values: string[]) => new Set(values).size;
+  const covered = strata.filter((s) => s.picked > 0);
+  return {
+    seed,
+    hardwareLabels,
+    strata: { total: strata.length, covered: covered.length },
+    sites: {
+      total: distinct(strata.map((s) => siteKey(s.siteId))),
+      covered: distinct(covered.map((s) => siteKey(s.siteId))),
+    },
+    hardware: {
+      total: distinct(strata.map((s) => s.hardware)),
+      covered: distinct(covered.map((s) => s.hardware)),
+    },
+    tiers: selection.tiers,
+    closedSites: selection.closedSites,
+    uncovered: strata
+      .filter((s) => s.picked === 0)
+      .slice(0, 20)
+      .map((s) => ({ siteId: s.siteId, hardware: s.hardware, candidates: s.candidates })),
   };
 }
 

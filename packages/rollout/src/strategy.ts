@@ -260,6 +260,26 @@ export function siteUplinkBudget(
   };
 }
 
+const labelKey = z
+  .string()
+  .min(1, "must not be empty")
+  .max(63)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]*$/, "a label key: letters, digits, . _ / -");
+
+/** Options of automatic canary selection (the first batch). */
+export const canarySchema = z.strictObject({
+  /**
+   * `stratified` (default): a sample across sites and hardware, preferring nodes that can start
+   * now; `ordered`: the head of the site-stratified order, like every later batch.
+   */
+  mode: z.enum(["stratified", "ordered"]).default("stratified"),
+  /** Another seed picks other nodes (same strata); default: the version's id. */
+  seed: z.string().min(1, "must not be empty").max(64).optional(),
+  /** Labels whose values say what hardware a node is; default hw, hardware, arch, model. */
+  hardwareLabels: z.array(labelKey).min(1, "name at least one label").max(8).optional(),
+});
+export type CanaryOptions = z.output<typeof canarySchema>;
+
 export const rolloutStrategySchema = z
   .strictObject({
     /** The batch sequence; the nodes no batch takes form an implicit last batch (with `defaults`). */
@@ -277,6 +297,11 @@ export const rolloutStrategySchema = z
      * before gates existed parse unchanged; `gateActionsOf` fills in the defaults.
      */
     gateActions: gateActionsSchema.optional(),
+    /**
+     * How the first batch's nodes are chosen (canary.ts): stratified across sites and hardware,
+     * ordered by a hash of `seed` (default: the version's id, so a preview and the start agree).
+     */
+    canary: canarySchema.optional(),
   })
   .superRefine((strategy, ctx) => {
     // A gate's window must fit in its batch's timeout (the batch is watched that long at most).

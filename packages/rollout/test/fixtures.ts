@@ -47,8 +47,13 @@ export function failed(target: TargetNode, since: number, reason = "health check
   return observe(target, { instance: { state: "failed", since, reason } });
 }
 
+/**
+ * A parsed strategy. The decider's examples name the nodes of each batch, so they take the first
+ * batch in the planner's order (`canary.mode: "ordered"`) unless they say otherwise; automatic
+ * canary selection has tests of its own (canary.test.ts).
+ */
 export function strategy(input: RolloutStrategyInput) {
-  return rolloutStrategySchema.parse(input);
+  return rolloutStrategySchema.parse({ canary: { mode: "ordered" }, ...input });
 }
 
 /** A rollout of NEW over `targets`, started at `now`. */

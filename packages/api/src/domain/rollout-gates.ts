@@ -13,6 +13,9 @@ import {
   gateActionsOf,
   gatesWindowEnd,
   isRolloutStateDocument,
+  MAX_GATE_WINDOW_SECONDS,
+  MAX_PROMQL_LENGTH,
+  MIN_GATE_WINDOW_SECONDS,
   type RolloutStrategy,
   rolloutStrategySchema,
 } from "@edgefleet/rollout";
@@ -92,6 +95,71 @@ export async function checkGateQueries(
       }
       throw error;
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// rollout.checkGateQuery: the console's PromQL editor, before the rollout can start
+
+export const checkGateQueryInput = z.object({
+  /** Operator PromQL giving one value per node (a `node` label); `$window` is the window. */
+  promql: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(MAX_PROMQL_LENGTH, `must be at most ${MAX_PROMQL_LENGTH} characters`),
+  windowSeconds: z.int().min(MIN_GATE_WINDOW_SECONDS).max(MAX_GATE_WINDOW_SECONDS).default(300),
+});
+
+export const checkGateQueryOutput = z.object({
+  /** The query as Mimir ran it (`$window` filled in). */
+  query: z.string(),
+  /** Series it returns now, and how many distinct nodes they name. */
+  series: z.number().int(),
+  nodes: z.number().int(),
+  /** Series without a `node` label: a gate ignores them. */
+  withoutNode: z.number().int(),
+});
+
+/**
+ * Runs one gate's PromQL against Mimir as the organization (the tenant is the caller's
+ * organization, never a parameter): a query that does not parse, gives no instant vector, or
+ * names another organization is a 400 naming `promql`.
+ */
+export async function checkGateQuery(
+  mimirUrl: string | null,
+  organizationId: string,
+  input: z.output<typeof checkGateQueryInput>,
+): Promise<z.infer<typeof checkGateQueryOutput>> {
+  if (!mimirUrl) {
+    throw new TRPCError({
+      code: "INTERNAL_SERVER_ERROR",
+      message: "the metrics store is not configured: PromQL cannot be checked",
+    });
+  }
+  const foreign = foreignOrganizationMatcher(input.promql, organizationId);
+  if (foreign !== null) {
+    fieldError(
+      ["promql"],
+      `names organization ${JSON.stringify(foreign)}: a gate reads its rollout's organization only (leave org out)`,
+    );
+  }
+  const query = expandCustomPromql(input.promql, input.windowSeconds);
+  try {
+    const series = await queryVector({ url: mimirUrl }, organizationId, query, Date.now());
+    const nodes = new Set(series.map((s) => s.labels.node).filter((n) => n !== undefined));
+    return {
+      query,
+      series: series.length,
+      nodes: nodes.size,
+      withoutNode: series.filter((s) => s.labels.node === undefined).length,
+    };
+  } catch (error) {
+    if (error instanceof PromqlError) fieldError(["promql"], `Mimir refused the query: ${error.message}`);
+    if (error instanceof MimirUnavailableError) {
+      throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: error.message, cause: error });
+    }
+    throw error;
   }
 }
 

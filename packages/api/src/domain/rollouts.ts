@@ -95,6 +95,7 @@ const tallySchema = z.object({
   inProgress: z.number().int(),
 });
 
+const planSiteName = z.object({ siteId: z.string().nullable(), siteName: z.string().nullable() });
 const planSiteSchema = z.object({
   siteId: z.string().nullable(),
   siteName: z.string().nullable(),
@@ -132,6 +133,27 @@ export const rolloutPreviewOutput = z.object({
     }),
   ),
   warnings: z.array(z.object({ code: z.string(), message: z.string() })),
+  /**
+   * How the first batch (the canary) was chosen: a sample stratified across sites and hardware
+   * labels, preferring online nodes of sites inside their window; null when the first batch took
+   * every candidate or the strategy asked for the plain order.
+   */
+  canary: z
+    .object({
+      seed: z.string(),
+      hardwareLabels: z.array(z.string()),
+      strata: z.object({ total: z.number().int(), covered: z.number().int() }),
+      sites: z.object({ total: z.number().int(), covered: z.number().int() }),
+      hardware: z.object({ total: z.number().int(), covered: z.number().int() }),
+      tiers: z.object({
+        ready: z.number().int(),
+        window_closed: z.number().int(),
+        offline: z.number().int(),
+      }),
+      closedSites: z.array(planSiteName),
+      uncovered: z.array(planSiteName.extend({ hardware: z.string(), candidates: z.number().int() })),
+    })
+    .nullable(),
 });
 export type RolloutPreview = z.infer<typeof rolloutPreviewOutput>;
 
@@ -333,6 +355,13 @@ function previewOf(plan: RolloutPlan, names: Map<string, string>): RolloutPrevie
       window: s.windowNow,
     })),
     warnings: plan.warnings.map((w) => ({ code: w.code, message: w.message })),
+    canary: plan.canary
+      ? {
+          ...plan.canary,
+          closedSites: plan.canary.closedSites.map((siteId) => ({ siteId, siteName: name(siteId) })),
+          uncovered: plan.canary.uncovered.map((u) => ({ ...u, siteName: name(u.siteId) })),
+        }
+      : null,
   };
 }
 

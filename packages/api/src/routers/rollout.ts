@@ -1,6 +1,13 @@
 import type { PersonAction } from "@edgefleet/rollout-store";
 import { z } from "zod";
-import { checkGateQueries, getRolloutGates, rolloutGatesOutput } from "../domain/rollout-gates";
+import {
+  checkGateQueries,
+  checkGateQuery,
+  checkGateQueryInput,
+  checkGateQueryOutput,
+  getRolloutGates,
+  rolloutGatesOutput,
+} from "../domain/rollout-gates";
 import {
   actOn,
   createRollout,
@@ -64,6 +71,23 @@ export const rolloutRouter = createTRPCRouter({
       await checkGateQueries(ctx.mimirUrl, ctx.organization.id, input.strategy);
       return previewRollout(ctx.db, ctx.tenantDb, ctx.organization.id, input);
     }),
+
+  /**
+   * The PromQL editor's check: runs one gate query against Mimir as this organization (never
+   * another tenant) and says how many series and nodes it gives, or why Mimir refused it.
+   */
+  checkGateQuery: organizationProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/rollouts/gate-queries/check",
+        tags,
+        summary: "Check a metric gate's PromQL against Mimir (as the organization)",
+      },
+    })
+    .input(checkGateQueryInput)
+    .output(checkGateQueryOutput)
+    .query(({ ctx, input }) => checkGateQuery(ctx.mimirUrl, ctx.organization.id, input)),
 
   create: organizationProcedure
     .meta({

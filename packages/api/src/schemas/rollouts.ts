@@ -1,8 +1,8 @@
-import { rolloutStrategySchema, WEEKDAYS } from "@edgefleet/rollout";
+import { GATE_PRESETS, rolloutStrategySchema, WEEKDAYS } from "@edgefleet/rollout";
 import { parseSelector, SELECTOR_MAX_LENGTH, SelectorSyntaxError } from "@edgefleet/selectors";
 import { z } from "zod";
 
-export { rolloutStrategySchema, WEEKDAYS };
+export { GATE_PRESETS, rolloutStrategySchema, WEEKDAYS };
 
 const selectorField = z
   .string()

@@ -66,6 +66,7 @@ export function PlanView(props: { plan: Plan }) {
           {w.message}
         </Alert>
       ))}
+      {props.plan.canary ? <CanarySummary canary={props.plan.canary} /> : null}
       <DataTable
         label="Planned batches"
         testId="plan-batches"
@@ -76,4 +77,43 @@ export function PlanView(props: { plan: Plan }) {
       />
     </div>
   );
+}
+
+/** How the first batch was sampled: strata covered, sites passed over for their window, left out. */
+function CanarySummary(props: { canary: NonNullable<Plan["canary"]> }) {
+  const c = props.canary;
+  const uncovered = c.uncovered.map((u) => `${siteName(u)} · ${hardwareText(u.hardware)}`);
+  return (
+    <div className="grid gap-1 text-sm" data-testid="plan-canary">
+      <p>
+        Batch 1 is a canary stratified across sites and hardware ({c.hardwareLabels.join(", ")}): it covers{" "}
+        <strong data-testid="canary-strata">
+          {c.strata.covered} of {c.strata.total}
+        </strong>{" "}
+        site × hardware groups, {c.sites.covered} of {c.sites.total} sites and {c.hardware.covered} of{" "}
+        {c.hardware.total} hardware kinds.
+        {c.tiers.window_closed + c.tiers.offline > 0
+          ? ` ${c.tiers.window_closed} of its nodes wait for their site's window, ${c.tiers.offline} are offline.`
+          : ""}
+      </p>
+      {c.closedSites.length > 0 ? (
+        <p className="text-muted-foreground" data-testid="canary-closed-sites">
+          Passed over while others can start now (window closed):{" "}
+          {c.closedSites.map((s) => siteName(s)).join(", ")}.
+        </p>
+      ) : null}
+      {uncovered.length > 0 ? (
+        <p className="text-muted-foreground">
+          Not in the canary (batch smaller than the groups): {uncovered.join("; ")}
+          {c.strata.total - c.strata.covered > uncovered.length ? " …" : ""}.
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** `hw=pi4,hardware=,arch=arm64,model=` → `hw=pi4, arch=arm64` (no hardware labels: "unlabelled"). */
+function hardwareText(key: string): string {
+  const parts = key.split(",").filter((part) => !part.endsWith("="));
+  return parts.length > 0 ? parts.join(", ") : "unlabelled";
 }

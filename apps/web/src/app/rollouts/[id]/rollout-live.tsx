@@ -18,6 +18,7 @@ import { PlanView } from "../plan-view";
 import { FINISHED_STATUSES, rolloutStatus } from "../status";
 import { BatchProgressTable } from "./batch-progress";
 import { RolloutActions } from "./rollout-actions";
+import { RolloutGates } from "./rollout-gates";
 import { RolloutHistory } from "./rollout-history";
 
 type Detail = RouterOutputs["rollout"]["byId"];
@@ -81,6 +82,7 @@ export function RolloutLive(props: { id: string }) {
           <BatchProgressTable label="Rollback batches" testId="rollback-batches" batches={data.rollback} />
         ) : null}
       </Section>
+      <RolloutGates id={props.id} live={!finished} status={data.status} />
       <RolloutHistory detail={data} />
       {data.plan ? (
         <Section title="Plan" description="Frozen when the rollout started.">

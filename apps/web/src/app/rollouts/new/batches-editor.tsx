@@ -5,6 +5,7 @@ import { useFieldArray, useFormContext, useWatch } from "react-hook-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
+import { GatesEditor } from "./gates-editor";
 import { PolicyFields } from "./policy-fields";
 import { emptyBatch, type RolloutFormValues } from "./rollout-form";
 
@@ -84,6 +85,7 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
         />
       )}
       <PolicyFields prefix={prefix} caption={caption} />
+      <GatesEditor prefix={prefix} caption={caption} />
       {props.onRemove ? (
         <Button
           type="button"

@@ -5,7 +5,7 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import type { TRPCClientErrorLike } from "@trpc/client";
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
-import { useForm, useWatch } from "react-hook-form";
+import { type FieldPath, useForm, useWatch } from "react-hook-form";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
@@ -19,7 +19,9 @@ import { BatchesEditor } from "./batches-editor";
 import { CheckboxGroupField } from "./choice-fields";
 import { PolicyFields } from "./policy-fields";
 import {
+  fieldOf,
   type PlanInput,
+  planInputOf,
   type RolloutFormValues,
   rolloutFormDefaults,
   rolloutFormResolver,
@@ -62,6 +64,19 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
   const preview = useQuery(
     trpc.rollout.preview.queryOptions(planned as PlanInput, { enabled: planned !== null, retry: false }),
   );
+  // A refusal naming a field of the strategy (a gate's PromQL that Mimir refused, …) goes on it.
+  const previewError = preview.error;
+  useEffect(() => {
+    const named = previewError?.message.match(/^((?:strategy|target|appVersionId)[\w.-]*): ([\s\S]*)$/);
+    if (!named?.[1] || !named[2]) return;
+    const field = fieldOf(named[1].split("."), planInputOf(form.getValues()).fields);
+    if (field)
+      form.setError(
+        field as FieldPath<RolloutFormValues>,
+        { type: "server", message: named[2] },
+        { shouldFocus: true },
+      );
+  }, [previewError, form]);
 
   const showRefusal = (error: ApiError) => {
     const fieldErrors = error.data?.zodError?.fieldErrors as Record<string, string[] | undefined> | undefined;

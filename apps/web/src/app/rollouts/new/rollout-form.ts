@@ -25,6 +25,52 @@ export interface BatchRow {
   offline: Offline;
   pauseAfter: Pause;
   pauseSeconds: string;
+  /** Empty: the rollout's default gates (none unless set). */
+  gates: GateRow[];
+}
+
+/** A metric gate as typed: a preset or PromQL, a window, and a threshold or a comparison. */
+export interface GateRow {
+  name: string;
+  /** A preset's name, or "promql" for the operator's own query. */
+  metric: string;
+  promql: string;
+  windowSeconds: string;
+  kind: "compare" | "threshold";
+  worse: "higher" | "lower" | "either";
+  /** Relative, 0.2 = the canary may be 20 % worse than the baseline's median. */
+  tolerance: string;
+  minDelta: string;
+  max: string;
+  min: string;
+  failureLimit: string;
+  critical: boolean;
+}
+
+/** Sensible criteria per preset: restarts by an absolute count, the rest against the baseline. */
+export function presetGate(metric: string, taken: readonly string[] = []): GateRow {
+  const base = metric === "promql" ? "custom" : metric.replace(/_/g, "-");
+  let name = base;
+  for (let i = 2; taken.includes(name); i++) name = `${base}-${i}`;
+  const gate: GateRow = {
+    name,
+    metric,
+    promql: metric === "promql" ? "sum by (node) (rate(edgefleet_app_restarts_total[$window]))" : "",
+    windowSeconds: "300",
+    kind: "compare",
+    worse: "higher",
+    tolerance: "0.2",
+    minDelta: "",
+    max: "",
+    min: "",
+    failureLimit: "0",
+    critical: true,
+  };
+  if (metric === "app_restarts") return { ...gate, kind: "threshold", max: "0" };
+  if (metric === "node_bytes_up" || metric === "node_bytes_down") return { ...gate, tolerance: "0.5" };
+  if (metric === "hub_rtt") return { ...gate, tolerance: "0.5", minDelta: "0.05", critical: false };
+  if (metric === "promql") return { ...gate, kind: "threshold", max: "0.1", critical: false };
+  return gate;
 }
 
 export interface WindowRow {
@@ -63,6 +109,7 @@ export const emptyBatch = (kind: BatchRow["kind"], size = ""): BatchRow => ({
   offline: "",
   pauseAfter: "",
   pauseSeconds: "",
+  gates: [],
 });
 
 /** A canary of one node, then a quarter, then the rest, approved by a person after the canary. */
@@ -136,6 +183,11 @@ export function planInputOf(values: RolloutFormValues): { input: unknown; fields
       pauseAfter: pause(row.pauseAfter, row.pauseSeconds, api, form),
     };
     for (const [key, value] of Object.entries(overrides)) if (value !== undefined) batch[key] = value;
+    if (row.gates.length > 0) {
+      batch.gates = row.gates.map((gate, j) =>
+        gateInputOf(gate, `${api}.gates.${j}`, `${form}.gates.${j}`, from),
+      );
+    }
     return batch;
   });
   from("strategy.batches", "batches.0.kind");
@@ -188,6 +240,36 @@ export function planInputOf(values: RolloutFormValues): { input: unknown; fields
       strategy,
     },
     fields,
+  };
+}
+
+/** One gate's API input, recording which form field each part came from. */
+function gateInputOf(
+  gate: GateRow,
+  api: string,
+  form: string,
+  from: (apiPath: string, formPath: string) => void,
+): Record<string, unknown> {
+  from(api, `${form}.name`);
+  from(`${api}.name`, `${form}.name`);
+  from(`${api}.metric`, `${form}.metric`);
+  from(`${api}.metric.promql`, `${form}.promql`);
+  from(`${api}.metric.preset`, `${form}.metric`);
+  from(`${api}.windowSeconds`, `${form}.windowSeconds`);
+  from(`${api}.criterion`, `${form}.kind`);
+  for (const field of ["worse", "tolerance", "minDelta", "max", "min", "failureLimit"]) {
+    from(`${api}.criterion.${field}`, `${form}.${field}`);
+  }
+  const criterion: Record<string, unknown> =
+    gate.kind === "threshold"
+      ? { kind: "threshold", max: num(gate.max), min: num(gate.min), failureLimit: num(gate.failureLimit) }
+      : { kind: "compare", worse: gate.worse, tolerance: num(gate.tolerance), minDelta: num(gate.minDelta) };
+  return {
+    name: gate.name.trim(),
+    metric: gate.metric === "promql" ? { promql: gate.promql } : { preset: gate.metric },
+    windowSeconds: num(gate.windowSeconds),
+    criterion: Object.fromEntries(Object.entries(criterion).filter(([, v]) => v !== undefined)),
+    critical: gate.critical,
   };
 }
 

@@ -1,0 +1,266 @@
+"use client";
+
+import { GATE_PRESETS } from "@edgefleet/api/schemas";
+import { useQueryClient } from "@tanstack/react-query";
+import { CheckIcon, PlusIcon, Trash2Icon } from "lucide-react";
+import { useId, useState } from "react";
+import { useFieldArray, useFormContext, useWatch } from "react-hook-form";
+import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
+import { Button } from "~/components/ui/button";
+import {
+  FormControl,
+  FormDescription,
+  FormField,
+  FormItem,
+  FormLabel,
+  FormMessage,
+} from "~/components/ui/form";
+import { Label } from "~/components/ui/label";
+import { NativeSelect } from "~/components/ui/native-select";
+import { useTRPC } from "~/trpc/react";
+import { presetGate, type RolloutFormValues } from "./rollout-form";
+
+type Prefix = `batches.${number}`;
+
+const METRIC_OPTIONS: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(GATE_PRESETS).map(([key, preset]) => [key, preset.title])),
+  promql: "Custom PromQL",
+};
+
+/**
+ * A batch's metric gates: added from presets (app CPU and memory, restarts, node CPU and memory,
+ * bytes, RTT) or as the operator's PromQL, which can be checked against Mimir (as the
+ * organization) right here; the preview checks every query again before the rollout can start.
+ */
+export function GatesEditor(props: { prefix: Prefix; caption: string }) {
+  const { control } = useFormContext<RolloutFormValues>();
+  const gates = useFieldArray({ control, name: `${props.prefix}.gates` });
+  const [adding, setAdding] = useState("app_cpu");
+  const addId = useId();
+  return (
+    <div className="grid gap-3 sm:col-span-full" data-testid="gates-editor">
+      <div className="flex flex-wrap items-end gap-2">
+        <h3 className="mr-auto text-sm font-medium">Metric gates</h3>
+        <div className="grid gap-1.5">
+          <Label htmlFor={addId} className="text-xs">
+            Gate to add
+          </Label>
+          <NativeSelect
+            id={addId}
+            aria-label={`${props.caption} gate to add`}
+            value={adding}
+            onChange={(event) => setAdding(event.target.value)}
+          >
+            {Object.entries(METRIC_OPTIONS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </NativeSelect>
+        </div>
+        <Button
+          type="button"
+          size="sm"
+          variant="outline"
+          onClick={() =>
+            gates.append(
+              presetGate(
+                adding,
+                gates.fields.map((g) => g.name),
+              ),
+            )
+          }
+        >
+          <PlusIcon aria-hidden />
+          Add gate to {props.caption.toLowerCase()}
+        </Button>
+      </div>
+      {gates.fields.length === 0 ? (
+        <p className="text-sm text-muted-foreground">None: the batch is judged on install success only.</p>
+      ) : null}
+      {gates.fields.map((field, index) => (
+        <GateRowEditor
+          key={field.id}
+          prefix={`${props.prefix}.gates.${index}`}
+          caption={`${props.caption} gate ${index + 1}`}
+          onRemove={() => gates.remove(index)}
+        />
+      ))}
+    </div>
+  );
+}
+
+function GateRowEditor(props: {
+  prefix: `${Prefix}.gates.${number}`;
+  caption: string;
+  onRemove: () => void;
+}) {
+  const { control } = useFormContext<RolloutFormValues>();
+  const metric = useWatch({ control, name: `${props.prefix}.metric` });
+  const kind = useWatch({ control, name: `${props.prefix}.kind` });
+  const name = (field: string) => `${props.caption} ${field}`;
+  return (
+    <fieldset
+      className="grid gap-4 rounded-lg border border-dashed p-3 sm:grid-cols-[repeat(auto-fill,minmax(10rem,1fr))]"
+      data-testid="gate-editor"
+    >
+      <legend className="px-1 text-sm font-medium">{props.caption}</legend>
+      <TextField<RolloutFormValues>
+        name={`${props.prefix}.name`}
+        label="Name"
+        accessibleName={name("name")}
+      />
+      <SelectField<RolloutFormValues>
+        name={`${props.prefix}.metric`}
+        label="Metric"
+        accessibleName={name("metric")}
+        options={METRIC_OPTIONS}
+      />
+      <TextField<RolloutFormValues>
+        name={`${props.prefix}.windowSeconds`}
+        label="Window (s)"
+        accessibleName={name("window")}
+        inputMode="numeric"
+        description="At most the batch timeout."
+      />
+      <SelectField<RolloutFormValues>
+        name={`${props.prefix}.kind`}
+        label="Criterion"
+        accessibleName={name("criterion")}
+        options={{ compare: "compare with the baseline", threshold: "absolute threshold" }}
+      />
+      {kind === "threshold" ? (
+        <>
+          <TextField<RolloutFormValues>
+            name={`${props.prefix}.max`}
+            label="Max per node"
+            accessibleName={name("max")}
+            inputMode="decimal"
+          />
+          <TextField<RolloutFormValues>
+            name={`${props.prefix}.min`}
+            label="Min per node"
+            accessibleName={name("min")}
+            inputMode="decimal"
+          />
+          <TextField<RolloutFormValues>
+            name={`${props.prefix}.failureLimit`}
+            label="Nodes allowed outside"
+            accessibleName={name("failure limit")}
+            inputMode="numeric"
+          />
+        </>
+      ) : (
+        <>
+          <SelectField<RolloutFormValues>
+            name={`${props.prefix}.worse`}
+            label="Worse when"
+            accessibleName={name("worse")}
+            options={{ higher: "higher", lower: "lower", either: "either way" }}
+          />
+          <TextField<RolloutFormValues>
+            name={`${props.prefix}.tolerance`}
+            label="Tolerance (0.2 = 20 %)"
+            accessibleName={name("tolerance")}
+            inputMode="decimal"
+          />
+          <TextField<RolloutFormValues>
+            name={`${props.prefix}.minDelta`}
+            label="Min absolute change"
+            accessibleName={name("min delta")}
+            inputMode="decimal"
+            placeholder="0"
+          />
+        </>
+      )}
+      <CheckboxField<RolloutFormValues>
+        name={`${props.prefix}.critical`}
+        label="Critical (fails the batch)"
+      />
+      {metric === "promql" ? <PromqlField prefix={props.prefix} caption={props.caption} /> : null}
+      <Button
+        type="button"
+        variant="ghost"
+        size="sm"
+        className="self-end justify-self-start"
+        onClick={props.onRemove}
+      >
+        <Trash2Icon aria-hidden />
+        Remove {props.caption.toLowerCase()}
+      </Button>
+    </fieldset>
+  );
+}
+
+/** The PromQL editor: a monospace textarea and a check that runs it against Mimir as the organization. */
+function PromqlField(props: { prefix: `${Prefix}.gates.${number}`; caption: string }) {
+  const form = useFormContext<RolloutFormValues>();
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [checked, setChecked] = useState<{ series: number; nodes: number; withoutNode: number } | null>(null);
+  const [checking, setChecking] = useState(false);
+  const field = `${props.prefix}.promql` as const;
+  const check = async () => {
+    setChecked(null);
+    form.clearErrors(field);
+    const promql = form.getValues(field);
+    const windowSeconds = Number(form.getValues(`${props.prefix}.windowSeconds`)) || 300;
+    setChecking(true);
+    try {
+      setChecked(
+        await queryClient.fetchQuery(
+          trpc.rollout.checkGateQuery.queryOptions({ promql, windowSeconds }, { retry: false, staleTime: 0 }),
+        ),
+      );
+    } catch (error) {
+      const message = (error as Error).message.replace(/^promql: /, "");
+      form.setError(field, { type: "server", message }, { shouldFocus: true });
+    } finally {
+      setChecking(false);
+    }
+  };
+  return (
+    <div className="grid gap-2 sm:col-span-full">
+      <FormField
+        control={form.control}
+        name={field}
+        render={({ field: input }) => (
+          <FormItem>
+            <FormLabel>PromQL (one value per node, by a node label)</FormLabel>
+            <FormControl>
+              <textarea
+                aria-label={`${props.caption} PromQL`}
+                rows={3}
+                spellCheck={false}
+                className="min-h-20 w-full rounded-md border border-input bg-transparent px-3 py-2 font-mono text-sm shadow-xs outline-none focus-visible:border-ring focus-visible:ring-[3px] focus-visible:ring-ring/50 aria-invalid:border-destructive"
+                {...input}
+                onChange={(event) => {
+                  setChecked(null);
+                  input.onChange(event);
+                }}
+                value={input.value ?? ""}
+              />
+            </FormControl>
+            <FormDescription>
+              <code>$window</code> is the gate's window; the organization is implied (never name{" "}
+              <code>org</code>).
+            </FormDescription>
+            <FormMessage />
+          </FormItem>
+        )}
+      />
+      <div className="flex flex-wrap items-center gap-2">
+        <Button type="button" size="sm" variant="outline" onClick={check} disabled={checking}>
+          <CheckIcon aria-hidden />
+          {checking ? "Checking…" : "Check against Mimir"}
+        </Button>
+        {checked ? (
+          <output className="text-sm" data-testid="promql-check">
+            Valid: {checked.series} series for {checked.nodes} node(s) now
+            {checked.withoutNode > 0 ? `; ${checked.withoutNode} without a node label (ignored)` : ""}.
+          </output>
+        ) : null}
+      </div>
+    </div>
+  );
+}
