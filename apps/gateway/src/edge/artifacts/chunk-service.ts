@@ -9,11 +9,11 @@ import {
 } from "@edgefleet/agent-sdk/protocol";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
-import type { EdgeMetrics } from "../edge-metrics.js";
-import type { EdgeNode } from "../node-directory.js";
-import { type IntakeDeps, intakeUpMessage } from "../intake.js";
-import type { EdgeService } from "../service.js";
 import type { SiteUplinkPacer } from "../../sites/uplink-pacer.js";
+import type { EdgeMetrics } from "../edge-metrics.js";
+import { type IntakeDeps, intakeUpMessage } from "../intake.js";
+import type { EdgeNode } from "../node-directory.js";
+import type { EdgeService } from "../service.js";
 import type { ArtifactAccess } from "./artifact-access.js";
 import type { ArtifactCache } from "./artifact-cache.js";
 import type { ChunkReplies } from "./chunk-replies.js";
