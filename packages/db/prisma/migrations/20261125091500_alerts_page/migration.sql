@@ -1,7 +1,8 @@
--- AlterTable: quiet hours of a site (alerts page, issue 12), both set or both null
+-- AlterTable: quiet hours of a site (alerts page, issue 12). Both set or both null: the one writer
+-- (domain/quiet-hours.ts) sets them together. Not a database constraint: Prisma's schema engine
+-- crashes ("RuntimeError: unreachable") diffing migrations that contain one.
 ALTER TABLE "site" ADD COLUMN     "quiet_hours_end" TEXT,
 ADD COLUMN     "quiet_hours_start" TEXT;
-ALTER TABLE "site" ADD CONSTRAINT "site_quiet_hours_both" CHECK (("quiet_hours_start" IS NULL) = ("quiet_hours_end" IS NULL));
 
 -- CreateIndex: the gateway's outbox retention cleanup.
 CREATE INDEX "alert_notification_state_created_at_idx" ON "alert_notification"("state", "created_at");
