@@ -95,7 +95,8 @@ describe("a slow Postgres", () => {
       reconciler.start();
       await waitFor(
         "the failed tick to be counted",
-        async () => (unhandled.length > 0 || (await failuresOf("alerting-reconciler")) > before ? true : undefined),
+        async () =>
+          unhandled.length > 0 || (await failuresOf("alerting-reconciler")) > before ? true : undefined,
         5_000,
       );
       // Give a rejection that escaped the chance to surface (it does so on the next turns).
