@@ -6,12 +6,25 @@ export const METRIC_PREFIX = "edgefleet_gateway_";
 export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
 
 /**
+ * Failures of work nobody awaits (timer ticks, fire-and-forget handlers), by task: counted by
+ * runInBackground (background.ts). Module-level because that work is started deep inside services
+ * that get no registry; each gateway registry registers this one counter.
+ */
+export const backgroundFailures = new Counter({
+  name: `${METRIC_PREFIX}background_failures_total`,
+  help: "Background work (timer ticks, unawaited handlers) that failed and was logged instead of crashing, by task",
+  labelNames: ["task"] as const,
+  registers: [],
+});
+
+/**
  * A registry of our own rather than prom-client's global one, so that tests and a future
  * second component in the same process cannot collide on metric names.
  */
 export function createGatewayMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+  registry.registerMetric(backgroundFailures);
 
   const dependencyUp = new Gauge({
     name: `${METRIC_PREFIX}dependency_up`,

@@ -12,6 +12,7 @@ import {
 } from "@edgefleet/alerts";
 import type { Db } from "@edgefleet/db";
 import { stringify } from "yaml";
+import { runInBackground } from "../background.js";
 import type { Logger } from "../logger.js";
 import type { AlertingMetrics } from "./alerting-metrics.js";
 import type { AdvisoryLeader } from "./leader.js";
@@ -65,10 +66,14 @@ export class AlertingReconciler {
     await this.running;
   }
 
-  /** One pass (exposed for tests): due organizations, or all of them when a drift check is due. */
+  /**
+   * One pass (exposed for tests): due organizations, or all of them when a drift check is due.
+   * Never rejects: ticks run from a timer, and a failed one (Postgres slow) is logged, counted
+   * and retried by the next.
+   */
   tick(): Promise<void> {
     if (this.running || this.stopped) return this.running ?? Promise.resolve();
-    this.running = this.pass().finally(() => {
+    this.running = runInBackground(this.logger, "alerting-reconciler", () => this.pass()).finally(() => {
       this.running = null;
     });
     return this.running;

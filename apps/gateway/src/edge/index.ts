@@ -122,7 +122,7 @@ export function createEdgeServices(
       },
       async stop() {},
     },
-    new SloPublisher([connectToOnline], mimirWriter),
+    new SloPublisher([connectToOnline], mimirWriter, logger.child({ component: "slo-series" })),
     new ArtifactChunkService(
       intake,
       new ArtifactAccess(db),

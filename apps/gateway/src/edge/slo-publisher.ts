@@ -1,4 +1,6 @@
 import type { OrgHistograms } from "@edgefleet/alerts";
+import { runInBackground } from "../background.js";
+import type { Logger } from "../logger.js";
 import type { MimirWriter } from "./ingest/mimir-writer.js";
 import type { EdgeService } from "./service.js";
 
@@ -15,6 +17,7 @@ export class SloPublisher implements EdgeService {
   constructor(
     private readonly histograms: readonly OrgHistograms[],
     private readonly writer: MimirWriter,
+    private readonly logger: Logger,
     private readonly intervalMs = 15_000,
   ) {}
 
@@ -28,17 +31,20 @@ export class SloPublisher implements EdgeService {
     await this.flush();
   }
 
+  /** Never rejects: one failed flush would otherwise fail every later one chained on it. */
   flush(): Promise<void> {
-    this.writing = this.writing.then(async () => {
-      const now = Date.now();
-      const organizations = new Set(this.histograms.flatMap((histogram) => histogram.organizations()));
-      for (const organizationId of organizations) {
-        await this.writer.write(
-          organizationId,
-          this.histograms.flatMap((histogram) => histogram.series(organizationId, now)),
-        );
-      }
-    });
+    this.writing = this.writing.then(() =>
+      runInBackground(this.logger, "slo-series", async () => {
+        const now = Date.now();
+        const organizations = new Set(this.histograms.flatMap((histogram) => histogram.organizations()));
+        for (const organizationId of organizations) {
+          await this.writer.write(
+            organizationId,
+            this.histograms.flatMap((histogram) => histogram.series(organizationId, now)),
+          );
+        }
+      }),
+    );
     return this.writing;
   }
 }

@@ -9,6 +9,7 @@ import {
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { Counter, type Registry } from "prom-client";
+import { runInBackground } from "../background.js";
 import { type EnrollDeps, enrollNode } from "./enroll-node.js";
 import { FailureBudget } from "./failure-budget.js";
 
@@ -48,7 +49,11 @@ export class EnrollmentService {
     this.subscription = nc.subscribe(ENROLL_SUBJECT, {
       queue: GATEWAY_QUEUE_GROUP,
       callback: (_error, msg) => {
-        const handling = this.handle(msg).finally(() => this.inFlight.delete(handling));
+        // Not awaited by anyone: a failure outside handle's own catch (a reply on a closing
+        // connection) must be logged, not end the process.
+        const handling = runInBackground(this.logger, "enrollment", () => this.handle(msg)).finally(() =>
+          this.inFlight.delete(handling),
+        );
         this.inFlight.add(handling);
       },
     });

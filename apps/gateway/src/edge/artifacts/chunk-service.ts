@@ -8,6 +8,7 @@ import {
   platformUpWildcard,
 } from "@edgefleet/agent-sdk/protocol";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
 import type { SiteUplinkPacer } from "../../sites/uplink-pacer.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
@@ -94,7 +95,10 @@ export class ArtifactChunkService implements EdgeService {
     while (this.inFlight.size < MAX_CONCURRENT_CHUNKS) {
       const msg = this.waiting.take(Date.now());
       if (msg === undefined) break;
-      const handled: Promise<void> = this.handle(msg).finally(() => {
+      // A reply failing on a closing connection (outside handle's catch) is logged, not fatal.
+      const handled: Promise<void> = runInBackground(this.logger, "artifact-chunks", () =>
+        this.handle(msg),
+      ).finally(() => {
         this.inFlight.delete(handled);
         this.pump();
       });

@@ -8,6 +8,7 @@ import {
 import type { OrgHistograms } from "@edgefleet/alerts";
 import { type Db, desiredDeltaSince, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
@@ -45,7 +46,9 @@ export class HelloService implements EdgeService {
     this.subscription = subscription;
     this.loop = (async () => {
       for await (const msg of subscription) {
-        const handled = this.handle(msg).finally(() => this.inFlight.delete(handled));
+        const handled = runInBackground(this.logger, "hello", () => this.handle(msg)).finally(() =>
+          this.inFlight.delete(handled),
+        );
         this.inFlight.add(handled);
       }
     })();

@@ -1,5 +1,6 @@
 import { GATEWAY_QUEUE_GROUP, platformUpWildcard } from "@edgefleet/agent-sdk/protocol";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
@@ -28,7 +29,8 @@ export class HeartbeatService implements EdgeService {
     this.sweeper.start();
     this.loop = (async () => {
       // Not awaited per message: concurrent lookups of unknown nodes share one query (reconnect storms).
-      for await (const msg of subscription) void this.handle(msg.subject, msg.data);
+      for await (const msg of subscription)
+        void runInBackground(this.logger, "heartbeat", () => this.handle(msg.subject, msg.data));
     })();
   }
 
