@@ -1,7 +1,8 @@
 /**
  * A rollout's per-site bandwidth budget over tRPC (issue 11, #4): zero or negative is refused
  * naming the field, another tenant's site is NOT_FOUND, nothing is created; a valid budget is
- * stored with the strategy (the gateway's controller and chunk service read it from there).
+ * stored with the strategy (the gateway's controller and chunk service read it from there); while
+ * such a rollout moves, a probe to the hub from one of the site's nodes is refused (issue 13, #3).
  */
 import type { Db } from "@edgefleet/db";
 import type { RolloutStrategyInput } from "@edgefleet/rollout";
@@ -83,5 +84,24 @@ describe("siteBandwidth", () => {
       bytesPerSecond: 2_000_000,
       sites: { [siteId]: { concurrentDownloads: 2 } },
     });
+  });
+});
+
+describe("network probes against a budgeted uplink", () => {
+  it("a hub probe from a node of the site is refused while the rollout moves, naming it; a leaf probe is not", async () => {
+    await db.rollout.deleteMany({ where: { appId: app.appId } });
+    const created = await ops().rollout.create(input({ bytesPerSecond: 1_000_000 }));
+    const node = await db.node.findFirstOrThrow({ where: { siteId, name: { startsWith: "bw" } } });
+    // Pending: nothing moves yet, so the budget does not hold the uplink.
+    await expect(ops().node.probe({ id: node.id, target: "hub" })).rejects.not.toThrow(/budgeted/);
+    await ops().rollout.start({ id: created.id });
+    expect((await db.rollout.findUniqueOrThrow({ where: { id: created.id } })).status).toBe("running");
+    await expect(ops().node.probe({ id: node.id, target: "hub" })).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining(`budgeted to rollout ${created.id}`),
+    });
+    await expect(ops().node.probe({ id: node.id, target: "leaf" })).rejects.not.toThrow(/budgeted/);
+    expect(await db.networkProbe.count({ where: { nodeId: node.id, target: "hub" } })).toBe(0);
+    await ops().rollout.abort({ id: created.id });
   });
 });

@@ -3,13 +3,14 @@
  * or to the hub, run by the gateway (docs/protocol.md, "Network probes"), stored as NetworkProbe
  * rows and charted on the node and site pages.
  *
- * Rollout budgets: a probe is meant to be refused while a rollout's per-site transfer budget would
- * be exceeded. Main has no such budget yet (rollouts have a disruption budget, counted in nodes,
- * not bytes), so nothing is checked here; when the byte budget lands, its check belongs in
- * `runProbe` before the gateway is asked.
+ * Rollout budgets: a probe to the hub crosses the site's uplink, which a moving rollout with a
+ * per-site byte budget (strategy.siteBandwidth.bytesPerSecond) already fills up to that budget by
+ * design (the gateway paces to it). Such a probe is refused while the rollout moves, naming it; a
+ * probe to the site's own leaf does not cross the uplink and is always allowed.
  */
 import { PROBE_MAX_BYTES, PROBE_MAX_MS, PROBE_TARGETS } from "@edgefleet/agent-sdk/commands";
 import type { Role } from "@edgefleet/db";
+import { type SiteBandwidth, siteUplinkBudget } from "@edgefleet/rollout";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { type GatewayConnection, runNodeProbe } from "../gateway-client";
@@ -108,8 +109,17 @@ export async function runProbe(
   requestedBy: string,
   input: z.output<typeof runProbeInput>,
 ): Promise<Probe> {
-  const node = await db.node.findUnique({ where: { id: input.id }, select: { id: true } });
+  const node = await db.node.findUnique({ where: { id: input.id }, select: { id: true, siteId: true } });
   if (!node) throw new TRPCError({ code: "NOT_FOUND", message: `node ${input.id} not found` });
+  if (input.target === "hub" && node.siteId) {
+    const holder = await uplinkBudgetHolder(db, node.siteId);
+    if (holder) {
+      throw new TRPCError({
+        code: "PRECONDITION_FAILED",
+        message: `target: the site's uplink is budgeted to rollout ${holder.rolloutId} (${holder.bytesPerSecond} bytes/s) while it moves; probe the leaf instead, or after the rollout`,
+      });
+    }
+  }
   const answer = await runNodeProbe(gateway, {
     organizationId,
     nodeId: input.id,
@@ -135,6 +145,37 @@ export async function runProbe(
     },
   });
   return toProbe(row);
+}
+
+/** Rollout states in which the gateway moves artifact bytes over sites' uplinks. */
+const MOVING_ROLLOUT_STATUSES = ["running", "rolling_back"] as const;
+
+/** The moving rollout, if any, that holds this site's uplink to a byte budget. */
+export async function uplinkBudgetHolder(
+  db: TenantDb,
+  siteId: string,
+): Promise<{ rolloutId: string; bytesPerSecond: number } | null> {
+  const rollouts = await db.rollout.findMany({
+    where: { status: { in: [...MOVING_ROLLOUT_STATUSES] } },
+    select: { id: true, strategy: true, siteIds: true },
+  });
+  const budgeted = rollouts.flatMap((rollout) => {
+    if (rollout.siteIds.length > 0 && !rollout.siteIds.includes(siteId)) return [];
+    const strategy = rollout.strategy as { siteBandwidth?: SiteBandwidth };
+    const { bytesPerSecond } = siteUplinkBudget(strategy, siteId);
+    return bytesPerSecond === undefined ? [] : [{ rolloutId: rollout.id, bytesPerSecond }];
+  });
+  if (budgeted.length === 0) return null;
+  // Only a rollout that has nodes of this site in it moves bytes over this uplink.
+  const siteNodes = await db.node.findMany({ where: { siteId }, select: { id: true } });
+  const touching = await db.rolloutNode.findFirst({
+    where: {
+      rolloutId: { in: budgeted.map((b) => b.rolloutId) },
+      nodeId: { in: siteNodes.map((n) => n.id) },
+    },
+    select: { rolloutId: true },
+  });
+  return budgeted.find((b) => b.rolloutId === touching?.rolloutId) ?? null;
 }
 
 export async function listProbes(db: TenantDb, input: z.output<typeof listProbesInput>): Promise<Probe[]> {
