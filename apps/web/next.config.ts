@@ -11,8 +11,9 @@ const config: NextConfig = {
     "@edgefleet/rollout",
     "@edgefleet/rollout-store",
   ],
-  // The pg driver is loaded by Node at run time instead of being bundled (optional native parts).
-  serverExternalPackages: ["pg", "@prisma/adapter-pg"],
+  // Loaded by Node at run time instead of being bundled: the pg driver (optional native parts) and
+  // the remote-write client (it names node-fetch, an optional peer we never load: we pass fetch).
+  serverExternalPackages: ["pg", "@prisma/adapter-pg", "prometheus-remote-write"],
 };
 
 export default config;
