@@ -5,7 +5,6 @@ import { createAlertChannelInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { SendIcon } from "lucide-react";
 import { useMemo, useState } from "react";
-import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
@@ -15,11 +14,11 @@ import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
-import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
+import { SwitchDeleteActions } from "./switch-delete-actions";
 
 type Channel = RouterOutputs["alert"]["channels"][number];
 
@@ -88,28 +87,17 @@ export function ChannelsSection(props: { role: Role }) {
           : { label: channel.disabledReason ? "switched off after failures" : "off", variant: "offline" },
       ),
       actionsColumn((channel) => (
-        <div className="flex gap-2">
-          <Button
-            type="button"
-            variant="outline"
-            size="sm"
-            disabled={Boolean(denied) || update.isPending}
-            title={denied ?? channel.disabledReason ?? undefined}
-            onClick={() => update.mutate({ id: channel.id, enabled: !channel.enabled })}
-          >
-            {channel.enabled ? "Switch off" : "Switch on"}
-          </Button>
-          <ConfirmAction
-            label="Delete"
-            question={`Delete the channel ${channel.name}?`}
-            consequence="Notifications waiting for it are dropped."
-            confirmLabel="Delete"
-            variant="destructive"
-            onConfirm={() => remove.mutate({ id: channel.id })}
-            pending={remove.isPending}
-            disabledReason={denied}
-          />
-        </div>
+        <SwitchDeleteActions
+          thing={`channel ${channel.name}`}
+          enabled={channel.enabled}
+          denied={denied}
+          title={channel.disabledReason}
+          switching={update.isPending}
+          onSwitch={(enabled) => update.mutate({ id: channel.id, enabled })}
+          deleteConsequence="Notifications waiting for it are dropped."
+          deleting={remove.isPending}
+          onDelete={() => remove.mutate({ id: channel.id })}
+        />
       )),
     ],
     [denied, update.isPending, update.mutate, remove.isPending, remove.mutate],

@@ -5,7 +5,6 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BellIcon } from "lucide-react";
 import { useMemo } from "react";
 import { useWatch } from "react-hook-form";
-import { ConfirmAction } from "~/components/confirm-action";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
@@ -15,13 +14,13 @@ import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Badge } from "~/components/ui/badge";
-import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { POLICY_KINDS, type PolicyKind, policyForm } from "./policy-form";
 import { severityVariant } from "./shared";
+import { SwitchDeleteActions } from "./switch-delete-actions";
 
 type Policy = RouterOutputs["alert"]["policies"][number];
 
@@ -131,28 +130,16 @@ export function PoliciesSection(props: { role: Role }) {
         variant: policy.enabled ? "online" : "outline",
       })),
       actionsColumn((policy) => (
-        <div className="flex gap-2">
-          <Button
-            type="button"
-            variant="outline"
-            size="sm"
-            disabled={Boolean(denied) || update.isPending}
-            title={denied ?? undefined}
-            onClick={() => update.mutate({ id: policy.id, enabled: !policy.enabled })}
-          >
-            {policy.enabled ? "Switch off" : "Switch on"}
-          </Button>
-          <ConfirmAction
-            label="Delete"
-            question={`Delete the policy ${policy.name}?`}
-            consequence="Its rule is removed from the alerting store; alerts it raised resolve."
-            confirmLabel="Delete"
-            variant="destructive"
-            onConfirm={() => remove.mutate({ id: policy.id })}
-            pending={remove.isPending}
-            disabledReason={denied}
-          />
-        </div>
+        <SwitchDeleteActions
+          thing={`policy ${policy.name}`}
+          enabled={policy.enabled}
+          denied={denied}
+          switching={update.isPending}
+          onSwitch={(enabled) => update.mutate({ id: policy.id, enabled })}
+          deleteConsequence="Its rule is removed from the alerting store; alerts it raised resolve."
+          deleting={remove.isPending}
+          onDelete={() => remove.mutate({ id: policy.id })}
+        />
       )),
     ],
     [denied, update.isPending, update.mutate, remove.isPending, remove.mutate],
