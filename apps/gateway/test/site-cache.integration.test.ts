@@ -81,15 +81,25 @@ const siteLeaf = (args: string[]) =>
 
 interface Leafz {
   leafnodes: number;
-  leafs: Array<{ name: string; in_bytes: number; out_bytes: number }>;
+  leafs: Array<{ name: string; account: string; in_bytes: number; out_bytes: number }>;
 }
 const leafz = async () => (await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as Leafz;
 /** Bytes the hub sent down this site's leaf connection so far (the uplink's artifact direction). */
+// A site leaf has up to three links (its organization, the system account's updates, enrollment:
+// issue 8 #13); all of them cross the site's uplink, so the uplink is their sum.
 const downBytes = async (site: Site) => {
-  const link = (await leafz()).leafs.find((l) => l.name === `cachy-${site.name}`);
-  if (!link) throw new Error(`no leaf connection for ${site.name}`);
-  return link.out_bytes;
+  const links = (await leafz()).leafs.filter((l) => l.name === `cachy-${site.name}`);
+  if (links.length === 0) throw new Error(`no leaf connection for ${site.name}`);
+  return links.reduce((sum, link) => sum + link.out_bytes, 0);
 };
+/** The leaf's link bound to the organization's account (the one its nodes' traffic takes) is up. */
+const organizationLinkUp = async (name: string) =>
+  (await leafz()).leafs.some(
+    (l) =>
+      l.name === `cachy-${name}` &&
+      l.account !== secrets.system.publicKey &&
+      l.account !== secrets.enroll.publicKey,
+  );
 
 async function startSite(name: string, bundleArgs: string[]): Promise<Site> {
   const row = await db.site.create({ data: { organizationId, name } });
@@ -100,14 +110,13 @@ async function startSite(name: string, bundleArgs: string[]): Promise<Site> {
     ...["--listen", `127.0.0.1:${agentPort}`, "--out", out, ...bundleArgs],
   ]);
   expect(result.status, result.stderr).toBe(0);
-  const before = (await leafz()).leafnodes;
   leaves.push(
     await startNats(
       ({ monitorPort }) =>
         `${readFileSync(join(out, "leaf.conf"), "utf8")}\nhttp: 127.0.0.1:${monitorPort}\n`,
     ),
   );
-  await waitFor(`leaf ${name} linked`, async () => ((await leafz()).leafnodes > before ? true : undefined));
+  await waitFor(`leaf ${name} linked`, async () => ((await organizationLinkUp(name)) ? true : undefined));
   const { token } = await createEnrollmentToken(db, organizationId, {
     expiresAt: new Date(Date.now() + 600_000),
     maxUses: NODES_PER_SITE,

@@ -40,6 +40,13 @@ export async function apiKeysByRole(db: Db, owner: ApiSession, slug: string): Pr
 
 export function keyCaller(db: Db, key: string) {
   return createCaller(
-    createTRPCContext({ db, session: null, activeOrganizationSlug: null, authorization: `Bearer ${key}` }),
+    createTRPCContext({
+      db,
+      session: null,
+      activeOrganizationSlug: null,
+      authorization: `Bearer ${key}`,
+      // As the REST route does: API keys read the organization's Mimir too (alerts, metrics).
+      mimirUrl: process.env.MIMIR_URL ?? null,
+    }),
   );
 }

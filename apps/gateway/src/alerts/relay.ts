@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { ALERT_SEVERITIES, type AlertSeverity, relayTokenMatches } from "@edgefleet/alerts";
-import type { Db } from "@edgefleet/db";
+import { type Db, Prisma } from "@edgefleet/db";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
 import type { AlertingMetrics } from "./alerting-metrics.js";
@@ -96,40 +96,13 @@ export async function handleRelayRequest(
       },
     };
   }
-  const channels = await deps.db.alertChannel.findMany({
-    where: { organizationId, enabled: true },
-    select: {
-      id: true,
-      kind: true,
-      minSeverity: true,
-      userId: true,
-      membership: { select: { pushSeverities: true, emailSeverities: true } },
-    },
-  });
-  const rows = [];
-  let refused = 0;
-  for (const alert of payload.alerts) {
-    if (alert.labels.organization !== organizationId) {
-      refused++;
-      continue;
-    }
-    const severity = severityOf(alert.labels);
-    for (const channel of channels) {
-      if (RANK[severity] < RANK[channel.minSeverity]) continue;
-      if (!wantedByPerson(channel, severity)) continue;
-      rows.push({
-        organizationId,
-        channelId: channel.id,
-        idempotencyKey: idempotencyKey(alert),
-        alertStatus: alert.status,
-        alert,
-      });
-    }
-  }
-  const { count } =
-    rows.length > 0
-      ? await deps.db.alertNotification.createMany({ data: rows, skipDuplicates: true })
-      : { count: 0 };
+  // A device's channel can be removed (its push service said 410) between reading the channels
+  // and writing the rows: the write then fails on its foreign key, and the rows are built again.
+  let outcome = await queueForChannels(deps.db, organizationId, payload.alerts);
+  for (let attempt = 1; outcome === "channel_gone" && attempt < 3; attempt++)
+    outcome = await queueForChannels(deps.db, organizationId, payload.alerts);
+  if (outcome === "channel_gone") throw new Error("alert channels kept disappearing while queueing");
+  const { count, rows, refused } = outcome;
   deps.metrics.relayed.inc({ outcome: "queued" }, count);
   deps.metrics.relayed.inc({ outcome: "duplicate" }, rows.length - count);
   deps.metrics.relayed.inc({ outcome: "refused" }, refused);
@@ -148,4 +121,52 @@ async function readBody(req: IncomingMessage): Promise<string> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Writes one outbox row per alert and channel that wants it; "channel_gone" when a channel vanished meanwhile. */
+async function queueForChannels(
+  db: Db,
+  organizationId: string,
+  alerts: z.infer<typeof webhookSchema>["alerts"],
+): Promise<{ count: number; rows: unknown[]; refused: number } | "channel_gone"> {
+  const channels = await db.alertChannel.findMany({
+    where: { organizationId, enabled: true },
+    select: {
+      id: true,
+      kind: true,
+      minSeverity: true,
+      userId: true,
+      membership: { select: { pushSeverities: true, emailSeverities: true } },
+    },
+  });
+  const rows = [];
+  let refused = 0;
+  for (const alert of alerts) {
+    if (alert.labels.organization !== organizationId) {
+      refused++;
+      continue;
+    }
+    const severity = severityOf(alert.labels);
+    for (const channel of channels) {
+      if (RANK[severity] < RANK[channel.minSeverity]) continue;
+      if (!wantedByPerson(channel, severity)) continue;
+      rows.push({
+        organizationId,
+        channelId: channel.id,
+        idempotencyKey: idempotencyKey(alert),
+        alertStatus: alert.status,
+        alert,
+      });
+    }
+  }
+  let count = 0;
+  try {
+    if (rows.length > 0)
+      ({ count } = await db.alertNotification.createMany({ data: rows, skipDuplicates: true }));
+  } catch (error) {
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2003")
+      return "channel_gone";
+    throw error;
+  }
+  return { count, rows, refused };
 }

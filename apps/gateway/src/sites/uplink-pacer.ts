@@ -28,6 +28,11 @@ export class SiteUplinkPacer {
   constructor(
     private readonly db: Db,
     private readonly ttlMs = 5_000,
+    /**
+     * "No budget" is remembered for less time: a rollout that starts right after a node fetched
+     * without one must hold that node's chunks to its budget within this bound, not 5 s later.
+     */
+    private readonly noBudgetTtlMs = 1_000,
   ) {}
 
   /**
@@ -85,8 +90,9 @@ export class SiteUplinkPacer {
     const budget: NodeBudget = {
       siteId,
       bytesPerSecond: row?.strategy ? (siteUplinkBudget(row.strategy, siteId).bytesPerSecond ?? null) : null,
-      expiresAt: Date.now() + this.ttlMs,
+      expiresAt: 0,
     };
+    budget.expiresAt = Date.now() + (budget.bytesPerSecond === null ? this.noBudgetTtlMs : this.ttlMs);
     if (this.budgets.size > 100_000) this.budgets.clear();
     this.budgets.set(node.id, budget);
     return budget;
