@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   firstFiringByNode,
   firstZeroAfter,
+  groupWaits,
   livenessBound,
   type ReceivedWebhook,
   summarizePaths,
@@ -129,5 +130,13 @@ describe("pathChartSpec", () => {
       [161, 162],
     ]);
     expect(spec.layer[1]?.data?.values).toEqual([{ at: 135 }]);
+  });
+});
+
+describe("groupWaits", () => {
+  it("lists the distinct group waits of an uploaded Alertmanager config", () => {
+    const config = 'route:\n  group_wait: 30s\n  routes:\n    - group_wait: 0s\n    - group_wait: "0s"\n';
+    expect(groupWaits(config)).toBe("30s, 0s");
+    expect(groupWaits("route:\n  receiver: relay\n")).toBe("Alertmanager's default (30s)");
   });
 });

@@ -115,3 +115,9 @@ export function summarizePaths(
     },
   };
 }
+
+/** The distinct `group_wait`s of an Alertmanager config (YAML text), e.g. "0s" or "10s, 30s". */
+export function groupWaits(config: string): string {
+  const waits = new Set([...config.matchAll(/group_wait:\s*"?([0-9a-z.]+)/g)].map((match) => match[1]));
+  return waits.size === 0 ? "Alertmanager's default (30s)" : [...waits].join(", ");
+}

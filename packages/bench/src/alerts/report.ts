@@ -29,7 +29,8 @@ export interface AlertsResults {
     livenessBoundMs: number;
     seriesIntervalMs: number;
     evaluationIntervalS: number;
-    groupWaitS: number;
+    /** As uploaded to the organization's Alertmanager (read back from Mimir). */
+    groupWait: string;
     deliveryPollMs: number;
   };
   webhooks: number;
@@ -106,7 +107,7 @@ export function pathChartSpec(results: AlertsResults): TopLevelSpec {
         encoding: { x: { field: "at", type: "quantitative" } },
       },
     ],
-    config: { legend: { orient: "bottom", columns: 3 } },
+    config: { legend: { orient: "bottom", columns: 2, labelLimit: 320 } },
   };
 }
 
@@ -158,7 +159,7 @@ delivery by the receiver's clock. All on one machine, one clock.
 ${row("1 liveness: agent stopped → offline in Postgres", s.stages.liveness)}
 ${row(`2 series: offline → first 0 in Mimir (published every ${seconds(i.seriesIntervalMs)} s)`, s.stages.series)}
 ${row(`3 ruler: first 0 → firing, minus \`for\` (evaluated every ${i.evaluationIntervalS} s)`, s.stages.rulerBeyondFor)}
-${row(`4 firing → relay's outbox row (Alertmanager group wait ${i.groupWaitS} s for critical)`, s.stages.alertmanagerToRelay)}
+${row(`4 firing → relay's outbox row (Alertmanager group wait in effect: ${i.groupWait})`, s.stages.alertmanagerToRelay)}
 ${row(`5 outbox → webhook received (delivery worker polls every ${seconds(i.deliveryPollMs)} s)`, s.stages.delivery)}
 
 ![each node's path, by step](${CHART})
@@ -171,8 +172,13 @@ The dashed line is \`for\` + the liveness bound: to its right is what Edgefleet'
   the ruler evaluates every ${i.evaluationIntervalS} s, so each adds up to one interval (half of one on
   average). A \`for\` of N minutes fires on the first evaluation at least N minutes after the
   first evaluation that saw the 0, so step 3 beyond \`for\` is one evaluation interval at most.
-- Step 4 is Alertmanager's group wait (critical: ${i.groupWaitS} s; warning 30 s, info 1 min) plus the
-  notification to the relay; the ruler also only sends to Alertmanager on its evaluations.
+- Step 4 is Alertmanager's group wait as uploaded by the gateway (${i.groupWait}) plus the notification
+  to the relay and its commit. docs/alerts.md documents 10 s for critical (30 s warning, 1 min
+  info), but \`GATEWAY_ALERT_GROUP_WAIT_S\` (apps/gateway/src/env.ts) is
+  \`integerInRange(…, 0).optional()\`: Zod 4 applies the default inside \`.optional()\`, so an install
+  without the variable overrides every severity's group wait with 0 s (and
+  \`GATEWAY_ALERT_GROUP_INTERVAL_S\` every group interval with 60 s). With the documented 10 s, step 4
+  would be about 10 s longer.
 - All ${s.stopped} agents stopping together is the worst case for grouping: each node is its own group
   (\`node_offline\` groups by node), so Alertmanager sends ${s.stopped} notifications in the same second.
 - The machine was shared: these are upper bounds for the work the gateway and Mimir do, but the

@@ -22,6 +22,7 @@ import { WorkerPool } from "../workers.js";
 import {
   firstFiringByNode,
   firstZeroAfter,
+  groupWaits,
   livenessBound,
   type NodePath,
   summarizePaths,
@@ -192,6 +193,14 @@ async function run(options: AlertsOptions, outDir: string, cleanup: Cleanup): Pr
     `${seriesOnline} nodes at 1, rule ${ruleLoaded ? "loaded" : "NOT loaded"} after ${((Date.now() - readyStart) / 1000).toFixed(0)} s`,
   );
   if (!ruleLoaded) throw new Error("the ruler never loaded the policy's rule group (see bench-gateway.log)");
+  // The group wait in effect is what the gateway uploaded, whatever the docs say.
+  const groupWait = await fetch(new URL("/api/v1/alerts", mimirUrl), {
+    headers: { "X-Scope-OrgID": organization.id },
+    signal: AbortSignal.timeout(15_000),
+  })
+    .then((response) => response.text())
+    .then((config) => groupWaits(config))
+    .catch(() => "unknown");
 
   // --- stop the fleet -------------------------------------------------------------------------------
   const nids = enrolled.nodes.map((node) => node.nid);
@@ -295,7 +304,7 @@ async function run(options: AlertsOptions, outDir: string, cleanup: Cleanup): Pr
       livenessBoundMs: liveness.boundMs,
       seriesIntervalMs: SERIES_INTERVAL_MS,
       evaluationIntervalS: EVALUATION_INTERVAL_S,
-      groupWaitS: 10,
+      groupWait,
       deliveryPollMs: 1_000,
     },
     webhooks: receiver.received.length,
