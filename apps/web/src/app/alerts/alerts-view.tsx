@@ -19,7 +19,7 @@ export function AlertsView(props: { role: Role }) {
     <>
       <p className="text-sm text-muted-foreground">
         Your own phone and e-mail notifications are set in{" "}
-        <Link href="/settings/notifications" className="text-primary hover:underline">
+        <Link href="/settings/notifications" className="text-primary underline underline-offset-2">
           notification settings
         </Link>
         .
