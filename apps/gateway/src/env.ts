@@ -31,12 +31,20 @@ const natsServerList = z
   );
 
 function integerInRange(name: string, min: number, max: number, defaultValue: number) {
+  return optionalIntegerInRange(name, min, max).default(defaultValue);
+}
+
+/**
+ * An integer setting with no default: unset means "not overridden". (A `.default()` inside
+ * `.optional()` is still filled in by zod 4, which once made every install override the
+ * per-severity alert timings.)
+ */
+function optionalIntegerInRange(name: string, min: number, max: number) {
   return z.coerce
     .number({ error: `${name} must be an integer` })
     .int({ error: `${name} must be an integer` })
     .min(min, { error: `${name} must be between ${min} and ${max}` })
-    .max(max, { error: `${name} must be between ${min} and ${max}` })
-    .default(defaultValue);
+    .max(max, { error: `${name} must be between ${min} and ${max}` });
 }
 
 const gatewayEnvSchema = {
@@ -158,8 +166,12 @@ const gatewayEnvSchema = {
   // Rule evaluation interval of the generated groups.
   GATEWAY_ALERT_EVALUATION_INTERVAL_S: integerInRange("GATEWAY_ALERT_EVALUATION_INTERVAL_S", 1, 3600, 30),
   // Override Alertmanager's group_wait / group_interval for every severity (test stacks: seconds).
-  GATEWAY_ALERT_GROUP_WAIT_S: integerInRange("GATEWAY_ALERT_GROUP_WAIT_S", 0, 86_400, 0).optional(),
-  GATEWAY_ALERT_GROUP_INTERVAL_S: integerInRange("GATEWAY_ALERT_GROUP_INTERVAL_S", 1, 86_400, 60).optional(),
+  GATEWAY_ALERT_GROUP_WAIT_S: optionalIntegerInRange("GATEWAY_ALERT_GROUP_WAIT_S", 0, 86_400).optional(),
+  GATEWAY_ALERT_GROUP_INTERVAL_S: optionalIntegerInRange(
+    "GATEWAY_ALERT_GROUP_INTERVAL_S",
+    1,
+    86_400,
+  ).optional(),
   // Delivery from the outbox: poll, retries with backoff, when a failing channel is switched off.
   GATEWAY_ALERT_DELIVERY_POLL_MS: integerInRange("GATEWAY_ALERT_DELIVERY_POLL_MS", 50, 60_000, 1_000),
   GATEWAY_ALERT_MAX_ATTEMPTS: integerInRange("GATEWAY_ALERT_MAX_ATTEMPTS", 1, 100, 8),

@@ -39,6 +39,22 @@ describe("parseGatewayEnv", () => {
     expect(env.GATEWAY_SHUTDOWN_TIMEOUT_MS).toBe(2500);
   });
 
+  it("leaves the alert timing overrides unset unless given, so the per-severity timings apply", () => {
+    const env = parseGatewayEnv(validEnv);
+    expect(env.GATEWAY_ALERT_GROUP_WAIT_S).toBeUndefined();
+    expect(env.GATEWAY_ALERT_GROUP_INTERVAL_S).toBeUndefined();
+    const overridden = parseGatewayEnv({
+      ...validEnv,
+      GATEWAY_ALERT_GROUP_WAIT_S: "0",
+      GATEWAY_ALERT_GROUP_INTERVAL_S: "5",
+    });
+    expect(overridden.GATEWAY_ALERT_GROUP_WAIT_S).toBe(0);
+    expect(overridden.GATEWAY_ALERT_GROUP_INTERVAL_S).toBe(5);
+    expect(problemsOf({ ...validEnv, GATEWAY_ALERT_GROUP_INTERVAL_S: "0" })).toEqual([
+      "GATEWAY_ALERT_GROUP_INTERVAL_S must be between 1 and 86400",
+    ]);
+  });
+
   it("treats an empty value as unset, so the default applies", () => {
     expect(parseGatewayEnv({ ...validEnv, GATEWAY_HTTP_PORT: "" }).GATEWAY_HTTP_PORT).toBe(8090);
   });

@@ -63,7 +63,9 @@ export function TimeChart(props: { title: string; unit: string; testId: string; 
               <Line
                 key={s.name}
                 dataKey={s.name}
-                dot={false}
+                // A line through one or two points is too short to see (a gate window shorter than
+                // two chart steps): mark the points themselves then.
+                dot={s.points.length < 3}
                 isAnimationActive={false}
                 stroke={chartTheme.series[i % chartTheme.series.length]}
                 strokeWidth={1.5}
