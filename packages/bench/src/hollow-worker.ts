@@ -12,7 +12,6 @@ import {
   MemoryStateStore,
   type NodeIdentity,
   nativeCredsAuthenticator,
-  nativeJwtAuthenticator,
   SyntheticHostSampler,
 } from "@edgefleet/agent-sdk";
 import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
@@ -133,10 +132,12 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
 async function startAgent(node: HollowNode): Promise<void> {
   node.agent = await Agent.start({
     servers: [node.url || natsUrl],
-    wid: node.identity.wid,
-    // Native Ed25519: nats.js's jwtAuthenticator signs each connect's nonce with tweetnacl (~15 ms
-    // of CPU with the key derivation), which alone saturates a process connecting thousands.
-    authenticator: nativeJwtAuthenticator(node.identity.jwt, node.identity.seed),
+    // The agent signs each connect's nonce natively (nats.js's jwtAuthenticator uses tweetnacl,
+    // ~15 ms of CPU with the key derivation, which alone saturates a process connecting thousands).
+    credentials: { jwt: node.identity.jwt, seed: node.identity.seed },
+    saveCredentials: async (jwt) => {
+      node.identity.jwt = jwt;
+    },
     runtime: new CountingHollowRuntime(node.switchCount, { fetchArtifacts }),
     outbox: new MemoryOutbox(),
     stateStore: node.stateStore,

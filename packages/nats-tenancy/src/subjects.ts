@@ -16,14 +16,16 @@ export const nodeDownlink = (address: NodeAddress) => agentDownSubject(address);
 /** The node's private inbox (replies to its requests land only here). */
 export const nodeInbox = (address: NodeAddress) => `${nodeInboxPrefix(address)}.>`;
 
-function assertSiteToken(site: string): void {
+/** `<root>.<site>.>`: the site's own nodes' subjects under one root. */
+function siteWildcard(root: string, site: string): string {
   if (!isSiteToken(site)) throw new Error(`invalid site token ${JSON.stringify(site)}`);
+  return `${root}.${site}.>`;
 }
 /** What a site's leaf may carry up: its own nodes' uplinks, no other site's. */
-export const siteUplink = (site: string) => (assertSiteToken(site), `ef.up.${site}.>`);
+export const siteUplink = (site: string) => siteWildcard("ef.up", site);
 /** What a site's leaf may hear: its own nodes' downlinks and inboxes. */
-export const siteDownlink = (site: string) => (assertSiteToken(site), `ef.down.${site}.>`);
-export const siteInbox = (site: string) => (assertSiteToken(site), `_INBOX.${site}.>`);
+export const siteDownlink = (site: string) => siteWildcard("ef.down", site);
+export const siteInbox = (site: string) => siteWildcard("_INBOX", site);
 
 /** Platform-side subjects of one organization (what the gateway sees). */
 export const platformUplink = (orgWid: string) => `ef.t.${orgWid}.up.>`;

@@ -5,8 +5,8 @@ import {
 } from "@edgefleet/agent-sdk/protocol";
 import { Algorithms, encodeUser } from "@nats-io/jwt";
 import type { TenancySecrets } from "./bootstrap";
-import { keyPairFromSeed } from "./keys";
 import { nodeAddress } from "./downlink";
+import { keyPairFromSeed } from "./keys";
 import {
   accountClaimsUpdate,
   nodeDownlink,

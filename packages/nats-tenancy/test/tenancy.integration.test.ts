@@ -1,5 +1,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import {
+  agentDownSubject,
+  agentUpSubject,
+  type NodeAddress,
+  nodeAddressFromJwt,
+  nodeInboxPrefix,
+} from "@edgefleet/agent-sdk/protocol";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { createAccount, createUser } from "@nats-io/nkeys";
 import {
@@ -10,13 +17,6 @@ import {
   type Subscription,
 } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  agentDownSubject,
-  agentUpSubject,
-  type NodeAddress,
-  nodeAddressFromJwt,
-  nodeInboxPrefix,
-} from "@edgefleet/agent-sdk/protocol";
 import {
   createTenancySecrets,
   formatCreds,

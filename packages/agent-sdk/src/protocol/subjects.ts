@@ -221,9 +221,7 @@ export function nodeAddressFromJwt(jwt: string): NodeAddress | null {
     const [, , site, wid] = tokens as [string, string, string, string];
     if (!isSiteToken(site) || !isWireId(wid)) continue;
     const downPrefix = `ef.down.${site}.${wid}.`;
-    const down = permissions.sub
-      .find((allowed) => allowed.startsWith(downPrefix))
-      ?.slice(downPrefix.length);
+    const down = permissions.sub.find((allowed) => allowed.startsWith(downPrefix))?.slice(downPrefix.length);
     if (down === undefined || !DOWNLINK_TOKEN_PATTERN.test(down)) return null;
     return { wid, site, down };
   }
@@ -239,8 +237,7 @@ function jwtPermissions(jwt: string): { pub: string[]; sub: string[] } | null {
   } catch {
     return null;
   }
-  const nats = (claims as { nats?: { pub?: { allow?: unknown }; sub?: { allow?: unknown } } } | null)
-    ?.nats;
+  const nats = (claims as { nats?: { pub?: { allow?: unknown }; sub?: { allow?: unknown } } } | null)?.nats;
   const strings = (value: unknown) =>
     Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
   return nats ? { pub: strings(nats.pub?.allow), sub: strings(nats.sub?.allow) } : null;
