@@ -14,6 +14,7 @@ import { createGatewayDatabase } from "./db.js";
 import { ArtifactCache } from "./edge/artifacts/artifact-cache.js";
 import { LogSessionService } from "./edge/commands/log-sessions.js";
 import { NodeCommandService } from "./edge/commands/node-command-service.js";
+import { Downlinks } from "./edge/credentials/downlinks.js";
 import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
 import { loadGatewayEnvOrExit } from "./env.js";
@@ -100,9 +101,11 @@ const alerting = env.GATEWAY_ALERT_RELAY_SECRET
   : null;
 if (!alerting)
   logger.warn("GATEWAY_ALERT_RELAY_SECRET not set: alerting (Mimir sync, relay, delivery) is off");
-// Commands to nodes: asked for over the internal API, sent on the platform connection.
+// Commands to nodes: asked for over the internal API, sent on the platform connection, on each
+// node's downlink (of subject layout 2, derived from the tenancy secrets).
 const nodeCommands = new NodeCommandService(
   db,
+  new Downlinks(enrollment?.secrets ?? null),
   metrics.registry,
   logger.child({ component: "node-commands" }),
   {
@@ -181,6 +184,7 @@ edgeServices.push(
         maxBytes: env.GATEWAY_ARTIFACT_CACHE_MB * 1024 * 1024,
         memoryBytes: env.GATEWAY_ARTIFACT_MEMORY_MB * 1024 * 1024,
       },
+      credentials: enrollment ? { secrets: enrollment.secrets, accounts: enrollment.accounts } : undefined,
     },
     logger,
     metrics.registry,

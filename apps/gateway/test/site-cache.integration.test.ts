@@ -8,6 +8,8 @@ import {
   artifactBucket,
   efArtifactUrl,
   formatWireId,
+  nodeAddressFromJwt,
+  nodeInboxPrefix,
   SITE_CACHE_DIRECT_GET_SUBJECT,
   SITE_CACHE_STREAM,
 } from "@edgefleet/agent-sdk/protocol";
@@ -377,7 +379,7 @@ describe("site artifact cache on a real leaf", () => {
     const node = await connect({
       servers: cached.agentUrl,
       authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
-      inboxPrefix: `_INBOX.${identity.wid}`,
+      inboxPrefix: nodeInboxPrefix(nodeAddressFromJwt(identity.jwt) ?? { wid: identity.wid, site: null, down: null }),
     });
     (async () => {
       for await (const status of node.status())

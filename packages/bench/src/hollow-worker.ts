@@ -94,10 +94,11 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
       const index = command.firstIndex + next++;
       const name = `${command.namePrefix}-${index}`;
       const urls = command.agentUrls?.length ? command.agentUrls : [command.natsUrl];
+      const tokens = command.agentTokens?.length ? command.agentTokens : [command.token];
       try {
         const identity = await enroll({
           connection,
-          token: command.token,
+          token: tokens[index % tokens.length] as string,
           name,
           retry: { baseMs: 500, maxMs: 5_000 },
         });

@@ -9,6 +9,11 @@ export interface EnrollCommand {
   natsUrl: string;
   /** Where the agents connect when not `natsUrl` (site leaves): node `i` uses `agentUrls[i % length]`. */
   agentUrls?: string[];
+  /**
+   * Per site leaf, its site's enrollment token (node `i` uses `agentTokens[i % length]`): a node's
+   * credentials name its site, and a site's leaf carries only that site's nodes (issue 8 #2).
+   */
+  agentTokens?: string[];
   enrollCreds: string;
   namePrefix: string;
   concurrency: number;

@@ -1,4 +1,5 @@
 import { basename, dirname, join } from "node:path";
+import { siteToken } from "@edgefleet/agent-sdk/protocol";
 import { type Db, recordSiteCredential, SITE_CREDENTIALS_DEFAULT_DAYS } from "@edgefleet/db";
 import {
   formatCreds,
@@ -74,7 +75,7 @@ export async function createLeafBundle(
 ): Promise<LeafBundle> {
   const site = await db.site.findFirst({
     where: { id: input.siteId, organizationId: input.organizationId },
-    select: { id: true, name: true },
+    select: { id: true, name: true, wireId: true },
   });
   if (!site) throw new SiteNotFoundError(input.siteId, input.organizationId);
   // The hub must know the account before the site's leaf connects to it.
@@ -92,6 +93,8 @@ export async function createLeafBundle(
   const { account, jwt: accountJwt } = await accounts.currentJwt(input.organizationId);
   const identity = {
     siteId: site.id,
+    // The site user may carry only this site's nodes' subjects (issue 8 #2).
+    site: siteToken(site.wireId),
     publicKey: siteKey.getPublicKey(),
     accountPublicKey: account.accountPublicKey,
     expiresAt,

@@ -208,12 +208,20 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   cleanup.add("stop sampling", () => sampler.stop());
   await sleep(10_000); // the no-fleet baseline of every component
 
-  const { token } = await createEnrollmentToken(db, organization.id, {
-    expiresAt: new Date(Date.now() + 24 * 3_600_000),
-    maxUses: options.nodes + options.goSample + 10,
-    labels: { bench: "scale" },
-    description: "scale scenario: hollow fleet",
-  });
+  // One token per site: a node's credentials name the site it enrolls at, and each site's leaf
+  // carries only its own nodes' subjects (issue 8 #2). Node i enrolls at, and connects to, site i % sites.
+  const siteTokens: string[] = [];
+  for (const leaf of leaves) {
+    const { token } = await createEnrollmentToken(db, organization.id, {
+      expiresAt: new Date(Date.now() + 24 * 3_600_000),
+      maxUses: options.nodes + options.goSample + 10,
+      labels: { bench: "scale" },
+      siteId: leaf.siteId,
+      description: `scale scenario: hollow fleet at ${leaf.name}`,
+    });
+    siteTokens.push(token);
+  }
+  const token = siteTokens[0] ?? "";
   const apps: Array<{ app: { id: string }; version: { id: string } }> = [];
   for (let index = 0; index < options.appsPerNode; index++) {
     const app = await db.app.create({ data: { organizationId: organization.id, name: `app-${index}` } });
@@ -250,6 +258,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       token,
       natsUrl: need("NATS_URL"),
       agentUrls: leaves.map((leaf) => leaf.url),
+      agentTokens: siteTokens,
       enrollCreds: await readFile(need("NATS_ENROLL_CREDS"), "utf8"),
       namePrefix: "scale",
       concurrency: options.enrollConcurrency,
@@ -267,14 +276,6 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     );
   const nids = enrolled.nodes.map((node) => node.nid);
   const siteOfNid = new Map(enrolled.nodes.map((node) => [node.nid, nodeIndexOf(node.name) % options.sites]));
-
-  // Each node on its site (the worker connects node i to leaf i % sites), one statement.
-  await sql.query(
-    `UPDATE node SET site_id = s.id FROM site s
-     WHERE node.organization_id = $1 AND s.organization_id = $1
-       AND s.name = 'site-' || lpad(((substring(node.name from '-([0-9]+)$'))::int % $2)::text, 3, '0')`,
-    [organization.id, options.sites],
-  );
 
   // --- desired state: every node runs appsPerNode apps (committed before the agents connect) ------
   sampler.phase = "desired";
@@ -638,7 +639,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       const measuring = measureGoHollow({
         binary,
         count: options.goSample,
-        token,
+        token: siteTokens[1 % siteTokens.length] ?? token,
         url: (leaves[1 % leaves.length] as SiteLeaf).url,
         enrollUrl: need("NATS_URL"),
         enrollCredsFile: credsFile,
