@@ -22,3 +22,6 @@ export const listNodesInput = z.object({
     .default({ field: "name", direction: "asc" }),
 });
 export type ListNodesInput = z.input<typeof listNodesInput>;
+
+/** Moves one node to another site of the organization, or to none (`siteId` null). */
+export const moveNodeInput = z.object({ id: z.uuid(), siteId: z.uuid().nullable() });
