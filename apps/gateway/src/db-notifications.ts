@@ -42,7 +42,10 @@ export class NotificationListener {
       );
     });
     client.on("error", (error) => {
-      this.logger.warn({ err: error, channel: this.channel }, "notification listener lost Postgres; reconnecting");
+      this.logger.warn(
+        { err: error, channel: this.channel },
+        "notification listener lost Postgres; reconnecting",
+      );
       this.reconnectLater(0);
     });
     try {

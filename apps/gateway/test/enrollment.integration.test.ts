@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  agentUpSubject,
   createEnrollCurve,
   decodeMessage,
   type EnrollReplyBody,
-  agentUpSubject,
   encodeMessage,
   type NodeAddress,
   nodeAddressFromJwt,

@@ -379,7 +379,9 @@ describe("site artifact cache on a real leaf", () => {
     const node = await connect({
       servers: cached.agentUrl,
       authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
-      inboxPrefix: nodeInboxPrefix(nodeAddressFromJwt(identity.jwt) ?? { wid: identity.wid, site: null, down: null }),
+      inboxPrefix: nodeInboxPrefix(
+        nodeAddressFromJwt(identity.jwt) ?? { wid: identity.wid, site: null, down: null },
+      ),
     });
     (async () => {
       for await (const status of node.status())

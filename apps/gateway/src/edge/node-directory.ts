@@ -146,6 +146,9 @@ export class NodeDirectory {
 /** `node.former_sites` (`{"<site wire id>" | "none": ms}`) keyed by site token. */
 function formerSiteTokens(stored: Record<string, number>): Record<string, number> {
   return Object.fromEntries(
-    Object.entries(stored).map(([site, at]) => [siteToken(site === "none" ? null : BigInt(site)), Number(at)]),
+    Object.entries(stored).map(([site, at]) => [
+      siteToken(site === "none" ? null : BigInt(site)),
+      Number(at),
+    ]),
   );
 }

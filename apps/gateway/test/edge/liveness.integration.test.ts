@@ -19,7 +19,10 @@ afterAll(async () => {
 });
 
 const heartbeat = (node: TestNode, s = 1) =>
-  harness.nc.publish(platformUpSubject(node.org, node.address, "hb"), encodeMessage("heartbeat", { v: 1, s }));
+  harness.nc.publish(
+    platformUpSubject(node.org, node.address, "hb"),
+    encodeMessage("heartbeat", { v: 1, s }),
+  );
 const nodeRow = (id: string) => harness.db.node.findUniqueOrThrow({ where: { id } });
 
 describe("liveness", () => {

@@ -8,9 +8,9 @@ import {
   encodeMessage,
   formatWireId,
   MESSAGE_SIZE_LIMITS,
+  type PlatformUpSubject,
   PROTOCOL_VERSION,
   type ProbeTarget,
-  type PlatformUpSubject,
   parsePlatformUpSubject,
   platformUpWildcards,
 } from "@edgefleet/agent-sdk/protocol";
@@ -18,8 +18,8 @@ import { type Db, Prisma } from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import { Counter, type Registry } from "prom-client";
 import type { Logger } from "../../logger.js";
-import type { Downlinks, DownlinkTarget } from "../credentials/downlinks.js";
 import { METRIC_PREFIX } from "../../metrics.js";
+import type { Downlinks, DownlinkTarget } from "../credentials/downlinks.js";
 import type { EdgeService } from "../service.js";
 import {
   CommandLimits,

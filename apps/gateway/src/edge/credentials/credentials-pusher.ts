@@ -1,9 +1,4 @@
-import {
-  encodeMessage,
-  formatWireId,
-  PROTOCOL_VERSION,
-  siteToken,
-} from "@edgefleet/agent-sdk/protocol";
+import { encodeMessage, formatWireId, PROTOCOL_VERSION, siteToken } from "@edgefleet/agent-sdk/protocol";
 import { type Db, Prisma } from "@edgefleet/db";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";

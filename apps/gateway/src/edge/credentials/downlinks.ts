@@ -21,7 +21,9 @@ export class Downlinks {
   address(node: DownlinkTarget): NodeAddress {
     if (node.subjectSite === null) return { wid: node.wid, site: null, down: null };
     if (!this.secrets)
-      throw new Error("a node of subject layout 2 needs the tenancy secrets (NATS_TENANCY_FILE) to be reached");
+      throw new Error(
+        "a node of subject layout 2 needs the tenancy secrets (NATS_TENANCY_FILE) to be reached",
+      );
     return nodeAddress(this.secrets, { org: node.org, site: node.subjectSite, wid: node.wid });
   }
 

@@ -1,4 +1,9 @@
-import { type DesiredDelta, encodeMessage, formatWireId, PROTOCOL_VERSION } from "@edgefleet/agent-sdk/protocol";
+import {
+  type DesiredDelta,
+  encodeMessage,
+  formatWireId,
+  PROTOCOL_VERSION,
+} from "@edgefleet/agent-sdk/protocol";
 import {
   connectionConfigFromUrl,
   type Db,

@@ -72,7 +72,14 @@ export class UpIngestService implements EdgeService {
     const options = { storedAt: msg.info.timestampNanos / 1e6 };
     try {
       if (type === "st") {
-        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "st", "statusReport", options);
+        const taken = await intakeUpMessage(
+          this.intake,
+          msg.subject,
+          msg.data,
+          "st",
+          "statusReport",
+          options,
+        );
         if (!taken) return msg.term("rejected");
         const outcome = await writeStatusReport(this.db, taken.node, taken.msg);
         if (outcome !== "stored") {
@@ -104,7 +111,14 @@ export class UpIngestService implements EdgeService {
         return msg.ack();
       }
       if (type === "mx") {
-        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "mx", "metricsReport", options);
+        const taken = await intakeUpMessage(
+          this.intake,
+          msg.subject,
+          msg.data,
+          "mx",
+          "metricsReport",
+          options,
+        );
         if (!taken) return msg.term("rejected");
         return await this.metricsBatcher.add(taken.node, taken.msg, msg);
       }
