@@ -211,6 +211,7 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     body: { command: "report" },
   }),
   "POST /nodes/{id}/probes": () => ({ path: `/nodes/${ids.onlineNode}/probes`, body: { target: "leaf" } }),
+  "POST /nodes/{id}/site": () => ({ path: `/nodes/${ids.pendingNode}/site`, body: { siteId: ids.site } }),
   "GET /nodes/{id}/probes": () => ({ path: `/nodes/${ids.onlineNode}/probes`, query: { limit: "5" } }),
   "GET /sites/{id}/probes": () => ({ path: `/sites/${ids.site}/probes` }),
   "POST /nodes/{nodeId}/approve": () => ({ path: `/nodes/${ids.pendingNode}/approve`, body: {} }),
