@@ -150,9 +150,11 @@ export class HollowRuntime implements Runtime {
       return { ok: false, err: "not_running", why: `app ${app} is ${instance.state}` };
     }
     const status = () => this.instances().find((entry) => entry.app === app) as InstanceStatus;
+    // Every operation leaves a line in the app's output, as a real app's would show the restart
+    // or the probe it answered (what the console's log viewer shows live).
+    instance.log?.append(`hollow: ${app} ${command} by an operator`);
     if (command === "health") return { ok: true, inst: status(), hl: { ok: instance.state === "running" } };
     if (command === "restart") instance.restarts++;
-    instance.log?.append(`hollow: ${app} ${command} by an operator`);
     instance.state = command === "stop" ? "stopped" : "running";
     if (command === "stop") instance.why = "stopped by an operator";
     else delete instance.why;
