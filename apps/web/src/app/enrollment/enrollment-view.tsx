@@ -6,7 +6,7 @@ import { createTokenInput } from "@edgefleet/api/schemas";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { CheckIcon, HourglassIcon, TicketIcon } from "lucide-react";
 import Link from "next/link";
-import { useMemo, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, labelsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
@@ -262,8 +262,6 @@ function TokenList(props: { disabledReason: string | null }) {
       { getNextPageParam: (page) => page.nextCursor, refetchInterval: REFRESH_MS, retry: false },
     ),
   );
-  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
-  const items = useMemo(() => tokens.data?.pages.flatMap((page) => page.items) ?? [], [tokens.data]);
   const revoke = useMutation(
     trpc.enrollment.revokeToken.mutationOptions({
       onSuccess: () => {
@@ -318,7 +316,6 @@ function TokenList(props: { disabledReason: string | null }) {
     <Section title="Tokens">
       <QueryTable
         query={tokens}
-        rows={() => items}
         loading="Loading tokens"
         label="Enrollment tokens"
         testId="tokens"

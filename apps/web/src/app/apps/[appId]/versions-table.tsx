@@ -144,7 +144,7 @@ export function VersionsTable(props: { appId: string; role: Role; className?: st
     <Section title="Versions" className={props.className} description="Immutable once created; newest first.">
       <QueryTable
         query={versions}
-        rows={() => rows}
+        rows={rows}
         label="Versions"
         testId="versions"
         urlKey="v"
