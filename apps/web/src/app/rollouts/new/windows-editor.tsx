@@ -4,9 +4,8 @@ import { WEEKDAYS } from "@edgefleet/api/schemas";
 import { PlusIcon } from "lucide-react";
 import { useFieldArray, useFormContext } from "react-hook-form";
 import { FieldGroup, FieldGroups } from "~/components/forms/field-groups";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { CheckboxGroupField, SelectField, TextField } from "~/components/forms/fields";
 import { Button } from "~/components/ui/button";
-import { CheckboxGroupField } from "./choice-fields";
 import type { RolloutFormValues } from "./rollout-form";
 
 const DAY_OPTIONS = WEEKDAYS.map((day) => ({ value: day, label: day }));
