@@ -5,6 +5,7 @@ import { ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { inviteMemberInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState } from "react";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
@@ -50,23 +51,16 @@ function Members({ list }: { list: RouterOutputs["member"]["list"] }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const refresh = () => queryClient.invalidateQueries(trpc.member.list.queryFilter());
+  const feedback = useActionFeedback();
   const updateRole = useMutation(
-    trpc.member.updateRole.mutationOptions({
-      onSuccess: (member) => {
-        toast.success(`${member.email} is now ${member.role}`);
-        return refresh();
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.member.updateRole.mutationOptions(
+      feedback(trpc.member.list.queryFilter(), (member) => `${member.email} is now ${member.role}`),
+    ),
   );
   const remove = useMutation(
-    trpc.member.remove.mutationOptions({
-      onSuccess: (member) => {
-        toast.success(`${member.email} removed`);
-        return refresh();
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.member.remove.mutationOptions(
+      feedback(trpc.member.list.queryFilter(), (member) => `${member.email} removed`),
+    ),
   );
 
   const me = list.caller;
