@@ -7,7 +7,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { type FieldPath, useForm, useWatch } from "react-hook-form";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { CheckboxGroupField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
@@ -16,7 +16,6 @@ import { NativeSelect } from "~/components/ui/native-select";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { BatchesEditor } from "./batches-editor";
-import { CheckboxGroupField } from "./choice-fields";
 import { PolicyFields } from "./policy-fields";
 import {
   fieldOf,
