@@ -16,6 +16,7 @@ import {
 import { createUser } from "@nats-io/nkeys";
 import { z } from "zod";
 import type { TenantAccounts } from "../enrollment/tenant-accounts.js";
+import { siteLeafName } from "./leaf-links.js";
 
 /** The site does not exist in that organization (also: another tenant's site). */
 export class SiteNotFoundError extends Error {
@@ -141,7 +142,7 @@ export async function createLeafBundle(
         }
       : {},
     config: leafNodeConfig(secrets, {
-      serverName: `${account.slug}-${site.name}`,
+      serverName: siteLeafName(account.slug, site.name),
       listen: input.listen,
       hubLeafUrls: input.hubLeafUrls,
       credentialsPath: input.credentialsPath,
