@@ -150,7 +150,7 @@ describe("SiteUplinkMeter", () => {
     expect((await rowsOf(others)).length).toBe(2);
   });
 
-  it("continues from the stored counters after a handover, and a stale replica cannot overwrite a newer row", async () => {
+  it("continues from the stored counters after a handover; a reading older than the stored one changes nothing", async () => {
     const id = await rollout(
       "handover",
       { batches: [{ percent: 100 }], siteBandwidth: { bytesPerSecond: 1_000 } },
