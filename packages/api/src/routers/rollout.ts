@@ -150,7 +150,9 @@ export const rolloutRouter = createTRPCRouter({
     })
     .input(rolloutIdInput)
     .output(rolloutGatesOutput)
-    .query(({ ctx, input }) => getRolloutGates(ctx.db, ctx.tenantDb, ctx.organization.id, input.id)),
+    .query(({ ctx, input }) =>
+      getRolloutGates(ctx.db, ctx.tenantDb, ctx.organization.id, input.id, ctx.mimirUrl),
+    ),
 
   /**
    * Each site's budget use (issue 11, #4): its budget, what its uplink carries as measured at the
