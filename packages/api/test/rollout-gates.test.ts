@@ -256,10 +256,13 @@ describe("rollout.gates", () => {
     await settle(db, created.id);
     await agentsRun(db, live.appId, live.versions["2.0.0"] as string);
     await settle(db, created.id);
-    let gates = await callerFor(db, viewer, ORG).rollout.gates({ id: created.id });
-    const watching = gates.batches[0];
-    expect(watching?.state).toBe("watching");
-    const windowStart = watching?.windowStart?.getTime() as number;
+    // The window opened when the batch's nodes all ran the version (read from the state: the page's
+    // first read would keep its charts for a few seconds, before there are any samples).
+    const state = (await db.rollout.findUniqueOrThrow({ where: { id: created.id } })).state as {
+      batches: Array<{ finishedAt: number | null }>;
+    };
+    const windowStart = state.batches[0]?.finishedAt as number;
+    expect(windowStart).toBeGreaterThan(0);
     const canary = new Set(
       (await db.rolloutNode.findMany({ where: { rolloutId: created.id, dispatchedAt: { not: null } } })).map(
         (n) => n.nodeId,
@@ -282,7 +285,7 @@ describe("rollout.gates", () => {
     );
     expect(result.status, result.errorMessage).toBe(200);
 
-    gates = await callerFor(db, viewer, ORG).rollout.gates({ id: created.id });
+    const gates = await callerFor(db, viewer, ORG).rollout.gates({ id: created.id });
     const batch = gates.batches[0];
     expect(batch).toMatchObject({ state: "watching", outcome: null, verdicts: [] });
     expect(batch?.live).toMatchObject({ canaryNodes: 2 });
