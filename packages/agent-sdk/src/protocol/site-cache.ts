@@ -22,6 +22,18 @@ export const SITE_CACHE_SIZE_HEADER = "Ef-Size";
 /** What a node publishes to read a cached chunk (a JetStream direct get on its own leaf). */
 export const SITE_CACHE_DIRECT_GET_SUBJECT = `$JS.API.DIRECT.GET.${SITE_CACHE_STREAM}`;
 
+/** Default bound of a site's artifact cache (its leaf's JetStream file store and the stream). */
+export const SITE_CACHE_DEFAULT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
+
+/** Smallest bound a leaf bundle accepts: a cache of a few artifacts' worth, no less. */
+export const SITE_CACHE_MIN_BYTES = 16 * 1024 * 1024;
+
+/** Largest bound a leaf bundle accepts (1 TiB): anything more is a typo, not a site box. */
+export const SITE_CACHE_MAX_BYTES = 1024 * 1024 * 1024 * 1024;
+
+/** Where a leaf bundle from the console keeps the cache on the leaf machine unless told otherwise. */
+export const SITE_CACHE_DEFAULT_DIR = "/var/lib/edgefleet/site-cache";
+
 /** A site id (a uuid in Postgres) must be one subject token and a valid JetStream domain part. */
 const SITE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -72,4 +84,35 @@ export interface SiteCacheMarker {
   chunks: number;
   /** When a rollout last needed it (ms): eviction removes the least recently used first. */
   usedAt: number;
+}
+
+/**
+ * The direct get a node sends for chunk `offset` of `obj` (byte for byte what both agents send:
+ * vectors/site-cache/direct-get.json).
+ */
+export function siteCacheDirectGetRequest(obj: string, offset: number): Uint8Array {
+  return new TextEncoder().encode(
+    JSON.stringify({ last_by_subj: siteCacheChunkSubject(obj, offset / SITE_CACHE_CHUNK_BYTES) }),
+  );
+}
+
+/** A direct get's answer as a node judges it: its status, the Ef-Size header, the data's length. */
+export interface SiteCacheReplyFacts {
+  /** 0 for a stored message; 404 (not cached), 408, 503, ... for a status reply. */
+  status: number;
+  /** The Ef-Size header as sent (null: absent). */
+  size: string | null;
+  dataBytes: number;
+}
+
+/**
+ * The artifact's size when the reply is a whole cached chunk at `offset` (or the last one), else
+ * null: a miss, and the node asks the gateway. Anything but what the gateway stored is a miss.
+ */
+export function siteCacheHit(reply: SiteCacheReplyFacts, offset: number): number | null {
+  if (reply.status !== 0 && (reply.status < 200 || reply.status >= 300)) return null;
+  const size = reply.size === null || !/^\d+$/.test(reply.size) ? Number.NaN : Number(reply.size);
+  if (!Number.isSafeInteger(size) || size <= offset) return null;
+  if (reply.dataBytes !== Math.min(SITE_CACHE_CHUNK_BYTES, size - offset)) return null;
+  return size;
 }

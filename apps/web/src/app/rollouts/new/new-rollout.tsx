@@ -188,6 +188,21 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
             options={{ "": "none", count: "at most N nodes updating", percent: "at most N% updating" }}
           />
           <TextField<RolloutFormValues> name="budget.value" label="Budget N" inputMode="numeric" />
+          <TextField<RolloutFormValues>
+            name="siteBandwidth.megabytesPerSecond"
+            label="Site uplink budget (MB/s)"
+            accessibleName="Site uplink budget in MB per second"
+            inputMode="decimal"
+            placeholder="unlimited"
+            description="Paces each site's cache seed and its nodes' downloads from the hub; measured at the hub."
+          />
+          <TextField<RolloutFormValues>
+            name="siteBandwidth.concurrentDownloads"
+            label="Downloads at once per site"
+            accessibleName="Concurrent downloads per site"
+            inputMode="numeric"
+            placeholder="unlimited"
+          />
         </div>
         <WindowsEditor siteOptions={siteOptions} />
       </Section>
