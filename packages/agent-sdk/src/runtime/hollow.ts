@@ -48,15 +48,15 @@ export type HollowUsage = (
 ) => { cpu: number; mem: number } | null;
 
 /**
- * Whether `app` running `version`, just (re)started after `crashes` crashes of this version on this
- * node, crashes again: `afterMs` later it exits (state `failed`, as the real runtime reports an app that died) and `downMs` after
- * that it is started again (the restart count goes up, `starting`, then `running`), like the
- * process runtime's restart with backoff. null: it keeps running.
+ * Whether `app` running `version`, just (re)started after `crashesSoFar` crashes of this version on
+ * this node, crashes again: `afterMs` later it exits (state `failed`, as the process runtime reports
+ * an app that died) and `downMs` after that it is started again (the restart count goes up,
+ * `starting`, then `running`), as the process runtime restarts with backoff. null: it keeps running.
  */
 export type HollowCrashes = (
   app: string,
   version: string,
-  crashes: number,
+  crashesSoFar: number,
 ) => { afterMs: number; downMs: number } | null;
 
 /** The real fetcher's default chunk retry policy and window (artifacts/fetcher.ts). */
