@@ -270,7 +270,7 @@ A good rollout through all its batches took ${s.good.medianSeconds === null ? "�
 - **The runs:** ${c.goodRuns} good versions, each a fresh version rolled out through all its batches, and three bad
   ones after good runs 1, 2 and 3 (so that a good rollout follows every rollback).
 - **Per-app metrics, chosen by the version, never by the node.** Before each rollout the driver sends the
-  workers a table *version label → behaviour*; the hollow runtime asks it at each metrics sample
+  workers a table _version label → behaviour_; the hollow runtime asks it at each metrics sample
   (\`HollowRuntimeOptions.usage\`, which now gets the time since the app last started) and at each
   start (\`crashes\`, new: the app exits, is reported \`failed\`, and is restarted with its restart
   count up, as the process runtime does). Model (\`packages/bench/src/rollout/gates/behaviour.ts\`):
