@@ -299,6 +299,7 @@ describe("reading a rollout's outcome and the summary", () => {
       ["crash_loop", 1, ["app-restarts"], 1],
     ]);
     expect(summary.bad[0]?.seconds).toBe(50);
+    expect(summary.bad[0]?.verdictSeconds).toBe(31);
     expect(summary.good).toMatchObject({
       runs: 3,
       completed: 3,

@@ -223,7 +223,7 @@ export async function writeGatesReport(results: GatesResults, outDir: string): P
   const bad = s.bad
     .map(
       (b) =>
-        `| ${KIND_TITLE[b.kind]} | \`${b.label}\` | ${b.stopped ? "yes" : "**no**"} | ${b.stoppedAtBatch ?? "—"} | ${b.stoppedBy === "gates" ? b.gatesNotPassed.join(", ") : (b.stoppedBy ?? "—")} | ${b.reached.dispatched} (${b.fleetPercent.toFixed(1)} %) / ${b.reached.ran} | ${b.action} | ${b.seconds.toFixed(0)} s |`,
+        `| ${KIND_TITLE[b.kind]} | \`${b.label}\` | ${b.stopped ? "yes" : "**no**"} | ${b.stoppedAtBatch ?? "—"} | ${b.stoppedBy === "gates" ? b.gatesNotPassed.join(", ") : (b.stoppedBy ?? "—")} | ${b.reached.dispatched} (${b.fleetPercent.toFixed(1)} %) / ${b.reached.ran} | ${b.action} | ${b.verdictSeconds === null ? "—" : `${b.verdictSeconds.toFixed(0)} s`} | ${b.seconds.toFixed(0)} s |`,
     )
     .join("\n");
   const usage = results.usage
@@ -249,8 +249,8 @@ load at its start and end is in its row. **The whole scenario took ${(results.sc
 | every bad version stopped in its first batch | ${s.targets.everyBadStoppedInFirstBatch ? "**yes**" : "**no**"} |
 | no false positive over ${s.good.runs} good runs | ${s.targets.noFalsePositives ? "**yes**" : `**no** (${s.good.falsePositives})`} |
 
-| bad version | label | stopped | in batch | by | nodes reached: dispatched (of fleet) / ran it | the rollout | start → stopped |
-|---|---|---|---:|---|---|---|---:|
+| bad version | label | stopped | in batch | by | nodes reached: dispatched (of fleet) / ran it | the rollout | start → verdict | start → stopped |
+|---|---|---|---:|---|---|---|---:|---:|
 ${bad}
 
 Good versions: **${s.good.falsePositives} false positives in ${s.good.runs} runs** (rate ${s.good.rate === null ? "—" : `${(s.good.rate * 100).toFixed(0)} %`}); ${s.good.completed} completed, ${s.good.batchesJudged} gated batches judged, ${s.good.batchesNotPassed} not passed.

@@ -193,6 +193,9 @@ export interface GatesSummary {
       kind: BehaviourKind;
       reached: RunRecord["reached"];
       fleetPercent: number;
+      /** From the start to the verdict that stopped it (null: not stopped by a gate). */
+      verdictSeconds: number | null;
+      /** From the start until it stopped moving (rolled back, paused). */
       seconds: number;
     }
   >;
@@ -221,6 +224,11 @@ function median(values: number[]): number | null {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+function verdictSeconds(run: RunRecord): number | null {
+  const stopping = run.batches.find((b) => b.gates !== null && b.gates.outcome !== "pass");
+  return stopping?.gates ? (stopping.gates.evaluatedAt - run.startedAt) / 1000 : null;
+}
+
 export function summarizeRuns(runs: readonly RunRecord[], fleetNodes: number): GatesSummary {
   const bad = runs
     .filter((run) => run.kind !== "good")
@@ -230,6 +238,7 @@ export function summarizeRuns(runs: readonly RunRecord[], fleetNodes: number): G
       ...runOutcome(run),
       reached: run.reached,
       fleetPercent: fleetNodes > 0 ? (100 * run.reached.dispatched) / fleetNodes : 0,
+      verdictSeconds: verdictSeconds(run),
       seconds: (run.settledAt - run.startedAt) / 1000,
     }));
   const goodRuns = runs.filter((run) => run.kind === "good");
