@@ -62,6 +62,26 @@ describe("behaviour models (chosen by version, never by node)", () => {
     expect(Math.abs(mean)).toBeLessThan(0.02);
     expect(sd).toBeGreaterThan(APP_MODEL.nodeSpread.cpu * 0.9);
     expect(sd).toBeLessThan(APP_MODEL.nodeSpread.cpu * 1.1);
+    // Levels are independent: of neighbouring names (a batch takes nodes in enrollment order), and
+    // CPU of memory (a hash that correlates them made a good version's batch look 28 % worse).
+    const correlation = (x: number[], y: number[]) => {
+      const mx = x.reduce((a, b) => a + b, 0) / x.length;
+      const my = y.reduce((a, b) => a + b, 0) / y.length;
+      let sxy = 0;
+      let sxx = 0;
+      let syy = 0;
+      for (let i = 0; i < x.length; i++) {
+        sxy += ((x[i] as number) - mx) * ((y[i] as number) - my);
+        sxx += ((x[i] as number) - mx) ** 2;
+        syy += ((y[i] as number) - my) ** 2;
+      }
+      return sxy / Math.sqrt(sxx * syy);
+    };
+    const memory = Array.from({ length: 4000 }, (_, i) => Math.log(nodeProfile(`gates-pi4-${i}`).memory));
+    expect(Math.abs(correlation(cpu.slice(0, -1), cpu.slice(1)))).toBeLessThan(0.05);
+    expect(Math.abs(correlation(cpu, memory))).toBeLessThan(0.05);
+    // The first 20 names are a sample like any other: their median level is near the model's.
+    expect(Math.abs(Math.log(median(cpu.slice(0, 20).map(Math.exp))))).toBeLessThan(0.15);
     // A nuc spends less CPU on the same work.
     const nucCpu = median(Array.from({ length: 400 }, (_, i) => nodeProfile(`gates-nuc-${i}`).cpu));
     expect(nucCpu).toBeCloseTo(APP_MODEL.hardware.nuc.cpu, 1);

@@ -4,6 +4,7 @@
  * the node. A node only adds its own baseline (hardware and a fixed per-node spread, from its
  * name) and every sample its noise, so that canary and baseline differ as real fleets do.
  */
+import { createHash } from "node:crypto";
 import type { HollowCrashes, HollowUsage } from "@edgefleet/agent-sdk";
 
 export const BEHAVIOUR_KINDS = ["good", "cpu_hog", "memory_leak", "crash_loop"] as const;
@@ -62,16 +63,6 @@ export function hardwareSplit(nodes: number): Record<Hardware, number> {
   return { pi4: nodes - nuc, nuc };
 }
 
-/** FNV-1a, 32 bits: a stable number from a node's name. */
-function hash32(text: string, seed = 0x811c9dc5): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
 /** A standard normal value from two uniform ones in (0, 1] (Box–Muller). */
 export function gaussian(u1: number, u2: number): number {
   return Math.sqrt(-2 * Math.log(Math.max(u1, Number.MIN_VALUE))) * Math.cos(2 * Math.PI * u2);
@@ -86,7 +77,10 @@ export interface NodeProfile {
 
 export function nodeProfile(name: string): NodeProfile {
   const hardware = hardwareOfName(name);
-  const uniform = (salt: number) => (hash32(name, hash32(String(salt))) + 1) / 2 ** 32;
+  // Four independent uniforms in (0, 1] from the name's SHA-256: neighbouring names (which the
+  // rollout takes together, in enrollment order) must get unrelated levels.
+  const digest = createHash("sha256").update(name).digest();
+  const uniform = (i: number) => (digest.readUInt32BE(4 * (i - 1)) + 1) / 2 ** 32;
   const spread = APP_MODEL.nodeSpread;
   return {
     hardware,
