@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { renderSvg } from "../../charts.js";
@@ -214,9 +214,11 @@ function runRow(run: RunRecord): string {
 }
 
 export async function writeGatesReport(results: GatesResults, outDir: string): Promise<void> {
+  await mkdir(outDir, { recursive: true });
+  // The numbers first: a chart that fails to render must not lose an hour's measurements.
+  await writeFile(join(outDir, RESULTS), `${JSON.stringify(results, null, 2)}\n`);
   for (const [file, spec] of Object.entries(CHARTS))
     await writeFile(join(outDir, file), await renderSvg(spec(results)));
-  await writeFile(join(outDir, RESULTS), `${JSON.stringify(results, null, 2)}\n`);
   const s = results.summary;
   const c = results.config;
   const m = results.machine;
