@@ -64,12 +64,26 @@ export function reachedChartSpec(results: GatesResults): TopLevelSpec {
         kind: KIND_TITLE[run.kind] ?? run.kind,
       })),
     },
-    mark: "bar",
-    encoding: {
-      x: { field: "run", type: "ordinal", title: "run, version", axis: { labelAngle: -60 } },
-      y: { field: "nodes", type: "quantitative", title: "nodes dispatched", scale: { type: "log" } },
-      color: { field: "kind", type: "nominal", title: null, sort: KINDS, scale: { domain: KINDS } },
-    },
+    layer: [
+      {
+        mark: "bar",
+        encoding: {
+          x: { field: "run", type: "ordinal", title: "run, version", axis: { labelAngle: -60 } },
+          y: { field: "nodes", type: "quantitative", title: "nodes dispatched", scale: { type: "log" } },
+          // A log scale has no zero: bars start at 1 node.
+          y2: { datum: 1 },
+          color: { field: "kind", type: "nominal", title: null, sort: KINDS, scale: { domain: KINDS } },
+        },
+      },
+      {
+        mark: { type: "text", dy: -6 },
+        encoding: {
+          x: { field: "run", type: "ordinal" },
+          y: { field: "nodes", type: "quantitative" },
+          text: { field: "nodes", type: "quantitative" },
+        },
+      },
+    ],
   };
 }
 
@@ -266,7 +280,7 @@ A good rollout through all its batches took ${s.good.medianSeconds === null ? "â
 - **One stack, one fleet, every run.** The \`${results.profile}\` profile's real Postgres, NATS hub and Mimir, the
   real gateway (its rollout controller judges the gates; agents report metrics every ${c.metricsIntervalSeconds} s, the
   default is 60 s), and ${results.fleet.enrolled} Node hollow agents (${c.hardware.pi4} labelled \`hw=pi4\`, ${c.hardware.nuc} \`hw=nuc\`;
-  real protocol, enrollment and credentials, one NATS connection each, ${c.hollowProcesses} processes) enrolled once.
+  real protocol, enrollment and credentials, one NATS connection each, in ${c.hollowProcesses} worker process${c.hollowProcesses === 1 ? "" : "es"}) enrolled once.
   All run \`2.0.0\` first (set as desired state); then each run rolls out a new version of the app to all of
   them, in turn, after the previous run stopped moving and ${c.settleSeconds} s more.
 - **The runs:** ${c.goodRuns} good versions, each a fresh version rolled out through all its batches, and three bad
