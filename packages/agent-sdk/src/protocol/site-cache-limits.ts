@@ -1,0 +1,17 @@
+/**
+ * The site artifact cache's bounds, as a leaf bundle takes them (site-cache.ts has the rest).
+ * A module of its own with no imports: the console's schemas import it, and Next.js's bundler
+ * does not resolve this package's `./x.js` imports of TypeScript files.
+ */
+
+/** Default bound of a site's artifact cache (its leaf's JetStream file store and the stream). */
+export const SITE_CACHE_DEFAULT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
+
+/** Smallest bound a leaf bundle accepts: a cache of a few artifacts' worth, no less. */
+export const SITE_CACHE_MIN_BYTES = 16 * 1024 * 1024;
+
+/** Largest bound a leaf bundle accepts (1 TiB): anything more is a typo, not a site box. */
+export const SITE_CACHE_MAX_BYTES = 1024 * 1024 * 1024 * 1024;
+
+/** Where a leaf bundle from the console keeps the cache on the leaf machine unless told otherwise. */
+export const SITE_CACHE_DEFAULT_DIR = "/var/lib/edgefleet/site-cache";
