@@ -11,6 +11,8 @@
 
 import { MAX_ARTIFACT_CHUNK_BYTES } from "./artifacts.js";
 
+export * from "./site-cache-bounds.js";
+
 export const SITE_CACHE_STREAM = "EF_SITE_CACHE";
 
 /** Chunks are cut at this size (the gateway's chunk size: an agent's offsets fall on chunk starts). */
@@ -21,18 +23,6 @@ export const SITE_CACHE_SIZE_HEADER = "Ef-Size";
 
 /** What a node publishes to read a cached chunk (a JetStream direct get on its own leaf). */
 export const SITE_CACHE_DIRECT_GET_SUBJECT = `$JS.API.DIRECT.GET.${SITE_CACHE_STREAM}`;
-
-/** Default bound of a site's artifact cache (its leaf's JetStream file store and the stream). */
-export const SITE_CACHE_DEFAULT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
-
-/** Smallest bound a leaf bundle accepts: a cache of a few artifacts' worth, no less. */
-export const SITE_CACHE_MIN_BYTES = 16 * 1024 * 1024;
-
-/** Largest bound a leaf bundle accepts (1 TiB): anything more is a typo, not a site box. */
-export const SITE_CACHE_MAX_BYTES = 1024 * 1024 * 1024 * 1024;
-
-/** Where a leaf bundle from the console keeps the cache on the leaf machine unless told otherwise. */
-export const SITE_CACHE_DEFAULT_DIR = "/var/lib/edgefleet/site-cache";
 
 /** A site id (a uuid in Postgres) must be one subject token and a valid JetStream domain part. */
 const SITE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
