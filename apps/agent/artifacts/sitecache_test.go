@@ -58,7 +58,7 @@ func TestSiteCacheFirstTakesWholeChunksAndSendsTheRestToTheGateway(t *testing.T)
 	gateway := &memorySource{objects: map[string][]byte{obj: filled(int(size), 9)}}
 	cases := []struct {
 		name string
-		leaf fakeLeaf
+		leaf *fakeLeaf
 		// offset and length the fetcher asks for
 		offset, length int64
 		wantFrom       string // "cache" or "gateway"
@@ -68,57 +68,57 @@ func TestSiteCacheFirstTakesWholeChunksAndSendsTheRestToTheGateway(t *testing.T)
 	}{
 		{
 			name:   "a whole cached chunk",
-			leaf:   fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}, size: strconv.FormatInt(size, 10)},
+			leaf:   &fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}, size: strconv.FormatInt(size, 10)},
 			offset: 0, length: chunkBytes, wantFrom: "cache", wantData: 1, wantAsked: 1,
 		},
 		{
 			name:   "the last, shorter chunk",
-			leaf:   fakeLeaf{stored: map[string][]byte{"efc.aa.1": filled(10, 2)}, size: strconv.FormatInt(size, 10)},
+			leaf:   &fakeLeaf{stored: map[string][]byte{"efc.aa.1": filled(10, 2)}, size: strconv.FormatInt(size, 10)},
 			offset: chunkBytes, length: chunkBytes, wantFrom: "cache", wantData: 2, wantAsked: 1,
 		},
 		{
 			name:   "not cached (404): the gateway, and the object skips the cache",
-			leaf:   fakeLeaf{},
+			leaf:   &fakeLeaf{},
 			offset: 0, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 1, wantSkipsAfter: true,
 		},
 		{
 			name:   "no responders (a leaf without JetStream, a node on the hub): a miss",
-			leaf:   fakeLeaf{err: errors.New("nats: no responders available for request")},
+			leaf:   &fakeLeaf{err: errors.New("nats: no responders available for request")},
 			offset: 0, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 1, wantSkipsAfter: true,
 		},
 		{
 			name:   "a timeout: the gateway for this chunk only",
-			leaf:   fakeLeaf{err: fmt.Errorf("direct get: %w", ErrSiteCacheTimeout)},
+			leaf:   &fakeLeaf{err: fmt.Errorf("direct get: %w", ErrSiteCacheTimeout)},
 			offset: 0, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 1,
 		},
 		{
 			name:   "not connected: the gateway's source answers (and says so)",
-			leaf:   fakeLeaf{err: ErrNotConnected},
+			leaf:   &fakeLeaf{err: ErrNotConnected},
 			offset: 0, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 1,
 		},
 		{
 			name:   "a short chunk is not what was stored: a miss",
-			leaf:   fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(100, 1)}, size: strconv.FormatInt(size, 10)},
+			leaf:   &fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(100, 1)}, size: strconv.FormatInt(size, 10)},
 			offset: 0, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 1, wantSkipsAfter: true,
 		},
 		{
 			name:   "no Ef-Size header: a miss",
-			leaf:   fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}},
+			leaf:   &fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}},
 			offset: 0, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 1, wantSkipsAfter: true,
 		},
 		{
 			name:   "a status reply (503): a miss",
-			leaf:   fakeLeaf{status: 503},
+			leaf:   &fakeLeaf{status: 503},
 			offset: 0, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 1, wantSkipsAfter: true,
 		},
 		{
 			name:   "an offset off the chunk grid never asks the leaf",
-			leaf:   fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}, size: strconv.FormatInt(size, 10)},
+			leaf:   &fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}, size: strconv.FormatInt(size, 10)},
 			offset: 5, length: chunkBytes, wantFrom: "gateway", wantData: 9, wantAsked: 0,
 		},
 		{
 			name:   "a request shorter than a chunk never asks the leaf",
-			leaf:   fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}, size: strconv.FormatInt(size, 10)},
+			leaf:   &fakeLeaf{stored: map[string][]byte{"efc.aa.0": filled(chunkBytes, 1)}, size: strconv.FormatInt(size, 10)},
 			offset: 0, length: 1024, wantFrom: "gateway", wantData: 9, wantAsked: 0,
 		},
 	}

@@ -11,6 +11,8 @@
 
 import { MAX_ARTIFACT_CHUNK_BYTES } from "./artifacts.js";
 
+export * from "./site-cache-bounds.js";
+
 export const SITE_CACHE_STREAM = "EF_SITE_CACHE";
 
 /** Chunks are cut at this size (the gateway's chunk size: an agent's offsets fall on chunk starts). */
@@ -21,13 +23,6 @@ export const SITE_CACHE_SIZE_HEADER = "Ef-Size";
 
 /** What a node publishes to read a cached chunk (a JetStream direct get on its own leaf). */
 export const SITE_CACHE_DIRECT_GET_SUBJECT = `$JS.API.DIRECT.GET.${SITE_CACHE_STREAM}`;
-
-export {
-  SITE_CACHE_DEFAULT_DIR,
-  SITE_CACHE_DEFAULT_MAX_BYTES,
-  SITE_CACHE_MAX_BYTES,
-  SITE_CACHE_MIN_BYTES,
-} from "./site-cache-limits.js";
 
 /** A site id (a uuid in Postgres) must be one subject token and a valid JetStream domain part. */
 const SITE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

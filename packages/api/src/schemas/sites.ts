@@ -3,7 +3,7 @@ import {
   SITE_CACHE_DEFAULT_MAX_BYTES,
   SITE_CACHE_MAX_BYTES,
   SITE_CACHE_MIN_BYTES,
-} from "@edgefleet/agent-sdk/site-cache-limits";
+} from "@edgefleet/agent-sdk/site-cache";
 import { timeZoneSchema } from "@edgefleet/rollout";
 import { z } from "zod";
 

@@ -18,6 +18,8 @@ type Uplinks = RouterOutputs["rollout"]["siteUplinks"];
 type SiteUplink = Uplinks["sites"][number];
 
 const LIVE_MS = 2_000;
+/** The chart's unit (decimal, as the budget is typed on the new-rollout form). */
+const MB = 1_000_000;
 /** A peak this far over the byte budget is shown as over it (one interval may carry one chunk more). */
 const OVER_BUDGET = 1.1;
 
@@ -223,15 +225,18 @@ export function SiteUplinks(props: { id: string; live: boolean }) {
       {chart ? (
         <TimeChart
           title={`${chart.siteName}: uplink rate vs budget`}
-          unit="bytes/s"
+          unit="MB/s"
           testId="site-uplink-chart"
           series={[
-            { name: "rate", points: chart.points },
+            { name: "rate", points: chart.points.map(([t, bps]): [number, number] => [t, bps / MB]) },
             ...(chart.budgetBytesPerSecond !== null && chart.points.length > 0
               ? [
                   {
                     name: "budget",
-                    points: chart.points.map(([t]): [number, number] => [t, chart.budgetBytesPerSecond ?? 0]),
+                    points: chart.points.map(([t]): [number, number] => [
+                      t,
+                      (chart.budgetBytesPerSecond ?? 0) / MB,
+                    ]),
                   },
                 ]
               : []),

@@ -1,7 +1,6 @@
 /**
- * The site artifact cache's bounds, as a leaf bundle takes them (site-cache.ts has the rest).
- * A module of its own with no imports: the console's schemas import it, and Next.js's bundler
- * does not resolve this package's `./x.js` imports of TypeScript files.
+ * A site artifact cache's bounds and place on the leaf machine (docs/protocol.md "Site artifact
+ * cache"), without imports: the console's forms read them (`@edgefleet/agent-sdk/site-cache`).
  */
 
 /** Default bound of a site's artifact cache (its leaf's JetStream file store and the stream). */
