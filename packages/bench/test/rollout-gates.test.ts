@@ -330,6 +330,15 @@ describe("reading a rollout's outcome and the summary", () => {
       medianSeconds: 120,
     });
     expect(summary.targets).toEqual({ everyBadStoppedInFirstBatch: true, noFalsePositives: true });
+    expect(summary.good).toMatchObject({ compares: 12, significant: 0, significantWithinTolerance: 0 });
+    expect(summary.good.largestEffectByBatch).toEqual({ 1: 0, 2: 0 });
+    // A big batch finds a small difference significant; the tolerance lets it through.
+    const small = judged(1, pass, 400);
+    const cpu = small.gates?.gates[0];
+    if (cpu) Object.assign(cpu, { pValue: 1e-5, relativeDelta: 0.08 });
+    const withSmall = summarizeRuns([run({ batches: [judged(0, pass), small] })], 2000);
+    expect(withSmall.good).toMatchObject({ compares: 4, significant: 1, significantWithinTolerance: 1 });
+    expect(withSmall.good.largestEffectByBatch).toEqual({ 1: 0, 2: 0.08 });
 
     // One good version stopped in its second batch, one bad version only in its second batch.
     const worse = summarizeRuns(

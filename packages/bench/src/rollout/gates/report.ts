@@ -334,9 +334,14 @@ ${usage}
 
 - A bad version is stopped at the first gated batch whose gates judge it: here the canary, ${canary} nodes; it
   reaches no other node, and the rollback puts those back on the version they ran.
-- The good versions' compare gates sit near 0 % effect with p-values spread over (0, 1], as they should
-  for versions that are the same up to a few percent: the 20 % tolerance, not only the p-value, is what
-  keeps a good version from being stopped for a significant but small difference.
+- Of the good versions' ${s.good.compares} compare-gate judgements, ${s.good.significant} found a difference significant (p < 1 %) and
+  ${s.good.significantWithinTolerance} of those passed because it was within the 20 % tolerance: a big batch (${c.secondPercent} %, against up to 500
+  baseline nodes) detects the few percent a good release drifts by, so the tolerance, not the p-value
+  alone, is what lets a good version through. The largest effect a good version showed was
+  ${Object.entries(s.good.largestEffectByBatch)
+    .map(([batch, effect]) => `${pct(effect, 1)} in batch ${batch}`)
+    .join(" and ")}: a small canary's median moves with the per-node spread
+  (±${APP_MODEL.nodeSpread.cpu * 100} % CPU), which is how close a good version comes to the tolerance.
 - The restarts gate is absolute: a good version whose app restarted once on one canary node in the
   window would be stopped. The model's good versions never crash; real fleets have rare crashes, for
   which an operator sets a failure limit.

@@ -76,7 +76,9 @@ export async function runGatesBench(options: GatesOptions): Promise<void> {
   const outDir = resolve(REPO_ROOT, options.outDir);
   if (options.renderOnly) {
     const results = JSON.parse(readFileSync(join(outDir, RESULTS), "utf8")) as GatesResults;
-    await writeGatesReport({ ...results, notes: [...results.notes, ...options.notes] }, outDir);
+    // The summary again from the runs: a report written by newer code has the same inputs.
+    const summary = summarizeRuns(results.runs, results.fleet.enrolled);
+    await writeGatesReport({ ...results, summary, notes: [...results.notes, ...options.notes] }, outDir);
     return;
   }
   await runWithCleanup((cleanup) => run(options, outDir, cleanup));

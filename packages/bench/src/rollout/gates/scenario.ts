@@ -41,6 +41,9 @@ export function canaryCount(nodes: number, percent: number): number {
   return Math.max(5, Math.round((nodes * percent) / 100));
 }
 
+/** 1 − the presets' confidence (0.99): a p-value below it is a significant difference. */
+export const SIGNIFICANCE = 0.01;
+
 export interface GateSettings {
   windowSeconds: number;
 }
@@ -211,6 +214,15 @@ export interface GatesSummary {
     stops: Array<{ label: string; batch: number | null; gates: string[]; action: string }>;
     /** Seconds from start to completion, median over the completed good runs. */
     medianSeconds: number | null;
+    /**
+     * Compare-gate judgements of good versions: how many, how many had p below 1 % (a real but
+     * small difference, let through by the tolerance), and the largest canary-vs-baseline effect
+     * seen per batch (1-based).
+     */
+    compares: number;
+    significant: number;
+    significantWithinTolerance: number;
+    largestEffectByBatch: Record<string, number>;
   };
   targets: { everyBadStoppedInFirstBatch: boolean; noFalsePositives: boolean };
 }
@@ -256,6 +268,15 @@ export function summarizeRuns(runs: readonly RunRecord[], fleetNodes: number): G
     ];
   });
   const judged = goodRuns.flatMap((run) => run.batches.filter((b) => b.gates !== null));
+  const compares = judged.flatMap((b) =>
+    (b.gates?.gates ?? []).filter((g) => g.pValue !== null).map((g) => ({ batch: b.batch + 1, gate: g })),
+  );
+  const significant = compares.filter(({ gate }) => (gate.pValue as number) < SIGNIFICANCE);
+  const largestEffectByBatch: Record<string, number> = {};
+  for (const { batch, gate } of compares) {
+    if (gate.relativeDelta === null) continue;
+    largestEffectByBatch[batch] = Math.max(largestEffectByBatch[batch] ?? -Infinity, gate.relativeDelta);
+  }
   const completed = goodRuns.filter((run) => run.status === "completed");
   return {
     bad,
@@ -268,6 +289,10 @@ export function summarizeRuns(runs: readonly RunRecord[], fleetNodes: number): G
       batchesNotPassed: judged.filter((b) => b.gates?.outcome !== "pass").length,
       stops,
       medianSeconds: median(completed.map((run) => (run.settledAt - run.startedAt) / 1000)),
+      compares: compares.length,
+      significant: significant.length,
+      significantWithinTolerance: significant.filter(({ gate }) => gate.outcome === "pass").length,
+      largestEffectByBatch,
     },
     targets: {
       everyBadStoppedInFirstBatch:
