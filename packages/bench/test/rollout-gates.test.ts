@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rolloutStrategySchema } from "@edgefleet/rollout";
 import { describe, expect, it } from "vitest";
+import { consumerBacklogOf } from "../src/nats-monitor.js";
 import {
   APP_MODEL,
   type BehaviourTable,
@@ -13,11 +14,13 @@ import {
   nodeProfile,
   usageModel,
 } from "../src/rollout/gates/behaviour.js";
+import { caughtUp, ingestAt } from "../src/rollout/gates/ingest.js";
 import { type GatesResults, writeGatesReport } from "../src/rollout/gates/report.js";
 import {
   type BatchRecord,
   canaryCount,
   gatesStrategy,
+  lagAtVerdicts,
   planRuns,
   type RunRecord,
   runOutcome,
@@ -242,6 +245,7 @@ describe("reading a rollout's outcome and the summary", () => {
       stoppedAtBatch: null,
       stoppedBy: null,
       gatesNotPassed: [],
+      gatesFailed: [],
       action: "none",
     });
     const hog = run({
@@ -255,6 +259,7 @@ describe("reading a rollout's outcome and the summary", () => {
       stoppedAtBatch: 1,
       stoppedBy: "gates",
       gatesNotPassed: ["app-cpu"],
+      gatesFailed: ["app-cpu"],
       action: "rolled back",
     });
     const paused = run({
@@ -329,7 +334,22 @@ describe("reading a rollout's outcome and the summary", () => {
       batchesNotPassed: 0,
       medianSeconds: 120,
     });
-    expect(summary.targets).toEqual({ everyBadStoppedInFirstBatch: true, noFalsePositives: true });
+    expect(summary.targets).toEqual({
+      everyBadStoppedInFirstBatch: true,
+      everyBadDetectedInFirstBatch: true,
+      noFalsePositives: true,
+    });
+    // A crash loop paused for lack of data in its canary: stopped, not detected.
+    const noData = { "app-cpu": "no_data", "app-memory": "no_data", "app-restarts": "no_data" };
+    const blind = summarizeRuns(
+      [...bad.slice(0, 2), run({ ...bad[2], status: "failed", batches: [judged(0, noData)] }), ...goods],
+      2000,
+    );
+    expect(blind.targets).toEqual({
+      everyBadStoppedInFirstBatch: true,
+      everyBadDetectedInFirstBatch: false,
+      noFalsePositives: true,
+    });
     expect(summary.good).toMatchObject({ compares: 12, significant: 0, significantWithinTolerance: 0 });
     expect(summary.good.largestEffectByBatch).toEqual({ 1: 0, 2: 0 });
     // A big batch finds a small difference significant; the tolerance lets it through.
@@ -362,9 +382,53 @@ describe("reading a rollout's outcome and the summary", () => {
     expect(worse.good.stops).toEqual([
       { label: "2.1.0", batch: 2, gates: ["app-cpu"], action: "rolled back" },
     ]);
-    expect(worse.targets).toEqual({ everyBadStoppedInFirstBatch: false, noFalsePositives: false });
+    expect(worse.targets).toEqual({
+      everyBadStoppedInFirstBatch: false,
+      everyBadDetectedInFirstBatch: false,
+      noFalsePositives: false,
+    });
     // A good run that timed out is no pass either.
     expect(summarizeRuns([run({ status: "timed_out" })], 2000).good.falsePositives).toBe(1);
+  });
+});
+
+describe("how far behind the metrics were", () => {
+  it("sums a stream's consumers' backlog from /jsz, pending and unacknowledged", () => {
+    const jsz = {
+      account_details: [
+        {
+          stream_detail: [
+            {
+              name: "EF_UP",
+              consumer_detail: [{ name: "gateway", num_pending: 6026, num_ack_pending: 4303 }],
+            },
+            { name: "OTHER", consumer_detail: [{ name: "x", num_pending: 5 }] },
+          ],
+        },
+        { stream_detail: [{ name: "EF_UP", consumer_detail: null }] },
+      ],
+    };
+    expect(consumerBacklogOf(jsz, "EF_UP")).toBe(10_329);
+    expect(consumerBacklogOf(jsz)).toBe(10_334);
+    expect(consumerBacklogOf({})).toBe(0);
+  });
+
+  it("takes the sample nearest a verdict, and calls a lag within the bound caught up", () => {
+    const samples = [
+      { at: 1_000, backlog: 10, lagSeconds: 40 },
+      { at: 6_000, backlog: 5, lagSeconds: 12 },
+      { at: 11_000, backlog: null, lagSeconds: null },
+    ];
+    expect(ingestAt(samples, 7_000)).toBe(samples[1]);
+    expect(ingestAt([], 7_000)).toBeNull();
+    expect(caughtUp(samples[1] as (typeof samples)[number], 15)).toBe(true);
+    expect(caughtUp(samples[0] as (typeof samples)[number], 15)).toBe(false);
+    expect(caughtUp(samples[2] as (typeof samples)[number], 15)).toBe(false);
+    const judgedAt = judged(0, pass);
+    if (judgedAt.gates) judgedAt.gates.evaluatedAt = 5_500;
+    expect(
+      lagAtVerdicts([run({ batches: [judgedAt], ingest: { waitedSeconds: 3, samples } }), run({ run: 2 })]),
+    ).toEqual([{ run: 1, label: "2.1.0", batch: 1, lagSeconds: 12, backlog: 5 }]);
   });
 });
 
@@ -431,7 +495,7 @@ describe("the report", () => {
       const markdown = readFileSync(join(dir, "rollout-gates.md"), "utf8");
       expect(markdown).toContain("The whole scenario took 20.6 min");
       expect(markdown).toContain(
-        "| CPU hog | `2.1.1-cpu-hog` | yes | 1 | app-cpu | 20 (1.0 %) / 20 | rolled back |",
+        "| CPU hog | `2.1.1-cpu-hog` | yes | 1 | app-cpu failed | 20 (1.0 %) / 20 | rolled back |",
       );
       expect(markdown).toContain("0 false positives in 1 runs");
       expect(markdown).toContain("load average at the end 3.1, 2.5, 2");

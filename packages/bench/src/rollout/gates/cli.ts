@@ -1,7 +1,7 @@
 /**
  * pnpm bench:rollout --scenario gates [--nodes 2000] [--good-runs 20] [--window-seconds 30]
  *   [--metrics-interval-seconds 5] [--canary-percent 1] [--second-percent 20] [--hollow-processes N]
- *   [--settle-seconds 10] [--max-minutes 150] [--profile bench] [--out docs/benchmarks] [--note …]
+ *   [--settle-seconds 10] [--catch-up-seconds 240] [--max-minutes 150] [--profile bench] [--out docs/benchmarks] [--note …]
  * pnpm bench:rollout --scenario gates --render-only [--note …]
  *
  * Metric gates (issue 11, Measure (a)): a good version and three bad ones (CPU hog, memory leak,
@@ -23,6 +23,7 @@ async function main(argv: string[]): Promise<void> {
       "second-percent": { type: "string", default: "20" },
       "hollow-processes": { type: "string" },
       "settle-seconds": { type: "string", default: "10" },
+      "catch-up-seconds": { type: "string", default: "240" },
       "max-minutes": { type: "string", default: "150" },
       profile: { type: "string", default: process.env.EDGEFLEET_BENCH_PROFILE ?? "bench" },
       out: { type: "string", default: "docs/benchmarks" },
@@ -51,6 +52,7 @@ async function main(argv: string[]): Promise<void> {
         ? Math.max(1, Math.ceil(nodes / 1_000))
         : Math.round(number("hollow-processes", 1, 64)),
     settleSeconds: number("settle-seconds", 0, 600),
+    catchUpSeconds: number("catch-up-seconds", 0, 3_600),
     maxMinutes: number("max-minutes", 1, 10_000),
     outDir: values.out ?? "docs/benchmarks",
     notes: values.note ?? [],

@@ -7,7 +7,8 @@ import type { PhaseUsage } from "../../proc.js";
 import { step } from "../../progress.js";
 import { REPO_ROOT } from "../../stack.js";
 import { APP_MODEL, type Hardware } from "./behaviour.js";
-import { type GatesSummary, type RunRecord, runOutcome } from "./scenario.js";
+import { ingestAt } from "./ingest.js";
+import { type GatesSummary, lagAtVerdicts, type RunRecord, runOutcome } from "./scenario.js";
 
 export const RESULTS = "rollout-gates-results.json";
 const REPORT = "rollout-gates.md";
@@ -31,6 +32,8 @@ export interface GatesResults {
     secondPercent: number;
     hollowProcesses: number;
     settleSeconds: number;
+    /** Absent in results written before the catch-up wait existed. */
+    catchUpSeconds?: number;
     strategy: unknown;
   };
   fleet: { enrolled: number; online: number; enrollSeconds: number };
@@ -218,13 +221,33 @@ function runRow(run: RunRecord): string {
         if (g.breaching !== null) return `${g.outcome} (${g.breaching}/${g.canary.nodes})`;
         return `${g.outcome} (${pct(g.relativeDelta)}, p ${pv(g.pValue)})`;
       };
-      return `${b.batch + 1}: ${b.gates?.outcome} · cpu ${cell("app-cpu")} · mem ${cell("app-memory")} · restarts ${cell("app-restarts")}`;
+      const lag =
+        run.ingest && b.gates ? ingestAt(run.ingest.samples, b.gates.evaluatedAt)?.lagSeconds : undefined;
+      const lagText = lag === undefined || lag === null ? "" : ` · metrics lag ${lag.toFixed(0)} s`;
+      return `${b.batch + 1}: ${b.gates?.outcome} · cpu ${cell("app-cpu")} · mem ${cell("app-memory")} · restarts ${cell("app-restarts")}${lagText}`;
     })
     .join("<br>");
   const did = outcome.stopped
     ? `stopped in batch ${outcome.stoppedAtBatch} (${outcome.stoppedBy === "gates" ? outcome.gatesNotPassed.join(", ") : "batch failed"}), ${outcome.action}${run.resetByBenchmark ? " (then rolled back by the benchmark)" : ""}`
     : run.status;
   return `| ${run.run} | \`${run.label}\` | ${KIND_TITLE[run.kind]}${run.kind === "good" ? ` ×${run.behaviour.scale.toFixed(3)}` : ""} | ${did} | ${run.reached.dispatched} / ${run.reached.ran} | ${batches || "—"} | ${secs(run.settledAt - run.startedAt)} | ${run.loadAverage.map((l) => l.toFixed(1)).join(" → ")} |`;
+}
+
+/** Failed gates by name; gates that stopped it without failing (no data, inconclusive) marked so. */
+function gatesCell(outcome: { gatesNotPassed: string[]; gatesFailed: string[] }): string {
+  const other = outcome.gatesNotPassed.filter((g) => !outcome.gatesFailed.includes(g));
+  return [
+    ...outcome.gatesFailed.map((g) => `${g} failed`),
+    ...(other.length > 0 ? [`${other.join(", ")}: no data / inconclusive`] : []),
+  ].join("; ");
+}
+
+function lagSummary(results: GatesResults): string {
+  const lags = lagAtVerdicts(results.runs).filter((l) => l.lagSeconds !== null);
+  if (lags.length === 0) return "The lag was not measured in this run (see the notes below).";
+  const values = lags.map((l) => l.lagSeconds as number).sort((a, b) => a - b);
+  const waited = results.runs.map((run) => run.ingest?.waitedSeconds ?? 0);
+  return `Age of the newest per-app sample when each gated batch was judged: median ${(values[Math.floor(values.length / 2)] as number).toFixed(0)} s, max ${(values.at(-1) as number).toFixed(0)} s (${lags.length} verdicts; window ${results.config.windowSeconds} s). Before each run the benchmark waited until it was under ${3 * results.config.metricsIntervalSeconds} s (at most ${results.config.catchUpSeconds ?? "—"} s): ${waited.reduce((a, b) => a + b, 0).toFixed(0)} s in all, at most ${Math.max(0, ...waited).toFixed(0)} s before one run.`;
 }
 
 export async function writeGatesReport(results: GatesResults, outDir: string): Promise<void> {
@@ -239,7 +262,7 @@ export async function writeGatesReport(results: GatesResults, outDir: string): P
   const bad = s.bad
     .map(
       (b) =>
-        `| ${KIND_TITLE[b.kind]} | \`${b.label}\` | ${b.stopped ? "yes" : "**no**"} | ${b.stoppedAtBatch ?? "—"} | ${b.stoppedBy === "gates" ? b.gatesNotPassed.join(", ") : (b.stoppedBy ?? "—")} | ${b.reached.dispatched} (${b.fleetPercent.toFixed(1)} %) / ${b.reached.ran} | ${b.action} | ${b.verdictSeconds === null ? "—" : `${b.verdictSeconds.toFixed(0)} s`} | ${b.seconds.toFixed(0)} s |`,
+        `| ${KIND_TITLE[b.kind]} | \`${b.label}\` | ${b.stopped ? "yes" : "**no**"} | ${b.stoppedAtBatch ?? "—"} | ${b.stoppedBy === "gates" ? gatesCell(b) : (b.stoppedBy ?? "—")} | ${b.reached.dispatched} (${b.fleetPercent.toFixed(1)} %) / ${b.reached.ran} | ${b.action} | ${b.verdictSeconds === null ? "—" : `${b.verdictSeconds.toFixed(0)} s`} | ${b.seconds.toFixed(0)} s |`,
     )
     .join("\n");
   const usage = results.usage
@@ -263,6 +286,7 @@ load at its start and end is in its row. **The whole scenario took ${(results.sc
 | target | met |
 |---|---|
 | every bad version stopped in its first batch | ${s.targets.everyBadStoppedInFirstBatch ? "**yes**" : "**no**"} |
+| … by a gate that failed on the bad behaviour (not on missing data) | ${s.targets.everyBadDetectedInFirstBatch ? "**yes**" : "**no**"} |
 | no false positive over ${s.good.runs} good runs | ${s.targets.noFalsePositives ? "**yes**" : `**no** (${s.good.falsePositives})`} |
 
 | bad version | label | stopped | in batch | by | nodes reached: dispatched (of fleet) / ran it | the rollout | start → verdict | start → stopped |
@@ -323,6 +347,14 @@ ${results.runs.map(runRow).join("\n")}
 ![effect sizes](rollout-gates-effects.svg)
 
 ![restarts](rollout-gates-restarts.svg)
+
+## How far behind the metrics were
+
+A gate judges the window that ends when it is due, with what Mimir holds then. The gateway takes in
+every node's metrics and status reports from a JetStream stream; a rollout's status burst on this
+shared machine puts it behind, and samples still queued are not in the verdict (a canary with none
+is "no data": inconclusive, the rollout pauses; never a silent pass).
+${lagSummary(results)}
 
 ## Cost while the good versions rolled out
 

@@ -35,6 +35,7 @@ import {
 } from "../../stack.js";
 import { WorkerPool } from "../../workers.js";
 import { type BehaviourTable, goodRelease, HARDWARE, hardwareSplit, nodeName } from "./behaviour.js";
+import { caughtUp, type IngestSample, sampleIngest } from "./ingest.js";
 import { type GatesResults, RESULTS, writeGatesReport } from "./report.js";
 import {
   type BatchRecord,
@@ -57,6 +58,8 @@ export interface GatesOptions {
   secondPercent: number;
   hollowProcesses: number;
   settleSeconds: number;
+  /** Before each run, wait at most this long for the gateway's metrics to catch up. */
+  catchUpSeconds: number;
   maxMinutes: number;
   outDir: string;
   notes: string[];
@@ -69,6 +72,8 @@ const APP = "bench-app";
 const SELECTOR = "bench=gates";
 /** A run that has not stopped moving by then is reported as timed out. */
 const RUN_TIMEOUT_MS = 15 * 60_000;
+/** How often a run samples the metrics lag (ingest.ts). */
+const INGEST_SAMPLE_MS = 5_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const system = { type: "system" as const, id: "bench-gates" };
 
@@ -239,6 +244,13 @@ async function run(options: GatesOptions, outDir: string, cleanup: Cleanup): Pro
     }),
   );
   const plan = planRuns(options.goodRuns);
+  const ingest = () =>
+    sampleIngest({
+      monitorUrl: need("NATS_MONITOR_URL"),
+      mimirUrl: need("MIMIR_URL"),
+      organizationId: organization.id,
+      app: APP,
+    });
   const runs: RunRecord[] = [];
   for (const planned of plan) {
     if (Date.now() >= deadline) {
@@ -246,6 +258,11 @@ async function run(options: GatesOptions, outDir: string, cleanup: Cleanup): Pro
       break;
     }
     sampler.phase = planned.kind === "good" ? "good runs" : planned.kind;
+    const caughtUpAt = await waitForIngest(
+      ingest,
+      3 * options.metricsIntervalSeconds,
+      options.catchUpSeconds,
+    );
     const behaviour = planned.kind === "good" ? goodRelease() : { kind: planned.kind, scale: 1 };
     table[planned.label] = behaviour;
     await workers.setBehaviours(table);
@@ -253,6 +270,8 @@ async function run(options: GatesOptions, outDir: string, cleanup: Cleanup): Pro
       versionId: await createVersion(planned.label),
       strategy,
       fleet: nodeIds.length,
+      ingest,
+      caughtUp: caughtUpAt,
     });
     runs.push(record);
     printRun(record, nodeIds.length);
@@ -284,6 +303,7 @@ async function run(options: GatesOptions, outDir: string, cleanup: Cleanup): Pro
       secondPercent: options.secondPercent,
       hollowProcesses: options.hollowProcesses,
       settleSeconds: options.settleSeconds,
+      catchUpSeconds: options.catchUpSeconds,
       strategy,
     },
     fleet: { enrolled: nids.size, online, enrollSeconds },
@@ -313,7 +333,13 @@ async function rollOut(
   appId: string,
   planned: PlannedRun,
   behaviour: RunRecord["behaviour"],
-  input: { versionId: string; strategy: ReturnType<typeof rolloutStrategySchema.parse>; fleet: number },
+  input: {
+    versionId: string;
+    strategy: ReturnType<typeof rolloutStrategySchema.parse>;
+    fleet: number;
+    ingest: () => Promise<IngestSample>;
+    caughtUp: { waitedSeconds: number; sample: IngestSample };
+  },
 ): Promise<RunRecord> {
   step(
     `run ${planned.run}: ${planned.label} (${planned.kind}${planned.kind === "good" ? `, ×${behaviour.scale.toFixed(3)}` : ""})`,
@@ -341,7 +367,13 @@ async function rollOut(
   const progress = new Progress(planned.label, input.fleet);
   let status: RunStatus = "timed_out";
   let statusReason: string | null = null;
+  const ingestSamples: IngestSample[] = [input.caughtUp.sample];
+  let lastIngest = 0;
   while (Date.now() < startedAt + RUN_TIMEOUT_MS) {
+    if (Date.now() - lastIngest >= INGEST_SAMPLE_MS) {
+      lastIngest = Date.now();
+      ingestSamples.push(await input.ingest());
+    }
     const [row, dispatched] = await Promise.all([
       db.rollout.findUniqueOrThrow({
         where: { id: rolloutId },
@@ -391,10 +423,40 @@ async function rollOut(
       ran: switches.filter((node) => (node.switches[planned.label] ?? 0) > 0).length,
     },
     resetByBenchmark,
+    ingest: { waitedSeconds: input.caughtUp.waitedSeconds, samples: ingestSamples },
     startedAt,
     settledAt,
     loadAverage: [loadAtStart, loadavg()[0] ?? 0],
   };
+}
+
+/**
+ * Waits until the newest per-app sample in Mimir is at most `maxLagSeconds` old, or `timeoutSeconds`
+ * passed: a run starts once the product has taken in the previous one's reports (a rollout's status
+ * burst puts the gateway behind), so that each run's gates see the same thing.
+ */
+async function waitForIngest(
+  ingest: () => Promise<IngestSample>,
+  maxLagSeconds: number,
+  timeoutSeconds: number,
+): Promise<{ waitedSeconds: number; sample: IngestSample }> {
+  const start = Date.now();
+  let sample = await ingest();
+  if (caughtUp(sample, maxLagSeconds)) return { waitedSeconds: 0, sample };
+  const progress = new Progress("metrics lag", 1);
+  while (!caughtUp(sample, maxLagSeconds) && Date.now() - start < timeoutSeconds * 1000) {
+    progress.update(
+      0,
+      `newest sample ${sample.lagSeconds?.toFixed(0) ?? "?"} s old, backlog ${sample.backlog ?? "?"}`,
+    );
+    await sleep(2_000);
+    sample = await ingest();
+  }
+  const waitedSeconds = (Date.now() - start) / 1000;
+  progress.finish(
+    `caught up to ${sample.lagSeconds?.toFixed(0) ?? "?"} s after ${waitedSeconds.toFixed(0)} s`,
+  );
+  return { waitedSeconds, sample };
 }
 
 async function batchRecords(db: Db, organizationId: string, rolloutId: string): Promise<BatchRecord[]> {

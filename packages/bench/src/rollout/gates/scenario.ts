@@ -5,6 +5,7 @@
  */
 import type { RolloutStrategyInput } from "@edgefleet/rollout";
 import type { Behaviour, BehaviourKind } from "./behaviour.js";
+import { type IngestSample, ingestAt } from "./ingest.js";
 
 export const BAD_KINDS = ["cpu_hog", "memory_leak", "crash_loop"] as const satisfies readonly BehaviourKind[];
 
@@ -144,6 +145,11 @@ export interface RunRecord extends PlannedRun {
   reached: { dispatched: number; ran: number };
   /** The benchmark rolled a paused rollout back itself (to reset the fleet for the next run). */
   resetByBenchmark: boolean;
+  /**
+   * How far behind the gateway's metrics were (ingest.ts): the wait for them to catch up before the
+   * run, and samples during it (absent in results of runs before it was measured).
+   */
+  ingest?: { waitedSeconds: number; samples: IngestSample[] };
   startedAt: number;
   /** When it stopped moving by itself (completed, rolled back, paused). */
   settledAt: number;
@@ -160,6 +166,11 @@ export interface RunOutcome {
   stoppedBy: StoppedBy;
   /** Gates whose outcome was not pass in that batch. */
   gatesNotPassed: string[];
+  /**
+   * Gates that failed on the data (the bad behaviour seen), as opposed to stopping on no data or
+   * an inconclusive comparison: a version stopped only for lack of data was stopped, not detected.
+   */
+  gatesFailed: string[];
   action: "rolled back" | "paused" | "none";
 }
 
@@ -173,6 +184,7 @@ export function runOutcome(run: Pick<RunRecord, "status" | "batches">): RunOutco
       stoppedAtBatch: judged.batch + 1,
       stoppedBy: "gates",
       gatesNotPassed: judged.gates.gates.filter((g) => g.outcome !== "pass").map((g) => g.gate),
+      gatesFailed: judged.gates.gates.filter((g) => g.outcome === "fail").map((g) => g.gate),
       action,
     };
   }
@@ -183,10 +195,18 @@ export function runOutcome(run: Pick<RunRecord, "status" | "batches">): RunOutco
       stoppedAtBatch: last ? last.batch + 1 : null,
       stoppedBy: "batch_failure",
       gatesNotPassed: [],
+      gatesFailed: [],
       action,
     };
   }
-  return { stopped: false, stoppedAtBatch: null, stoppedBy: null, gatesNotPassed: [], action };
+  return {
+    stopped: false,
+    stoppedAtBatch: null,
+    stoppedBy: null,
+    gatesNotPassed: [],
+    gatesFailed: [],
+    action,
+  };
 }
 
 export interface GatesSummary {
@@ -224,7 +244,12 @@ export interface GatesSummary {
     significantWithinTolerance: number;
     largestEffectByBatch: Record<string, number>;
   };
-  targets: { everyBadStoppedInFirstBatch: boolean; noFalsePositives: boolean };
+  targets: {
+    everyBadStoppedInFirstBatch: boolean;
+    /** Stricter: each stopped in its first batch by a gate that failed on its data. */
+    everyBadDetectedInFirstBatch: boolean;
+    noFalsePositives: boolean;
+  };
 }
 
 function median(values: number[]): number | null {
@@ -297,7 +322,31 @@ export function summarizeRuns(runs: readonly RunRecord[], fleetNodes: number): G
     targets: {
       everyBadStoppedInFirstBatch:
         bad.length === BAD_KINDS.length && bad.every((run) => run.stopped && run.stoppedAtBatch === 1),
+      everyBadDetectedInFirstBatch:
+        bad.length === BAD_KINDS.length &&
+        bad.every((run) => run.stoppedAtBatch === 1 && run.gatesFailed.length > 0),
       noFalsePositives: goodRuns.length > 0 && stops.length === 0,
     },
   };
+}
+
+/** The metrics lag (seconds) when each gated batch was judged, per run and batch (1-based). */
+export function lagAtVerdicts(
+  runs: readonly RunRecord[],
+): Array<{ run: number; label: string; batch: number; lagSeconds: number | null; backlog: number | null }> {
+  return runs.flatMap((run) =>
+    run.batches.flatMap((batch) => {
+      if (!batch.gates || !run.ingest) return [];
+      const sample = ingestAt(run.ingest.samples, batch.gates.evaluatedAt);
+      return [
+        {
+          run: run.run,
+          label: run.label,
+          batch: batch.batch + 1,
+          lagSeconds: sample?.lagSeconds ?? null,
+          backlog: sample?.backlog ?? null,
+        },
+      ];
+    }),
+  );
 }
