@@ -11,6 +11,10 @@
  */
 import { parseArgs } from "node:util";
 
+function withoutNotes(argv: string[]): string[] {
+  return argv.filter((arg, i) => arg !== "--note" && argv[i - 1] !== "--note" && !arg.startsWith("--note="));
+}
+
 async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -57,7 +61,8 @@ async function main(argv: string[]): Promise<void> {
     outDir: values.out ?? "docs/benchmarks",
     notes: values.note ?? [],
     renderOnly: values["render-only"] ?? false,
-    command: ["pnpm bench:rollout --scenario gates", ...argv].join(" "),
+    // Notes are listed in the report; the command line shows what was measured.
+    command: ["pnpm bench:rollout --scenario gates", ...withoutNotes(argv)].join(" "),
   };
   // The stack module reads the profile when it is imported: set it first.
   process.env.EDGEFLEET_BENCH_PROFILE = values.profile;

@@ -275,7 +275,7 @@ export async function writeGatesReport(results: GatesResults, outDir: string): P
   const canary = (c.strategy as { batches: Array<{ count?: number }> }).batches[0]?.count ?? "?";
   const markdown = `# Metric gates: bad versions stopped, good versions let through
 
-Measured by \`${results.command}\` on ${results.at.slice(0, 16).replace("T", " ")} UTC (commit \`${results.commit.slice(0, 10)}\`,
+Measured by \`${results.command.replace(/ --note .*$/s, "")}\` on ${results.at.slice(0, 16).replace("T", " ")} UTC (commit \`${results.commit.slice(0, 10)}\`,
 stack profile \`${results.profile}\`) on ${m.cores} cores (${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}),
 shared with other sessions' builds and stacks: load average at the end ${results.loadAverage.join(", ")}; each run's
 load at its start and end is in its row. **The whole scenario took ${(results.scenarioSeconds / 60).toFixed(1)} min**
