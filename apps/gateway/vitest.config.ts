@@ -6,6 +6,7 @@ const agentE2e = [
   "test/artifact-e2e.integration.test.ts",
   "test/node-commands-e2e.integration.test.ts",
   "test/node-credentials-e2e.integration.test.ts",
+  "test/site-cache-e2e.integration.test.ts",
 ];
 
 export default defineConfig({

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	mathrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -165,6 +166,8 @@ type Agent struct {
 	startedAt        time.Time
 	commandsInFlight atomic.Int64
 	logs             logSessions
+	// chunkCounters: artifact chunks from the site cache and from the gateway.
+	chunkCounters artifacts.SiteCacheCounters
 }
 
 // Start restores the state, restarts the desired apps, and connects in the background: the agent
@@ -223,7 +226,10 @@ func Start(options Options) (*Agent, error) {
 		}
 	}
 	a.state = state
-	options.Runtime.UseChunkSource(a)
+	// The site's leaf cache first, the gateway for whatever it does not hold (artifacts/sitecache.go).
+	options.Runtime.UseChunkSource(artifacts.SiteCacheFirst(artifacts.SiteCacheOptions{
+		Get: a.siteCacheGet, Fallback: a, Counters: &a.chunkCounters,
+	}))
 	for app, desired := range state.Desired {
 		options.Runtime.Put(app, desired.Ver, desired.Spec, desired.Art)
 	}
@@ -635,6 +641,36 @@ func (a *Agent) Chunk(ctx context.Context, obj string, offset, length int64) (ar
 		return artifacts.ChunkAnswer{}, fmt.Errorf("chunk reply for offset %d, asked %d", *answer.Off, offset)
 	}
 	return artifacts.ChunkAnswer{Size: *answer.Size, Data: answer.Data}, nil
+}
+
+// siteCacheGet is one JetStream direct get on the node's own leaf (the one JetStream subject its
+// credentials may publish); the reply comes on the connection's inbox like any other.
+func (a *Agent) siteCacheGet(ctx context.Context, subject string, payload []byte) (artifacts.SiteCacheReply, error) {
+	nc := a.conn()
+	if nc == nil || !a.connected.Load() {
+		return artifacts.SiteCacheReply{}, artifacts.ErrNotConnected
+	}
+	a.control.sent("art", len(subject)+len(payload)+framingBytes)
+	reply, err := nc.RequestWithContext(ctx, subject, payload)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+		return artifacts.SiteCacheReply{}, fmt.Errorf("%w: %v", artifacts.ErrSiteCacheTimeout, err)
+	}
+	if err != nil {
+		return artifacts.SiteCacheReply{}, fmt.Errorf("site cache direct get: %w", err)
+	}
+	a.control.received("art", len(reply.Subject)+len(reply.Data)+framingBytes)
+	answer := artifacts.SiteCacheReply{Data: reply.Data}
+	if status := reply.Header.Get("Status"); status != "" {
+		code, err := strconv.Atoi(status)
+		if err != nil {
+			return artifacts.SiteCacheReply{}, fmt.Errorf("site cache direct get: status %q", status)
+		}
+		answer.Status = code
+	}
+	if sizes, ok := reply.Header[protocol.SiteCacheSizeHeader]; ok && len(sizes) > 0 {
+		answer.Size, answer.HasSize = sizes[0], true
+	}
+	return answer, nil
 }
 
 // --- up messages -----------------------------------------------------------------------------

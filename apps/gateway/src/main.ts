@@ -31,6 +31,7 @@ import { RolloutSiteCachePrep } from "./rollouts/site-cache-prep.js";
 import { installShutdown } from "./shutdown.js";
 import { createLeafBundle } from "./sites/leaf-bundle.js";
 import { SiteCacheSeeder } from "./sites/site-cache-seeder.js";
+import { SiteUplinkMeter } from "./sites/uplink-meter.js";
 
 // Validation first: a bad variable must stop us before any connection is attempted.
 const env = loadGatewayEnvOrExit();
@@ -200,21 +201,36 @@ edgeServices.push(
 );
 edgeServices.push(nodeCommands, logSessions);
 // Rollouts: driven here, next to the desired publisher that turns their commits into deltas.
-edgeServices.push(
-  new RolloutController(
-    db,
-    {
-      databaseUrl: env.DATABASE_URL,
-      tickMs: env.GATEWAY_ROLLOUT_TICK_MS,
-      leaseMs: env.GATEWAY_ROLLOUT_LEASE_MS,
-      mimirUrl: env.MIMIR_URL,
-      ...(env.GATEWAY_REPLICA_ID ? { replicaId: env.GATEWAY_REPLICA_ID } : {}),
-      // Site artifact caches need the tenancy secrets (the seeder is a user of each organization).
-      ...(enrollment ? { siteCache: (onReady) => siteCachePrep(enrollment.secrets, onReady) } : {}),
-    },
-    logger.child({ component: "rollout-controller" }),
-  ),
+const rolloutController = new RolloutController(
+  db,
+  {
+    databaseUrl: env.DATABASE_URL,
+    tickMs: env.GATEWAY_ROLLOUT_TICK_MS,
+    leaseMs: env.GATEWAY_ROLLOUT_LEASE_MS,
+    mimirUrl: env.MIMIR_URL,
+    ...(env.GATEWAY_REPLICA_ID ? { replicaId: env.GATEWAY_REPLICA_ID } : {}),
+    // Site artifact caches need the tenancy secrets (the seeder is a user of each organization).
+    ...(enrollment ? { siteCache: (onReady) => siteCachePrep(enrollment.secrets, onReady) } : {}),
+  },
+  logger.child({ component: "rollout-controller" }),
 );
+edgeServices.push(rolloutController);
+// Each site's uplink under a rollout's bandwidth budget, measured on the hub for the rollout page.
+if (env.NATS_MONITOR_URL) {
+  edgeServices.push(
+    new SiteUplinkMeter(
+      db,
+      {
+        monitorUrl: env.NATS_MONITOR_URL,
+        intervalMs: env.GATEWAY_UPLINK_METER_MS,
+        replicaId: rolloutController.replicaId,
+      },
+      logger.child({ component: "site-uplink-meter" }),
+    ),
+  );
+} else {
+  logger.warn("NATS_MONITOR_URL not set: sites' uplinks under a rollout's budget are not measured");
+}
 if (alerting) {
   edgeServices.push({
     name: "alerting",

@@ -246,6 +246,7 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     query: { batch: "0", limit: "10" },
   }),
   "GET /rollouts/{id}/gates": () => ({ path: `/rollouts/${ids["rollout-approve"]}/gates` }),
+  "GET /rollouts/{id}/site-uplinks": () => ({ path: `/rollouts/${ids["rollout-approve"]}/site-uplinks` }),
   "POST /rollouts/gate-queries/check": () => ({
     path: "/rollouts/gate-queries/check",
     body: { promql: "sum by (node) (edgefleet_node_cpu_usage_ratio)", windowSeconds: 60 },

@@ -16,6 +16,7 @@ import {
 } from "@edgefleet/agent-sdk";
 import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { connect } from "@nats-io/transport-node";
+import { type BehaviourTable, crashModel, nodeProfile, usageModel } from "./rollout/gates/behaviour.js";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
 
 /** Version switches a node's runtime was asked for, kept across restarts of its agent. */
@@ -68,6 +69,10 @@ interface HollowNode {
 const nodes = new Map<string, HollowNode>();
 let natsUrl = "";
 let fetchArtifacts = false;
+let appModels = false;
+/** What each version does (set by the driver before each rollout; read at every sample). */
+let behaviours: BehaviourTable = {};
+const currentBehaviours = () => behaviours;
 let enrolled = 0;
 let started = 0;
 
@@ -80,6 +85,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 async function enrollShare(command: EnrollCommand): Promise<void> {
   natsUrl = command.natsUrl;
   fetchArtifacts = command.fetchArtifacts ?? false;
+  appModels = command.appModels ?? false;
   const connection = await connect({
     servers: command.natsUrl,
     authenticator: nativeCredsAuthenticator(command.enrollCreds),
@@ -139,7 +145,15 @@ async function startAgent(node: HollowNode): Promise<void> {
     saveCredentials: async (jwt) => {
       node.identity.jwt = jwt;
     },
-    runtime: new CountingHollowRuntime(node.switchCount, { fetchArtifacts }),
+    runtime: new CountingHollowRuntime(node.switchCount, {
+      fetchArtifacts,
+      ...(appModels
+        ? {
+            usage: usageModel(currentBehaviours, nodeProfile(node.name)),
+            crashes: crashModel(currentBehaviours),
+          }
+        : {}),
+    }),
     outbox: new MemoryOutbox(),
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
@@ -250,6 +264,9 @@ process.on("message", (message: ToWorker) => {
         return restartSome(message.nids);
       case "watch-hellos":
         return watchHellos(message.timeoutMs, message.nids);
+      case "behaviours":
+        behaviours = message.table;
+        return send({ type: "behaviours-set" });
       case "updates":
         return send({
           type: "updates",

@@ -1,3 +1,5 @@
+import type { BehaviourTable } from "./rollout/gates/behaviour.js";
+
 /** Messages between the benchmark driver and its hollow-agent worker processes (Node IPC). */
 
 export interface EnrollCommand {
@@ -19,6 +21,11 @@ export interface EnrollCommand {
   concurrency: number;
   /** Agents really download artifacts (chunks over NATS, SHA-256 checked) instead of simulating it. */
   fetchArtifacts?: boolean;
+  /**
+   * Per-app CPU, memory and crashes modelled by version (rollout/gates/behaviour.ts, the table set
+   * by "behaviours"); default off: no per-app series, no crashes.
+   */
+  appModels?: boolean;
 }
 
 export type ToWorker =
@@ -30,6 +37,8 @@ export type ToWorker =
   /** From now, note when each running agent gets its next Hello answered (a reconnect); reply
    * "hellos" once every one has, or after `timeoutMs` with those that have. */
   | { type: "watch-hellos"; timeoutMs: number; nids?: string[] }
+  /** The behaviour of each version label (for agents enrolled with `appModels`); reply "behaviours-set". */
+  | { type: "behaviours"; table: BehaviourTable }
   /** Reply "updates": per node, how many times its runtime was told to switch to each version. */
   | { type: "updates" }
   | { type: "shutdown" };
@@ -50,6 +59,7 @@ export type FromWorker =
   | { type: "restarted"; nodes: NodeTime[] }
   | { type: "hellos"; nodes: NodeTime[]; watched: number }
   | { type: "updates"; nodes: NodeUpdates[] }
+  | { type: "behaviours-set" }
   | { type: "error"; message: string };
 
 /** Version switches one hollow node's runtime was told to make (version label → times). */

@@ -14,31 +14,48 @@ export interface LeafLinkCounters {
 interface Leafz {
   /** When the server read its counters (its own clock: the only honest time base for a rate). */
   now?: string;
-  leafs?: Array<{ name?: string; in_bytes?: number; out_bytes?: number }>;
+  leafs?: Array<{ id?: number; name?: string; in_bytes?: number; out_bytes?: number }>;
+}
+
+export interface LeafzReading {
+  /** The hub's time of the reading (null: it did not say). */
+  at: number | null;
+  /** Per leaf name, the sum of its connections. */
+  links: Map<string, LeafLinkCounters>;
+  /** Per leaf name, the down byte counter of each of its connections, by connection id. */
+  connections: Map<string, Record<string, number>>;
 }
 
 export async function readLeafLinks(monitorUrl: string): Promise<Map<string, LeafLinkCounters>> {
   return (await readLeafz(monitorUrl)).links;
 }
 
-async function readLeafz(
-  monitorUrl: string,
-): Promise<{ at: number | null; links: Map<string, LeafLinkCounters> }> {
+export async function readLeafz(monitorUrl: string): Promise<LeafzReading> {
   const response = await fetch(new URL("/leafz", monitorUrl), { signal: AbortSignal.timeout(5_000) });
   if (!response.ok) throw new Error(`${monitorUrl}/leafz answered ${response.status}`);
   const leafz = (await response.json()) as Leafz;
   const links = new Map<string, LeafLinkCounters>();
-  for (const leaf of leafz.leafs ?? []) {
+  const connections = new Map<string, Record<string, number>>();
+  for (const [index, leaf] of (leafz.leafs ?? []).entries()) {
     if (!leaf.name) continue;
     const known = links.get(leaf.name);
-    // Several connections of one leaf (a reconnect overlapping): their sum is the link.
+    // A leaf has several connections (its organization, system and enrollment links; a
+    // reconnect overlapping): their sum is the link.
     links.set(leaf.name, {
       downBytes: (known?.downBytes ?? 0) + (leaf.out_bytes ?? 0),
       upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
     });
+    const ofLeaf = connections.get(leaf.name) ?? {};
+    ofLeaf[String(leaf.id ?? `#${index}`)] = leaf.out_bytes ?? 0;
+    connections.set(leaf.name, ofLeaf);
   }
   const at = leafz.now ? Date.parse(leafz.now) : Number.NaN;
-  return { at: Number.isFinite(at) ? at : null, links };
+  return { at: Number.isFinite(at) ? at : null, links, connections };
+}
+
+/** The name a site's leaf has on the hub: the leaf bundle's `server_name`. */
+export function siteLeafName(organizationSlug: string, siteName: string): string {
+  return `${organizationSlug}-${siteName}`;
 }
 
 export interface UplinkUse {

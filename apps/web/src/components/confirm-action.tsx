@@ -13,7 +13,7 @@ import {
   AlertDialogTrigger,
 } from "./ui/alert-dialog";
 import { Button, type ButtonProps } from "./ui/button";
-import { Hint } from "./ui/tooltip";
+import { DisabledHint } from "./ui/tooltip";
 
 /**
  * The one confirmation for destructive actions: a button that opens an alert dialog saying what
@@ -49,13 +49,7 @@ export function ConfirmAction(props: {
   return (
     <AlertDialog open={open} onOpenChange={setOpen}>
       {props.disabledReason ? (
-        // A disabled button gets no hover or focus: the hint sits on a wrapper that does.
-        <Hint text={props.disabledReason}>
-          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: focusable so keyboard users reach the reason */}
-          <span tabIndex={0} className="inline-flex rounded-md">
-            {trigger}
-          </span>
-        </Hint>
+        <DisabledHint reason={props.disabledReason}>{trigger}</DisabledHint>
       ) : (
         <AlertDialogTrigger asChild>{trigger}</AlertDialogTrigger>
       )}

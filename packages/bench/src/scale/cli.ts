@@ -36,7 +36,7 @@ import {
   REPO_ROOT,
   restartNats,
   stackDown,
-  stackUp,
+  stackUpRetrying,
   VAR_DIR,
 } from "../stack.js";
 import { cumulativeSeries, ratePerSecond, spreadSample, summarize } from "../stats.js";
@@ -738,26 +738,6 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   const report = await writeScaleReport(results, options.outDir);
   step(`report: ${relative(REPO_ROOT, report)}; raw numbers: ${relative(REPO_ROOT, RESULTS_FILE)}`);
   for (const problem of problems) process.stdout.write(`  ! ${problem}\n`);
-}
-
-/**
- * The scale profile's ports (offset 45000) lie in Linux's ephemeral range (32768–60999): on a busy
- * machine an outgoing connection of any process can hold one for a moment ("address already in
- * use"). up.sh stops what it started on failure, so trying again is clean.
- */
-async function stackUpRetrying(attempts = 4): Promise<Record<string, string>> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await stackUp({ keycloak: false });
-    } catch (error) {
-      const busy = error instanceof Error && /address already in use|already in use/.test(error.message);
-      if (!busy || attempt >= attempts) throw error;
-      step(
-        `a port of the stack was taken by another process's connection; trying again (${attempt + 1}/${attempts})`,
-      );
-      await sleep(3_000);
-    }
-  }
 }
 
 /** Progress while `work` runs and the watch window passes. */

@@ -2,15 +2,10 @@
 
 import { nodeSortFields, nodeStatuses } from "@edgefleet/api/schemas";
 import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
-import type { RowSelectionState, SortingState } from "@tanstack/react-table";
-import { useDeferredValue, useMemo, useState } from "react";
-import {
-  formatHidden,
-  formatSort,
-  parseHidden,
-  parseSort,
-  useUrlState,
-} from "~/components/data-table/use-url-state";
+import type { RowSelectionState } from "@tanstack/react-table";
+import { useDeferredValue, useState } from "react";
+import { useListRows } from "~/components/data-table/list-rows";
+import { useTableState, useUrlState } from "~/components/data-table/use-url-state";
 import { ErrorNotice } from "~/components/error-notice";
 import { Card } from "~/components/ui/card";
 import { Input } from "~/components/ui/input";
@@ -36,9 +31,9 @@ export function NodesView() {
   const [search, setSearch] = useState(url.get("q") ?? "");
   const statusParam = url.get("status");
   const status = nodeStatuses.includes(statusParam as Status) ? (statusParam as Status) : "";
-  const sorting: SortingState = parseSort(url.get("sort"), nodeSortFields);
-  const activeSort = sorting[0] ?? { id: "name", desc: false };
-  const hidden = parseHidden(url.get("hide"));
+  // Sorted by the server (node.list's `sort`), so only its sort fields are taken from the address.
+  const view = useTableState("", nodeSortFields);
+  const activeSort = view.sorting[0] ?? { id: "name", desc: false };
   const [selected, setSelected] = useState<RowSelectionState>({});
   const deferredSelector = useDeferredValue(selector.trim());
   const deferredSearch = useDeferredValue(search.trim());
@@ -59,8 +54,7 @@ export function NodesView() {
       { getNextPageParam: (page) => page.nextCursor, placeholderData: keepPreviousData, retry: false },
     ),
   );
-  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
-  const items = useMemo(() => nodes.data?.pages.flatMap((page) => page.items) ?? [], [nodes.data]);
+  const items = useListRows(nodes.data);
   const selectorError = nodes.error && /selector/.test(nodes.error.message) ? nodes.error.message : null;
   const otherError = nodes.error && !selectorError ? nodes.error : null;
   const selectedIds = Object.keys(selected).filter((id) => selected[id]);
@@ -135,16 +129,7 @@ export function NodesView() {
           <NodeTable
             nodes={items}
             filtered={Boolean(deferredSelector || deferredSearch || status)}
-            sorting={sorting}
-            onSortingChange={(updater) => {
-              const next = typeof updater === "function" ? updater(sorting) : updater;
-              url.set({ sort: formatSort(next) });
-            }}
-            columnVisibility={hidden}
-            onColumnVisibilityChange={(updater) => {
-              const next = typeof updater === "function" ? updater(hidden) : updater;
-              url.set({ hide: formatHidden(next) });
-            }}
+            view={view}
             selection={selected}
             onSelectionChange={setSelected}
             hasMore={nodes.hasNextPage}
