@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseCreds } from "@edgefleet/agent-sdk";
 import {
   createEnrollCurve,
   decodeMessage,
@@ -9,6 +10,7 @@ import {
   openEnrollReply,
   PROTOCOL_VERSION,
   signEnrollProof,
+  siteToken,
 } from "@edgefleet/agent-sdk/protocol";
 import { createEnrollmentToken, type Db } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
@@ -200,6 +202,18 @@ afterAll(async () => {
 });
 
 describe("a site's leaf credentials (issue 8 #2)", () => {
+  it("carry only their own site's node subjects and their own site cache's", async () => {
+    const { jwt } = parseCreds(readFileSync(join(siteA.bundle, "site.creds"), "utf8"));
+    const { wireId } = await db.site.findUniqueOrThrow({ where: { id: siteA.id } });
+    const site = siteToken(wireId);
+    // Up: its nodes' reports and its leaf's answers to the gateway's cache seeder. Down: its
+    // nodes' downlinks and inboxes, and the seeder's calls to its own leaf's JetStream domain.
+    expect(permissions(jwt)).toEqual({
+      pub: [`ef.up.${site}.>`, "_INBOX.efsc.>"],
+      sub: [`ef.down.${site}.>`, `_INBOX.${site}.>`, `$JS.efsite-${siteA.id}.API.>`, `ef.sc.${siteA.id}.>`],
+    });
+  });
+
   it("cannot publish as a node of another site of the same organization", async () => {
     const own = await enroll(siteA.id, "a-1");
     const victim = await enroll(siteB.id, "b-1");
