@@ -20,6 +20,7 @@ import {
   type CohortSelector,
   chooseBaseline,
   type DueGates,
+  freshnessQuery,
   type Gate,
   type GateVerdict,
   gateQuery,
@@ -71,6 +72,49 @@ export interface JudgeGatesOptions {
   /** Mimir; without it every gate is inconclusive (never a silent pass). */
   mimir: MimirReader | null;
   now?: () => number;
+  /**
+   * How long past the window's end a verdict waits for the canary's samples to reach Mimir
+   * (DEFAULT_FRESHNESS_GRACE_MS); then it judges on what is there.
+   */
+  freshnessGraceMs?: number;
+}
+
+/** A verdict waits at most this long past the window's end for the canary's samples. */
+export const DEFAULT_FRESHNESS_GRACE_MS = 60_000;
+
+/** Share of the canary's nodes whose samples must have reached the window's end. */
+const CAUGHT_UP_SHARE = 0.9;
+
+/** The baseline's seed: its own sample of the fleet per rollout and batch, the same for the judge and the live chart. */
+function baselineSeed(rolloutId: string, batch: number): string {
+  return `${rolloutId}:${batch}`;
+}
+
+/**
+ * Whether Mimir holds, for at least 90 % of the canary's nodes, a node sample at or after the
+ * window's end (every report carries the node series, whatever its apps do). A node that went
+ * offline never catches up: the share and the grace keep it from holding the verdict forever.
+ */
+async function canaryCaughtUp(
+  mimir: MimirReader,
+  tenant: string,
+  canaryIds: readonly string[],
+  windowEnd: number,
+  now: number,
+): Promise<boolean> {
+  if (canaryIds.length === 0) return true;
+  try {
+    const newest = await queryVector(mimir, tenant, freshnessQuery(canaryIds), now);
+    const wanted = new Set(canaryIds);
+    const caughtUp = newest.filter(
+      (s) => s.labels.node !== undefined && wanted.has(s.labels.node) && s.value * 1000 >= windowEnd,
+    ).length;
+    return caughtUp >= Math.ceil(CAUGHT_UP_SHARE * canaryIds.length);
+  } catch (error) {
+    // A query Mimir refuses cannot become fresher: judge now (the gate's own query will say why).
+    if (error instanceof PromqlError) return true;
+    throw error;
+  }
 }
 
 /** Points a chart aims for over a window. */
@@ -98,7 +142,25 @@ export async function judgeDueGates(
   if (!prepared) return null;
   const { row, due, context } = prepared;
 
-  const baseline = chooseBaseline({ canary: context.canary, candidates: context.candidates });
+  // Judged only once the canary's samples of the window's end are in Mimir (or the grace is
+  // over): a verdict on a window whose last part has not arrived yet would read a lagging ingest
+  // as "no data", or judge on fewer samples than the window holds.
+  const graceMs = options.freshnessGraceMs ?? DEFAULT_FRESHNESS_GRACE_MS;
+  if (options.mimir && now < due.windowEnd + graceMs) {
+    const caughtUp = await canaryCaughtUp(
+      options.mimir,
+      row.organizationId,
+      context.canary.map((n) => n.id),
+      due.windowEnd,
+      now,
+    );
+    if (!caughtUp) return null;
+  }
+  const baseline = chooseBaseline({
+    canary: context.canary,
+    candidates: context.candidates,
+    seed: baselineSeed(row.id, due.batch),
+  });
   const gates: StoredGateVerdict[] = [];
   for (const gate of due.gates) {
     gates.push(await judgeOne(options.mimir, row.organizationId, gate, due, context, baseline.nodeIds));
@@ -324,7 +386,11 @@ export async function liveGateCharts(
   const windowEnd = gatesWindowEnd(state.batches[batch] as BatchProgress, gates) as number;
   const due: DueGates = { batch, gates, windowStart, windowEnd };
   const context = await cohortContext(db, row, state, due);
-  const baseline = chooseBaseline({ canary: context.canary, candidates: context.candidates });
+  const baseline = chooseBaseline({
+    canary: context.canary,
+    candidates: context.candidates,
+    seed: baselineSeed(row.id, batch),
+  });
   const asOf = Math.min(now, windowEnd);
   const charts: LiveGateCharts["gates"] = [];
   for (const gate of gates) {

@@ -87,7 +87,7 @@ export function ChannelsSection(props: { role: Role }) {
           thing={`channel ${channel.name}`}
           enabled={channel.enabled}
           denied={denied}
-          title={channel.disabledReason}
+          offReason={channel.disabledReason}
           switching={update.isPending}
           onSwitch={(enabled) => update.mutate({ id: channel.id, enabled })}
           deleteConsequence="Notifications waiting for it are dropped."

@@ -205,8 +205,8 @@ function PendingNodes(props: { disabledReason: string | null }) {
         <Button
           type="button"
           size="sm"
-          disabled={approve.isPending || Boolean(props.disabledReason)}
-          title={props.disabledReason ?? undefined}
+          disabled={approve.isPending}
+          disabledReason={props.disabledReason}
           onClick={() => approve.mutate({ nodeId: node.id })}
         >
           <CheckIcon aria-hidden />

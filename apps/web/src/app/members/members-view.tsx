@@ -78,8 +78,8 @@ function Members({ list }: { list: RouterOutputs["member"]["list"] }) {
           <RoleSelect
             label={`Role of ${row.original.email}`}
             value={row.original.role}
-            title={reason ?? undefined}
-            disabled={Boolean(reason) || updateRole.isPending}
+            disabledReason={reason}
+            disabled={updateRole.isPending}
             onChange={(role) => updateRole.mutate({ userId: row.original.userId, role })}
             allowed={(role) => grantableRoles(me.role).includes(role)}
           />

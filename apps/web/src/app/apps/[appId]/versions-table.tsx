@@ -14,7 +14,6 @@ import { Badge } from "~/components/ui/badge";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { DisabledHint } from "~/components/ui/tooltip";
 import { useTRPC } from "~/trpc/react";
 import { InstanceCounts } from "../instance-counts";
 
@@ -123,11 +122,9 @@ export function VersionsTable(props: { appId: string; role: Role; className?: st
         const why =
           denied ?? (v.artifact.state === "ready" ? null : `its artifact is ${artifactState(v).label}`);
         return why ? (
-          <DisabledHint reason={why}>
-            <Button size="sm" variant="outline" disabled>
-              Roll out
-            </Button>
-          </DisabledHint>
+          <Button size="sm" variant="outline" disabledReason={why}>
+            Roll out
+          </Button>
         ) : (
           <Button size="sm" variant="outline" asChild>
             <Link href={`/rollouts/new?appId=${props.appId}&versionId=${v.id}`}>Roll out</Link>
