@@ -605,7 +605,7 @@ func (a *Agent) setIntervals(heartbeat, metrics time.Duration) {
 
 // --- artifacts -------------------------------------------------------------------------------
 
-// Chunk asks the gateway for artifact bytes on the node's own `ef.up.<wid>.art`; the reply comes
+// Chunk asks the gateway for artifact bytes on the node's own `ef.up.<site>.<wid>.art`; the reply comes
 // on the connection's inbox, the one subscription Hello already uses.
 func (a *Agent) Chunk(ctx context.Context, obj string, offset, length int64) (artifacts.ChunkAnswer, error) {
 	nc := a.conn()

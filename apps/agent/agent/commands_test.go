@@ -17,7 +17,7 @@ func healthySleeper() protocol.DesiredPut {
 	}}
 }
 
-// Every command through a real nats-server, answered on the node's own `ef.up.<wid>.cmd`.
+// Every command through a real nats-server, answered on the node's own `ef.up.<site>.<wid>.cmd`.
 func TestCommandsAreAnsweredOnTheNodesOwnSubject(t *testing.T) {
 	server := testnats.Start(t)
 	platform := testnats.NewPlatform(t, server, wid)

@@ -27,7 +27,7 @@ type ChunkAnswer struct {
 	Why  string
 }
 
-// ChunkSource answers chunk requests (the gateway over the node's own `ef.up.<wid>.art`). An error
+// ChunkSource answers chunk requests (the gateway over the node's own `ef.up.<site>.<wid>.art`). An error
 // means the request was not answered (not connected, timeout): the fetcher retries those.
 type ChunkSource interface {
 	Chunk(ctx context.Context, obj string, offset, length int64) (ChunkAnswer, error)

@@ -8,7 +8,7 @@ import (
 
 // Node operations (issue 13, docs/protocol.md "Commands"; commands.ts on the TypeScript side): a
 // CommandRequest comes down on the node's one downlink subject, told from a DesiredDelta by its
-// `cmd` key; the CommandReply goes up on the node's own `ef.up.<wid>.cmd`.
+// `cmd` key; the CommandReply goes up on the node's own `ef.up.<site>.<wid>.cmd`.
 
 // The commands a node takes.
 const (

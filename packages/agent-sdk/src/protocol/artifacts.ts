@@ -2,7 +2,7 @@
  * Artifacts on the wire (docs/protocol.md "Artifacts"). A version's artifact lives in its
  * organization's JetStream object store bucket `ART_<org wire id>` (platform account, domain
  * `hub`), named by the lowercase hex SHA-256 of its content. Nodes never get JetStream access to
- * it: they ask the gateway for chunks on their own `ef.up.<wid>.art` subject.
+ * it: they ask the gateway for chunks on their own `ef.up.<site>.<wid>.art` subject.
  */
 
 /** Lowercase hex SHA-256: an object name, and the hash an agent verifies. */

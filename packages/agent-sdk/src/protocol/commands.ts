@@ -1,8 +1,8 @@
 /**
  * Node operations (issue 13): commands the control plane sends a node and the node answers.
- * The request travels down on the node's one downlink subject `ef.down.<wid>` (no new per-node
+ * The request travels down on the node's one downlink subject `ef.down.<site>.<wid>.<token>` (no new per-node
  * subscription: SETUP-FACTS.md, "one wildcard per node"), told apart from a DesiredDelta by its
- * `cmd` key; the reply goes up on the node's own `ef.up.<wid>.cmd`, so the subject the server let
+ * `cmd` key; the reply goes up on the node's own `ef.up.<site>.<wid>.cmd`, so the subject the server let
  * through says which node answered. docs/protocol.md, "Commands".
  */
 
@@ -93,7 +93,7 @@ export type ProbeTarget = (typeof PROBE_TARGETS)[number];
 /** Bounds of one probe. */
 export const PROBE_MAX_BYTES = 8 * 1024 * 1024;
 export const PROBE_MAX_MS = 15_000;
-/** Probe payload chunk (`ef.up.<wid>.prb` / `.sink`): the probe id, a 0 byte, filler. */
+/** Probe payload chunk (`ef.up.<site>.<wid>.prb` / `.sink`): the probe id, a 0 byte, filler. */
 export const PROBE_CHUNK_BYTES = 16 * 1024;
 /** Hub chunks in flight at once (each answered by the gateway). */
 export const PROBE_WINDOW = 4;

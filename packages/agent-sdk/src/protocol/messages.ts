@@ -226,7 +226,7 @@ export const statusReportSchema = z.object({
   inst: z.array(instanceStatusSchema).max(512),
 });
 
-/** Chunk request (agent → gateway, on the agent's own `ef.up.<wid>.art`). */
+/** Chunk request (agent → gateway, on the agent's own `ef.up.<site>.<wid>.art`). */
 export const artifactChunkRequestSchema = z.object({
   v: version,
   /** Object name: lowercase hex SHA-256 of the artifact's content. */
@@ -262,7 +262,7 @@ export const artifactChunkReplySchema = z
 
 const commandId = z.string().regex(COMMAND_ID_PATTERN, "id must be [A-Za-z0-9_-]{1,32}");
 
-/** Command request (gateway → agent, on the node's `ef.down.<wid>`; told from a delta by `cmd`). */
+/** Command request (gateway → agent, on the node's `ef.down.<site>.<wid>.<token>`; told from a delta by `cmd`). */
 export const commandRequestSchema = z
   .object({
     v: version,
@@ -347,7 +347,7 @@ export const diagnosticsSchema = z.object({
 });
 
 /**
- * Command reply (agent → gateway, core publish on the node's own `ef.up.<wid>.cmd`). `ok` false
+ * Command reply (agent → gateway, core publish on the node's own `ef.up.<site>.<wid>.cmd`). `ok` false
  * carries `err` and `why`; the result fields depend on the command: `inst` (app commands: the
  * instance after the action), `hl` (health: the check's result), `diag`, `rep` (report: the
  * sequences of the status and metrics reports it queued).

@@ -62,7 +62,7 @@ interface Pending {
   finish: (outcome: { ok: true; reply: CommandReply } | { ok: false; code: string; error: string }) => void;
   /** A stream (a log session): every reply goes here, and it stays pending until it ends. */
   stream?: (reply: CommandReply) => void;
-  /** A hub probe: its chunks on `ef.up.<wid>.prb` are answered while it is pending. */
+  /** A hub probe: its chunks on `ef.up.<site>.<wid>.prb` are answered while it is pending. */
   probe?: boolean;
 }
 
@@ -257,7 +257,7 @@ export class NodeCommandService implements EdgeService {
 
   /**
    * A throughput probe from one node to its leaf or the hub (docs/protocol.md, "Network probes"),
-   * within the probe limits; the node's chunks on `ef.up.<wid>.prb` are acknowledged here while
+   * within the probe limits; the node's chunks on `ef.up.<site>.<wid>.prb` are acknowledged here while
    * the probe is pending. Waits for the probe's time bound plus `slackMs`.
    */
   async probe(input: {

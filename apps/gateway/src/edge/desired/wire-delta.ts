@@ -24,7 +24,7 @@ export function toWireDelta(delta: DesiredDelta): DesiredDeltaBody {
       }
       let art: ReturnType<typeof wireArtifactRef>;
       try {
-        // Never a URL: the node fetches the object over NATS (ef.up.<wid>.art) and checks the hash.
+        // Never a URL: the node fetches the object over NATS (ef.up.<site>.<wid>.art) and checks the hash.
         art = wireArtifactRef(spec.artifactUrl, spec.artifactSha256);
       } catch (error) {
         throw new UnsendableDeltaError(
