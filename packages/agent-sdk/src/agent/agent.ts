@@ -521,7 +521,7 @@ export class Agent {
 
   // --- commands --------------------------------------------------------------------------------
 
-  /** An operator's command: answered on the node's own `ef.up.<wid>.cmd`, at most 4 at once. */
+  /** An operator's command: answered on the node's own `ef.up.<site>.<wid>.cmd`, at most 4 at once. */
   private onCommand(msg: Msg): void {
     this.control.received("cmd", msg.subject.length + msg.data.byteLength + FRAMING_BYTES);
     const decoded = decodeMessage("commandRequest", msg.data);
@@ -704,7 +704,7 @@ export class Agent {
   // --- artifacts -------------------------------------------------------------------------------
 
   /**
-   * Artifact chunks from the gateway: request/reply on the node's own `ef.up.<wid>.art`, the reply
+   * Artifact chunks from the gateway: request/reply on the node's own `ef.up.<site>.<wid>.art`, the reply
    * on the connection's inbox (the one subscription Hello already uses, no new one per node).
    */
   /** Artifact chunks answered by the site's leaf cache and by the gateway (tests, the bench). */

@@ -19,7 +19,7 @@ export interface LogSessionOptions {
   budget: number;
   /** Initial credit, bytes. */
   credit: number;
-  /** Sends one reply (the agent's `ef.up.<wid>.cmd`). */
+  /** Sends one reply (the agent's `ef.up.<site>.<wid>.cmd`). */
   send: (reply: CommandReply) => void;
   /** Called once, when the session ended (for whatever reason). */
   onEnd: (reason: LogEndReason) => void;

@@ -6,7 +6,7 @@ export type ChunkAnswer =
   | { ok: false; err: ArtifactChunkError; why?: string };
 
 /**
- * Where an agent gets artifact chunks: the gateway, over the agent's own `ef.up.<wid>.art`
+ * Where an agent gets artifact chunks: the gateway, over the agent's own `ef.up.<site>.<wid>.art`
  * request/reply (Agent), or anything else that answers the same way. Rejects when the request
  * could not be answered (not connected, timeout): the fetcher retries those.
  */
