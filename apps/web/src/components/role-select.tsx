@@ -1,8 +1,9 @@
 import { ROLES } from "@edgefleet/api/roles";
+import type { Role } from "./role-reason";
 import { NativeSelect } from "./ui/native-select";
 import { DisabledHint } from "./ui/tooltip";
 
-export type Role = (typeof ROLES)[number];
+export type { Role };
 
 /** Roles this person may not grant are listed but disabled, so the ladder stays visible. */
 export function roleOptions(allowed: (role: Role) => boolean) {

@@ -96,8 +96,8 @@ export function FiringSection(props: { role: Role }) {
             type="button"
             variant="outline"
             size="sm"
-            disabled={Boolean(denied) || silence.isPending}
-            title={denied ?? undefined}
+            disabled={silence.isPending}
+            disabledReason={denied}
             onClick={() =>
               silence.mutate({ ...scope, durationMinutes: 60, comment: `from the alert ${alert.name}` })
             }

@@ -6,12 +6,13 @@ import { BellIcon } from "lucide-react";
 import { useMemo } from "react";
 import { useWatch } from "react-hook-form";
 import { useActionFeedback } from "~/components/action-feedback";
-import { actionsColumn, stateColumn } from "~/components/data-table/columns";
+import { actionsColumn, stateColumn, textColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
+import { siteOptions } from "~/components/forms/select-options";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Badge } from "~/components/ui/badge";
@@ -111,13 +112,14 @@ export function PoliciesSection(props: { role: Role }) {
         ),
       },
       { id: "watches", accessorFn: (policy) => describeSpec(policy.spec), meta: { title: "Watches" } },
-      {
-        id: "scope",
-        accessorFn: (policy) => [policy.siteName, policy.selector].filter(Boolean).join(" · "),
-        meta: { title: "Scope" },
-        cell: ({ getValue }) =>
-          (getValue() as string) || <span className="text-muted-foreground">everywhere</span>,
-      },
+      textColumn(
+        "scope",
+        "Scope",
+        (policy) => [policy.siteName, policy.selector].filter(Boolean).join(" · "),
+        {
+          none: "everywhere",
+        },
+      ),
       stateColumn((policy) => ({
         label: policy.enabled ? "on" : "off",
         variant: policy.enabled ? "online" : "outline",
@@ -137,12 +139,6 @@ export function PoliciesSection(props: { role: Role }) {
     ],
     [denied, update.isPending, update.mutate, remove.isPending, remove.mutate],
   );
-  const siteOptions = [
-    { value: "", label: "every site" },
-    ...(sites.data ?? []).flatMap((site) =>
-      site.id && site.name ? [{ value: site.id, label: site.name }] : [],
-    ),
-  ];
   const sync = status.data;
   return (
     <Section
@@ -189,7 +185,12 @@ export function PoliciesSection(props: { role: Role }) {
             options={SEVERITIES}
           />
           {kind !== "promql" ? (
-            <SelectField name="siteId" label="Site" accessibleName="Policy site" options={siteOptions} />
+            <SelectField
+              name="siteId"
+              label="Site"
+              accessibleName="Policy site"
+              options={siteOptions(sites.data, "every site")}
+            />
           ) : null}
           {(POLICY_KINDS[kind]?.params ?? []).map((param) => (
             <TextField

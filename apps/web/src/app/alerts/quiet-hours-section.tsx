@@ -8,7 +8,7 @@ import { useMemo } from "react";
 import { z } from "zod";
 import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
-import { actionsColumn } from "~/components/data-table/columns";
+import { actionsColumn, textColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
@@ -62,12 +62,12 @@ export function QuietHoursSection(props: { role: Role }) {
   const table = useMemo<DataColumn<SiteQuiet>[]>(
     () => [
       { id: "site", accessorFn: (site) => site.siteName, meta: { title: "Site" } },
-      {
-        id: "hours",
-        accessorFn: (site) => (site.quietHours ? `${site.quietHours.start}–${site.quietHours.end}` : ""),
-        meta: { title: "Quiet hours", className: "tabular-nums" },
-        cell: ({ getValue }) => (getValue() as string) || <span className="text-muted-foreground">none</span>,
-      },
+      textColumn(
+        "hours",
+        "Quiet hours",
+        (site) => (site.quietHours ? `${site.quietHours.start}–${site.quietHours.end}` : null),
+        { none: "none", className: "tabular-nums" },
+      ),
       { id: "zone", accessorFn: (site) => site.timeZone ?? "UTC", meta: { title: "Time zone" } },
       actionsColumn((site) =>
         site.quietHours ? (

@@ -19,6 +19,7 @@ import { FormFooter } from "~/components/forms/form-footer";
 import { textFor } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { relativeTime } from "~/components/relative-time";
+import { roleDenial } from "~/components/role-reason";
 import { type Role, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Section } from "~/components/ui/card";
@@ -49,7 +50,7 @@ export function ApiKeysView() {
   );
   const myRole = members.data?.caller.role ?? null;
   const emailByUserId = new Map(members.data?.items.map((m) => [m.userId, m.email]));
-  const denied = myRole && !roleAtLeast(myRole, "admin") ? `needs the admin role; you are ${myRole}` : null;
+  const denied = myRole ? roleDenial(myRole, "admin") : null;
   const columns: DataColumn<ApiKey>[] = [
     { id: "name", accessorKey: "name", meta: { title: "Name", className: "font-medium" } },
     { id: "role", accessorKey: "role", meta: { title: "Role" } },

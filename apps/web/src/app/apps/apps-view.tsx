@@ -4,11 +4,10 @@ import type { RouterOutputs } from "@edgefleet/api";
 import { createAppInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { BoxIcon } from "lucide-react";
-import Link from "next/link";
 import { useMemo } from "react";
 import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
-import { actionsColumn } from "~/components/data-table/columns";
+import { actionsColumn, linkColumn, textColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { CreateNameForm } from "~/components/forms/create-name-form";
@@ -24,26 +23,11 @@ type AppRow = RouterOutputs["app"]["list"][number];
 const REFRESH_MS = 5_000;
 
 const baseColumns: DataColumn<AppRow>[] = [
-  {
-    id: "name",
-    accessorFn: (app) => app.name,
-    meta: { title: "App" },
-    cell: ({ row }) => (
-      <Link
-        href={`/apps/${row.original.id}`}
-        className="font-mono font-medium text-primary hover:underline"
-        data-testid="app-name"
-      >
-        {row.original.name}
-      </Link>
-    ),
-  },
-  {
-    id: "description",
-    accessorFn: (app) => app.description ?? "",
-    meta: { title: "Description" },
-    cell: ({ getValue }) => getValue() || <span className="text-muted-foreground">—</span>,
-  },
+  linkColumn("name", "App", (app) => ({ text: app.name, href: `/apps/${app.id}` }), {
+    className: "font-mono font-medium",
+    testId: "app-name",
+  }),
+  textColumn("description", "Description", (app) => app.description),
   {
     id: "versions",
     accessorFn: (app) => app.versions,

@@ -1,23 +1,29 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { type ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { createTokenInput } from "@edgefleet/api/schemas";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { CheckIcon, HourglassIcon, TicketIcon } from "lucide-react";
-import Link from "next/link";
 import { useRef, useState } from "react";
 import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
-import { actionsColumn, labelsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
+import {
+  actionsColumn,
+  labelsColumn,
+  linkColumn,
+  stateColumn,
+  timeColumn,
+} from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
+import { siteOptions } from "~/components/forms/select-options";
 import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { type Role, roleDenial } from "~/components/role-reason";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
@@ -25,7 +31,6 @@ import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
 import { InstallCommand } from "./install-command";
 
-type Role = (typeof ROLES)[number];
 type Token = RouterOutputs["enrollment"]["listTokens"]["items"][number];
 type PendingNode = RouterOutputs["node"]["list"]["items"][number];
 
@@ -53,9 +58,7 @@ const tokenForm = createTokenInput.extend({
  * or reject nodes waiting for approval. The role shown is the session's; the API decides.
  */
 export function EnrollmentView(props: { role: Role; initialSiteId: string }) {
-  const denied = roleAtLeast(props.role, "operator")
-    ? null
-    : `needs the operator role; you are ${props.role}`;
+  const denied = roleDenial(props.role, "operator");
   return (
     <>
       <CreateTokenForm disabledReason={denied} initialSiteId={props.initialSiteId} />
@@ -90,15 +93,10 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
       onError: (error) => showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
     }),
   );
-  const siteOptions = [
-    { value: "", label: "no site" },
-    ...(sites.data ?? []).flatMap((site) =>
-      site.id && site.name ? [{ value: site.id, label: site.name }] : [],
-    ),
-  ];
+  const sitesToChoose = siteOptions(sites.data, "no site");
   // Until the sites have loaded, keep the preselected one choosable so the select shows it.
-  if (props.initialSiteId && !siteOptions.some((o) => o.value === props.initialSiteId)) {
-    siteOptions.push({ value: props.initialSiteId, label: "…" });
+  if (props.initialSiteId && !sitesToChoose.some((o) => o.value === props.initialSiteId)) {
+    sitesToChoose.push({ value: props.initialSiteId, label: "…" });
   }
   return (
     <Section
@@ -127,7 +125,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           placeholder="plant 7, line 2"
           maxLength={200}
         />
-        <SelectField name="siteId" label="Site" options={siteOptions} />
+        <SelectField name="siteId" label="Site" options={sitesToChoose} />
         <SelectField
           name="expiresInHours"
           label="Expires after"
@@ -183,16 +181,9 @@ function PendingNodes(props: { disabledReason: string | null }) {
     ),
   );
   const columns: DataColumn<PendingNode>[] = [
-    {
-      id: "name",
-      accessorKey: "name",
-      meta: { title: "Node" },
-      cell: ({ row }) => (
-        <Link href={`/nodes/${row.original.id}`} className="font-mono text-primary hover:underline">
-          {row.original.name}
-        </Link>
-      ),
-    },
+    linkColumn("name", "Node", (node) => ({ text: node.name, href: `/nodes/${node.id}` }), {
+      className: "font-mono",
+    }),
     { id: "site", accessorFn: (node) => node.site ?? "—", meta: { title: "Site" } },
     labelsColumn((node) => node.labels),
     {

@@ -3,8 +3,7 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
 import { RocketIcon } from "lucide-react";
-import Link from "next/link";
-import { stateColumn, timeColumn } from "~/components/data-table/columns";
+import { linkColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { Section } from "~/components/ui/card";
@@ -15,16 +14,14 @@ import { rolloutStatus } from "./status";
 type RolloutRow = RouterOutputs["rollout"]["list"]["items"][number];
 
 const columns: DataColumn<RolloutRow>[] = [
-  {
-    id: "rollout",
-    accessorFn: (r) => `${r.appName} ${r.version}`,
-    meta: { title: "Rollout" },
-    cell: ({ row }) => (
-      <Link href={`/rollouts/${row.original.id}`} className="font-mono text-primary hover:underline">
-        {row.original.appName} → {row.original.version}
-      </Link>
-    ),
-  },
+  linkColumn(
+    "rollout",
+    "Rollout",
+    (r) => ({ text: `${r.appName} → ${r.version}`, href: `/rollouts/${r.id}` }),
+    {
+      className: "font-mono",
+    },
+  ),
   stateColumn<RolloutRow>((r) => rolloutStatus(r.status), "rollout-status", "Status"),
   {
     id: "target",

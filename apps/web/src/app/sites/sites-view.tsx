@@ -5,6 +5,7 @@ import { createSiteInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { MapPinIcon } from "lucide-react";
 import Link from "next/link";
+import { linkColumn, textColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { CreateNameForm } from "~/components/forms/create-name-form";
@@ -33,25 +34,13 @@ const count = (
 });
 
 const columns: DataColumn<SiteRow>[] = [
-  {
-    id: "name",
-    accessorFn: (site) => site.name ?? "",
-    meta: { title: "Site" },
-    cell: ({ row }) =>
-      row.original.id && row.original.name ? (
-        <Link href={`/sites/${row.original.id}`} className="font-medium text-primary hover:underline">
-          {row.original.name}
-        </Link>
-      ) : (
-        <span className="text-muted-foreground">no site</span>
-      ),
-  },
-  {
-    id: "description",
-    accessorFn: (site) => site.description ?? "",
-    meta: { title: "Description" },
-    cell: ({ getValue }) => getValue() || <span className="text-muted-foreground">—</span>,
-  },
+  linkColumn(
+    "name",
+    "Site",
+    (site) => (site.id && site.name ? { text: site.name, href: `/sites/${site.id}` } : null),
+    { className: "font-medium", none: "no site" },
+  ),
+  textColumn("description", "Description", (site) => site.description),
   {
     id: "total",
     accessorFn: (site) => site.total,

@@ -1,5 +1,7 @@
 import type { VariantProps } from "class-variance-authority";
+import Link from "next/link";
 import type * as React from "react";
+import { cn } from "~/lib/utils";
 import { LabelList } from "../label-list";
 import { RelativeTime } from "../relative-time";
 import { Badge, type badgeVariants } from "../ui/badge";
@@ -26,6 +28,56 @@ export function stateColumn<Row>(
         <Badge variant={variant} data-testid={testId}>
           {label}
         </Badge>
+      );
+    },
+  };
+}
+
+/**
+ * A text, sorted by it, or a muted word where there is none (`none`: "—" unless told, e.g.
+ * "everywhere" for a scope that names nothing).
+ */
+export function textColumn<Row>(
+  id: string,
+  title: string,
+  text: (row: Row) => string | null | undefined,
+  options: { none?: string; className?: string } = {},
+): DataColumn<Row> {
+  return {
+    id,
+    accessorFn: (row) => text(row) ?? "",
+    meta: { title, className: options.className },
+    cell: ({ getValue }) =>
+      (getValue() as string) || <span className="text-muted-foreground">{options.none ?? "—"}</span>,
+  };
+}
+
+/**
+ * A row's name as the link to its page (a node, site, app, rollout), sorted by the name; a row
+ * without a page shows `none` muted. `testId` names the link for tests.
+ */
+export function linkColumn<Row>(
+  id: string,
+  title: string,
+  link: (row: Row) => { text: string; href: string } | null,
+  options: { className?: string; testId?: string; none?: string } = {},
+): DataColumn<Row> {
+  return {
+    id,
+    accessorFn: (row) => link(row)?.text ?? "",
+    meta: { title },
+    cell: ({ row }) => {
+      const to = link(row.original);
+      return to ? (
+        <Link
+          href={to.href}
+          className={cn("text-primary hover:underline", options.className)}
+          data-testid={options.testId}
+        >
+          {to.text}
+        </Link>
+      ) : (
+        <span className="text-muted-foreground">{options.none ?? "—"}</span>
       );
     },
   };

@@ -13,3 +13,17 @@ export function selectOptions(options: SelectOption[] | Record<string, string>):
     ? options
     : Object.entries(options).map(([value, label]) => ({ value, label }));
 }
+
+/**
+ * The organization's sites (as `site.list` gives them) as a select's choices after a first one
+ * that names no site ("no site", "every site"); the list's row of nodes without a site is left out.
+ */
+export function siteOptions(
+  sites: readonly { id: string | null; name: string | null }[] | undefined,
+  noSite: string,
+): SelectOption[] {
+  return [
+    { value: "", label: noSite },
+    ...(sites ?? []).flatMap((site) => (site.id && site.name ? [{ value: site.id, label: site.name }] : [])),
+  ];
+}

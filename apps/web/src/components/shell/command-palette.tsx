@@ -7,12 +7,9 @@ import {
   CircleOffIcon,
   LogOutIcon,
   MapPinIcon,
-  MonitorIcon,
-  MoonIcon,
   PlusIcon,
   RocketIcon,
   ServerIcon,
-  SunIcon,
 } from "lucide-react";
 import { useRouter } from "next/navigation";
 import { useTheme } from "next-themes";
@@ -30,6 +27,7 @@ import {
 } from "../ui/command";
 import { requestFocusTarget } from "./focus-target";
 import { CONSOLE_PAGES } from "./pages";
+import { THEMES } from "./theme-toggle";
 
 /**
  * Where a search hit of each kind opens. Typed by the API's `searchKinds`: a new searchable kind
@@ -196,30 +194,17 @@ function CommandPalette(props: { onClose: () => void }) {
               {action.label}
             </CommandItem>
           ))}
-          <CommandItem
-            value="action Dark theme"
-            keywords={["night", "colour"]}
-            onSelect={() => run(() => setTheme("dark"))}
-          >
-            <MoonIcon aria-hidden />
-            Dark theme
-          </CommandItem>
-          <CommandItem
-            value="action Light theme"
-            keywords={["day", "colour"]}
-            onSelect={() => run(() => setTheme("light"))}
-          >
-            <SunIcon aria-hidden />
-            Light theme
-          </CommandItem>
-          <CommandItem
-            value="action System theme"
-            keywords={["auto", "colour"]}
-            onSelect={() => run(() => setTheme("system"))}
-          >
-            <MonitorIcon aria-hidden />
-            Theme of the system
-          </CommandItem>
+          {THEMES.map((theme) => (
+            <CommandItem
+              key={theme.value}
+              value={`action ${theme.label} theme`}
+              keywords={[...theme.keywords]}
+              onSelect={() => run(() => setTheme(theme.value))}
+            >
+              <theme.icon aria-hidden />
+              {theme.action}
+            </CommandItem>
+          ))}
           <CommandItem
             value="action Sign out"
             keywords={["log out"]}

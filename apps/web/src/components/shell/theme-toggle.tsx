@@ -12,10 +12,20 @@ import {
   DropdownMenuTrigger,
 } from "../ui/dropdown-menu";
 
+/**
+ * The console's themes, once: the theme menu shows `label`, the command palette offers `action`
+ * (found also by `keywords`).
+ */
 export const THEMES = [
-  { value: "system", label: "System", icon: MonitorIcon },
-  { value: "light", label: "Light", icon: SunIcon },
-  { value: "dark", label: "Dark", icon: MoonIcon },
+  {
+    value: "system",
+    label: "System",
+    action: "Theme of the system",
+    keywords: ["auto", "colour"],
+    icon: MonitorIcon,
+  },
+  { value: "light", label: "Light", action: "Light theme", keywords: ["day", "colour"], icon: SunIcon },
+  { value: "dark", label: "Dark", action: "Dark theme", keywords: ["night", "colour"], icon: MoonIcon },
 ] as const;
 
 /** Light, dark, or whatever the system says (the default); remembered per browser by next-themes. */

@@ -2,7 +2,7 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { formatBytes } from "~/app/fleet/top-bandwidth";
-import { stateColumn } from "~/components/data-table/columns";
+import { stateColumn, textColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 
 type Detail = RouterOutputs["rollout"]["byId"];
@@ -90,12 +90,7 @@ const columns: DataColumn<BatchProgress>[] = [
   count("failed", "Failed", "text-destructive"),
   count("skippedOffline", "Offline, skipped", "text-offline"),
   count("caughtUp", "Caught up"),
-  {
-    id: "reason",
-    accessorFn: (b) => b.reason ?? "",
-    meta: { title: "Why" },
-    cell: ({ getValue }) => getValue() || <span className="text-muted-foreground">—</span>,
-  },
+  textColumn("reason", "Why", (b) => b.reason),
 ];
 
 /** The batches of one phase (forward, rollback) with their nodes by state. */

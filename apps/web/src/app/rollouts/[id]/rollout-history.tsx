@@ -1,8 +1,7 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import Link from "next/link";
-import { timeColumn } from "~/components/data-table/columns";
+import { linkColumn, textColumn, timeColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
@@ -12,16 +11,9 @@ type Failure = Detail["failures"][number];
 type Event = Detail["events"][number];
 
 const failureColumns: DataColumn<Failure>[] = [
-  {
-    id: "node",
-    accessorFn: (f) => f.nodeName,
-    meta: { title: "Node" },
-    cell: ({ row }) => (
-      <Link href={`/nodes/${row.original.nodeId}`} className="font-mono text-primary hover:underline">
-        {row.original.nodeName}
-      </Link>
-    ),
-  },
+  linkColumn("node", "Node", (f) => ({ text: f.nodeName, href: `/nodes/${f.nodeId}` }), {
+    className: "font-mono",
+  }),
   {
     id: "batch",
     accessorFn: (f) => f.batch ?? -1,
@@ -29,12 +21,7 @@ const failureColumns: DataColumn<Failure>[] = [
     cell: ({ row }) =>
       `${row.original.phase === "rollback" ? "rollback " : ""}${(row.original.batch ?? -1) + 1 || "late"}`,
   },
-  {
-    id: "reason",
-    accessorFn: (f) => f.reason ?? "",
-    meta: { title: "Why" },
-    cell: ({ getValue }) => getValue() || <span className="text-muted-foreground">no reason reported</span>,
-  },
+  textColumn("reason", "Why", (f) => f.reason, { none: "no reason reported" }),
 ];
 
 const eventColumns: DataColumn<Event>[] = [

@@ -3,9 +3,9 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
 import { ChartLineIcon } from "lucide-react";
-import Link from "next/link";
 import { useMemo, useState } from "react";
 import { formatBytes } from "~/app/fleet/top-bandwidth";
+import { linkColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { ErrorNotice } from "~/components/error-notice";
 import { Badge } from "~/components/ui/badge";
@@ -48,16 +48,7 @@ function budgetText(budget: SiteUplink["budget"]): string {
 
 function columns(onChart: (siteId: string) => void, charted: string | null): DataColumn<SiteUplink>[] {
   return [
-    {
-      id: "site",
-      accessorFn: (s) => s.siteName,
-      meta: { title: "Site" },
-      cell: ({ row }) => (
-        <Link href={`/sites/${row.original.siteId}`} className="text-primary hover:underline">
-          {row.original.siteName}
-        </Link>
-      ),
-    },
+    linkColumn("site", "Site", (s) => ({ text: s.siteName, href: `/sites/${s.siteId}` })),
     {
       id: "budget",
       accessorFn: (s) => s.budget.bytesPerSecond ?? 0,
