@@ -45,6 +45,8 @@ export interface EdgeConfig {
    * and the memory kept for encoded chunk replies (`memoryBytes`, default 64 MiB).
    */
   artifactCache?: { dir: string; maxBytes: number; maxArtifactBytes?: number; memoryBytes?: number };
+  /** Replicas of EF_UP: the hub's JetStream cluster size, at most 3 (HubReplicas). */
+  streamReplicas: () => Promise<number>;
 }
 
 /**
@@ -114,6 +116,7 @@ export function createEdgeServices(
       ),
       metrics,
       ingestLogger,
+      config.streamReplicas,
     ),
     {
       name: "artifact-store",

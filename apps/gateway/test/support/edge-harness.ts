@@ -91,6 +91,7 @@ export async function startEdgeHarness(overrides: Partial<EdgeConfig> = {}): Pro
       livenessFlushMs: 200,
       desiredRescanMs: 1_000,
       metricsBatch: { maxBatch: 100, maxDelayMs: 100 },
+      streamReplicas: async () => 1,
       ...overrides,
     },
     logger,
