@@ -17,6 +17,7 @@ import {
 } from "@edgefleet/agent-sdk";
 import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { connect } from "@nats-io/transport-node";
+import { type DeliveryLedger, RecordingOutbox } from "./delivery-ledger.js";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
 
 /** Version switches a node's runtime was asked for, kept across restarts of its agent. */
@@ -64,11 +65,16 @@ interface HollowNode {
   url: string;
   agent: Agent | undefined;
   switchCount: SwitchCount;
+  /** Every report whose PubAck this node's agents got, across restarts. */
+  ledger: DeliveryLedger;
+  /** The running agent's outbox (its backlog). */
+  outbox: RecordingOutbox | undefined;
 }
 
 const nodes = new Map<string, HollowNode>();
 let natsUrl = "";
 let fetchArtifacts = false;
+let statusRefreshSeconds: number | undefined;
 let enrolled = 0;
 let started = 0;
 
@@ -81,6 +87,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 async function enrollShare(command: EnrollCommand): Promise<void> {
   natsUrl = command.natsUrl;
   fetchArtifacts = command.fetchArtifacts ?? false;
+  statusRefreshSeconds = command.statusRefreshSeconds;
   const connection = await connect({
     servers: command.natsUrl,
     authenticator: nativeCredsAuthenticator(command.enrollCreds),
@@ -109,6 +116,8 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
           url: urls[index % urls.length] as string,
           agent: undefined,
           switchCount: { switches: {}, lastVersion: new Map() },
+          ledger: { st: [], mx: [] },
+          outbox: undefined,
         });
         enrolled++;
       } catch (error) {
@@ -131,6 +140,7 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
 }
 
 async function startAgent(node: HollowNode): Promise<void> {
+  node.outbox = new RecordingOutbox(new MemoryOutbox(), node.ledger);
   node.agent = await Agent.start({
     servers: [node.url || natsUrl],
     wid: node.identity.wid,
@@ -138,12 +148,13 @@ async function startAgent(node: HollowNode): Promise<void> {
     // of CPU with the key derivation), which alone saturates a process connecting thousands.
     authenticator: nativeJwtAuthenticator(node.identity.jwt, node.identity.seed),
     runtime: new CountingHollowRuntime(node.switchCount, { fetchArtifacts }),
-    outbox: new MemoryOutbox(),
+    outbox: node.outbox,
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
     reconnectPacer,
     // The name is how the benchmark finds its agents' connections in the server's /connz.
     name: `${node.name}`,
+    ...(statusRefreshSeconds ? { statusRefreshSeconds } : {}),
   });
 }
 
@@ -231,8 +242,14 @@ async function shutdown(): Promise<void> {
 
 const progressTimer = setInterval(() => {
   let connected = 0;
-  for (const node of nodes.values()) if (node.agent?.isConnected()) connected++;
-  send({ type: "progress", enrolled, started, connected });
+  let backlog = 0;
+  let delivered = 0;
+  for (const node of nodes.values()) {
+    if (node.agent?.isConnected()) connected++;
+    if (node.agent) backlog += node.outbox?.stats().records ?? 0;
+    delivered += node.ledger.st.length + node.ledger.mx.length;
+  }
+  send({ type: "progress", enrolled, started, connected, backlog, delivered });
 }, 1_000);
 
 process.on("message", (message: ToWorker) => {
@@ -255,6 +272,20 @@ process.on("message", (message: ToWorker) => {
             nid: node.identity.nid,
             switches: node.switchCount.switches,
           })),
+        });
+      case "deliveries":
+        return send({
+          type: "deliveries",
+          nodes: [...nodes.values()].map((node) => {
+            const outbox = node.outbox?.stats();
+            return {
+              nid: node.identity.nid,
+              st: node.ledger.st,
+              mx: node.ledger.mx,
+              evicted: outbox?.evicted ?? 0,
+              pending: outbox?.records ?? 0,
+            };
+          }),
         });
       case "shutdown":
         return shutdown();

@@ -1,4 +1,5 @@
 /** Messages between the benchmark driver and its hollow-agent worker processes (Node IPC). */
+import type { NodeDeliveries } from "./delivery-ledger.js";
 
 export interface EnrollCommand {
   type: "enroll";
@@ -14,6 +15,8 @@ export interface EnrollCommand {
   concurrency: number;
   /** Agents really download artifacts (chunks over NATS, SHA-256 checked) instead of simulating it. */
   fetchArtifacts?: boolean;
+  /** A status report also goes out this often without a change (the agent's default: 600 s). */
+  statusRefreshSeconds?: number;
 }
 
 export type ToWorker =
@@ -27,6 +30,8 @@ export type ToWorker =
   | { type: "watch-hellos"; timeoutMs: number; nids?: string[] }
   /** Reply "updates": per node, how many times its runtime was told to switch to each version. */
   | { type: "updates" }
+  /** Reply "deliveries": per node, every report whose PubAck its agent got (delivery-ledger.ts). */
+  | { type: "deliveries" }
   | { type: "shutdown" };
 
 export interface NodeTime {
@@ -37,7 +42,16 @@ export interface NodeTime {
 
 export type FromWorker =
   | { type: "ready" }
-  | { type: "progress"; enrolled: number; started: number; connected: number }
+  | {
+      type: "progress";
+      enrolled: number;
+      started: number;
+      connected: number;
+      /** Reports in the running agents' outboxes, waiting for their PubAck. */
+      backlog: number;
+      /** Reports acknowledged so far (all agents, since start). */
+      delivered: number;
+    }
   | { type: "enrolled"; nodes: Array<{ nid: string; name: string }>; failures: number; firstError?: string }
   /** Agents handed to Agent.start (it connects in the background) and when. */
   | { type: "started"; nodes: NodeTime[] }
@@ -45,6 +59,7 @@ export type FromWorker =
   | { type: "restarted"; nodes: NodeTime[] }
   | { type: "hellos"; nodes: NodeTime[]; watched: number }
   | { type: "updates"; nodes: NodeUpdates[] }
+  | { type: "deliveries"; nodes: NodeDeliveries[] }
   | { type: "error"; message: string };
 
 /** Version switches one hollow node's runtime was told to make (version label → times). */

@@ -7,6 +7,7 @@ import { serverAuthConfig, type TenancySecrets } from "./bootstrap";
 
 export {
   freePort,
+  LinkCutter,
   type NatsPorts,
   natsServerBin,
   type RunningNats,
