@@ -14,8 +14,8 @@ import {
  */
 export interface NodeDeliveries {
   nid: string;
-  /** Status report sequences acknowledged, in order. */
-  st: number[];
+  /** Status reports acknowledged, in order: [sequence, report time in ms]. */
+  st: Array<[number, number]>;
   /** Metrics reports acknowledged: [sequence, sample time in ms]. */
   mx: Array<[number, number]>;
   /** Records the outbox dropped to keep under its cap (never acknowledged, lost by design). */
@@ -26,7 +26,7 @@ export interface NodeDeliveries {
 
 /** One node's acknowledged reports, kept across restarts of its agent (each gets a new outbox). */
 export interface DeliveryLedger {
-  st: number[];
+  st: Array<[number, number]>;
   mx: Array<[number, number]>;
 }
 
@@ -48,8 +48,10 @@ export class RecordingOutbox implements Outbox {
     // The agent acknowledges the head of the outbox, one PubAck at a time.
     for (const record of await this.inner.peek(64)) {
       if (record.index > index) break;
-      if (record.type === "st") this.ledger.st.push(record.key);
-      else if (record.type === "mx") {
+      if (record.type === "st") {
+        const decoded = decodeMessage("statusReport", record.payload);
+        this.ledger.st.push([record.key, decoded.ok ? decoded.msg.at : Number.NaN]);
+      } else if (record.type === "mx") {
         const decoded = decodeMessage("metricsReport", record.payload);
         this.ledger.mx.push([record.key, decoded.ok ? decoded.msg.at : Number.NaN]);
       }
