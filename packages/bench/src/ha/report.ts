@@ -67,10 +67,14 @@ export function renderHaReport(results: HaBenchResults, chartFiles: readonly str
     "| | lost | duplicated | time to recover |",
     "|---|---|---|---|",
   );
-  for (const kill of results.kills)
+  for (const kill of results.kills) {
+    const account = kill.deliveries;
     push(
-      `| kill -9 ${kill.what} | 0 of the acknowledged (see below) | 0 of them | ${seconds(kill.recovery.overall)} |`,
+      account
+        ? `| kill -9 ${kill.what} | ${account.status.lost} of ${count(account.status.acked)} status, ${account.metrics.lost} of ${count(account.metrics.acked)} metrics | ${account.status.appliedTwice} status, ${account.metrics.duplicated} metrics | ${seconds(kill.recovery.overall)} |`
+        : `| kill -9 ${kill.what} | – | – | ${seconds(kill.recovery.overall)} |`,
     );
+  }
   push(
     `| site ${results.partition.site} cut off ${(config.partitionSeconds / 60).toFixed(0)} min | ${results.deliveries.perSite[results.partition.site]?.status.lost ?? 0} status, ${results.deliveries.perSite[results.partition.site]?.metrics.lost ?? 0} metrics | ${results.deliveries.perSite[results.partition.site]?.status.appliedTwice ?? 0} status, ${results.deliveries.perSite[results.partition.site]?.metrics.duplicated ?? 0} metrics | ${results.partition.backlogAtRestore} buffered reports delivered ${seconds(results.partition.drainedSeconds)} after the link returned |`,
     `| the rollout (${results.rollout.nodes} nodes) | ${results.rollout.leftBehind} nodes left behind | ${results.rollout.updatedTwice.nodes} nodes updated twice | ${results.rollout.status}${results.rollout.finishedAt ? ` ${((results.rollout.finishedAt - results.rollout.startedAt) / 1000).toFixed(0)} s after its start` : ""} |`,

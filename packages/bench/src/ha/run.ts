@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
@@ -81,7 +81,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runHaBench(options: HaOptions & { renderOnly: boolean }): Promise<void> {
   const outDir = resolve(REPO_ROOT, options.outDir);
   if (options.renderOnly) {
-    const results = JSON.parse(readFileSync(join(outDir, RESULTS), "utf8")) as HaBenchResults;
+    // The last run's numbers (var/ha), else the committed ones beside the report.
+    const file = existsSync(join(VAR_DIR, RESULTS)) ? join(VAR_DIR, RESULTS) : join(outDir, RESULTS);
+    const results = JSON.parse(readFileSync(file, "utf8")) as HaBenchResults;
     await writeReport({ ...results, notes: [...results.notes, ...options.notes] }, outDir);
     return;
   }
@@ -749,8 +751,8 @@ function printSummary(results: HaBenchResults): void {
 
 async function writeReport(results: HaBenchResults, outDir: string): Promise<string> {
   mkdirSync(outDir, { recursive: true });
-  const charts = await writeHaCharts(results, outDir);
   writeFileSync(join(outDir, RESULTS), `${JSON.stringify(results, null, 2)}\n`);
+  const charts = await writeHaCharts(results, outDir);
   const file = join(outDir, "ha-chaos.md");
   writeFileSync(file, renderHaReport(results, charts));
   return file;
