@@ -119,6 +119,7 @@ const sample = (at: number, overrides: Partial<TimelineSample> = {}): TimelineSa
   at,
   gateways: [200, 200],
   consoles: [200, 200],
+  nodeCommands: [200, 200],
   session: 200,
   keycloak: 200,
   ingestBacklog: 0,

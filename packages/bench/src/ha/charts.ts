@@ -103,6 +103,9 @@ export function haChartSpecs(results: HaBenchResults): Record<string, TopLevelSp
   results.timeline[0]?.consoles.forEach((_, index) => {
     probes[`console-${index + 1} REST API`] = (sample) => answer(sample.consoles[index] ?? null);
   });
+  results.timeline[0]?.nodeCommands.forEach((_, index) => {
+    probes[`console-${index + 1} node command`] = (sample) => answer(sample.nodeCommands[index] ?? null);
+  });
   probes["signed-in console page data"] = (sample) => answer(sample.session);
   probes["Keycloak (sign-in)"] = (sample) => answer(sample.keycloak);
   probes["rollout controller leasing"] = (sample) =>
@@ -120,6 +123,7 @@ export function haChartSpecs(results: HaBenchResults): Record<string, TopLevelSp
         ["agents delivering", kill.recovery.agentsDelivering],
         ["ingest caught up", kill.recovery.ingestCaughtUp],
         ["console API", kill.recovery.consoleApi],
+        ["node commands", kill.recovery.nodeCommands],
         ["rollout controller", kill.recovery.controller],
       ] as const
     ).map(([signal, seconds]) => ({ kill: kill.target, signal, seconds: seconds ?? 0 })),

@@ -58,6 +58,7 @@ export function recoveryAfter(input: {
     serverReady: input.readyAt === null ? null : (input.readyAt - at) / 1000,
     gatewaysReady: after((sample) => sample.gateways.every(ok)),
     consoleApi: after((sample) => sample.consoles.every(ok)),
+    nodeCommands: after((sample) => sample.nodeCommands.every(ok)),
     session: after((sample) => ok(sample.session)),
     signIn: after((sample) => ok(sample.keycloak)),
     agentsDelivering: after((sample) => sample.agentBacklog[0] <= normal.agentBacklog),
@@ -88,6 +89,8 @@ export function failuresSeen(window: readonly TimelineSample[]): Record<string, 
   for (const sample of window) {
     for (const [index, status] of sample.gateways.entries()) note(`gateway-${index + 1} /readyz`, status);
     for (const [index, status] of sample.consoles.entries()) note(`console-${index + 1} REST API`, status);
+    for (const [index, status] of sample.nodeCommands.entries())
+      note(`console-${index + 1} node command`, status);
     note("console-1 signed-in page data (tRPC)", sample.session);
     note("Keycloak (sign-in)", sample.keycloak);
   }

@@ -112,13 +112,13 @@ export function renderHaReport(results: HaBenchResults, chartFiles: readonly str
     "Seconds from the kill until each signal was healthy for good (the first healthy second after the last",
     "unhealthy one, before the next fault); **overall** is the slowest.",
     "",
-    "| kill -9 | rollout batch | server ready | gateways ready | agents delivering | ingest caught up | console API | signed-in console | sign-in (Keycloak) | rollout controller | **overall** |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| kill -9 | rollout batch | server ready | gateways ready | agents delivering | ingest caught up | console API | node commands | signed-in console | sign-in (Keycloak) | rollout controller | **overall** |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
   );
   for (const kill of results.kills) {
     const r = kill.recovery;
     push(
-      `| ${kill.what} | ${kill.rolloutBatchesAtKill ?? "–"} | ${seconds(r.serverReady)} | ${seconds(r.gatewaysReady)} | ${seconds(r.agentsDelivering)} | ${seconds(r.ingestCaughtUp)} | ${seconds(r.consoleApi)} | ${seconds(r.session)} | ${seconds(r.signIn)} | ${r.controller === null ? "–" : seconds(r.controller)} | **${seconds(r.overall)}** |`,
+      `| ${kill.what} | ${kill.rolloutBatchesAtKill ?? "–"} | ${seconds(r.serverReady)} | ${seconds(r.gatewaysReady)} | ${seconds(r.agentsDelivering)} | ${seconds(r.ingestCaughtUp)} | ${seconds(r.consoleApi)} | ${seconds(r.nodeCommands)} | ${seconds(r.session)} | ${seconds(r.signIn)} | ${r.controller === null ? "–" : seconds(r.controller)} | **${seconds(r.overall)}** |`,
     );
   }
   push("", "### What users saw meanwhile", "");
@@ -141,7 +141,9 @@ export function renderHaReport(results: HaBenchResults, chartFiles: readonly str
     "## How it is measured",
     "",
     "- Probes every second, each bounded to 2 s: both gateways' `/readyz`; both consoles' REST API",
-    "  (`GET /api/v1/nodes/counts` with an operator API key); console 1 with alice's session cookie",
+    "  (`GET /api/v1/nodes/counts` with an operator API key); every 5 s a forced report on a node through each",
+    "  console (`POST /api/v1/nodes/{id}/commands`: console → a gateway → NATS → the node and back; a console",
+    "  skips a gateway replica it cannot reach); console 1 with alice's session cookie",
     "  (tRPC `node.counts`); Keycloak's OIDC discovery (what a sign-in starts with); EF_UP's `gateway` consumer",
     "  (pending + unacknowledged); each site's agents' outboxes; the rollout's lease (held and current) and the",
     "  nodes running its version, from Postgres.",

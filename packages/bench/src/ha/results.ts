@@ -15,6 +15,11 @@ export interface TimelineSample {
   gateways: Array<number | null>;
   /** Each console replica's REST API (GET /api/v1/nodes/counts with an API key). */
   consoles: Array<number | null>;
+  /**
+   * Each console's last forced report on a node (REST POST /nodes/{id}/commands, every 5 s): the
+   * console through a gateway to the node and back; 502: no answer from the node.
+   */
+  nodeCommands: Array<number | null>;
   /** Console 1 with a signed-in person's session (tRPC node.counts). */
   session: number | null;
   /** Keycloak's OIDC discovery (what every sign-in starts with). */
@@ -48,6 +53,8 @@ export interface Recovery {
   serverReady: number | null;
   gatewaysReady: number | null;
   consoleApi: number | null;
+  /** Both consoles' node commands (through a gateway to a node) answer again. */
+  nodeCommands: number | null;
   session: number | null;
   signIn: number | null;
   /** The agents of the connected site have no reports waiting beyond normal. */

@@ -302,6 +302,7 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
     jsm: () => jsm,
     workers: pool,
   });
+  sampler.commandNode = enrolled.perWorker[0]?.[0]?.nid ?? null;
   sampler.start();
   cleanup.add("stop sampling", () => sampler.stop());
   const ticker = setInterval(() => printLine(sampler, allNids.length), 5_000);
@@ -347,6 +348,7 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
         serverReady: null,
         gatewaysReady: null,
         consoleApi: null,
+        nodeCommands: null,
         session: null,
         signIn: null,
         agentsDelivering: null,

@@ -16,6 +16,8 @@ import type { Observation, TimelineSample } from "./results.js";
 const PROBE_TIMEOUT_MS = 2_000;
 /** The gateway's durable consumer on EF_UP (apps/gateway/src/edge/ingest/ef-up-stream.ts). */
 const GATEWAY_CONSUMER = "gateway";
+/** Every this many seconds each console runs a command on a node (console → gateway → node and back). */
+const COMMAND_EVERY = 5;
 
 export interface SamplerTargets {
   gatewayUrls: string[];
@@ -35,6 +37,11 @@ export class TimelineSampler {
   readonly observations: Observation[] = [];
   /** The rollout under way (set once it is created). */
   rollout: { id: string; appId: string; versionId: string } | null = null;
+  /** A node of the connected site that the node-command probe asks for a report. */
+  commandNode: string | null = null;
+  /** Each console's last node-command answer (probed every COMMAND_EVERY samples: it costs reports). */
+  private readonly lastCommand: Array<number | null> = [];
+  private ticks = 0;
   private client: pg.Client | null = null;
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
@@ -69,6 +76,9 @@ export class TimelineSampler {
   private async sample(): Promise<TimelineSample> {
     const at = Date.now();
     const { targets } = this;
+    if (this.ticks++ % COMMAND_EVERY === 0 && this.commandNode)
+      for (const [index, url] of targets.consoleUrls.entries())
+        void this.probeCommand(index, url, this.commandNode);
     const status = (probe: string, url: string, headers: Record<string, string> = {}) =>
       timedRequest(url, { headers, timeoutMs: PROBE_TIMEOUT_MS }).then(
         (response) => {
@@ -105,6 +115,7 @@ export class TimelineSampler {
       session,
       keycloak,
       ingestBacklog,
+      nodeCommands: targets.consoleUrls.map((_, index) => this.lastCommand[index] ?? null),
       agentBacklog: [siteA.backlog, siteB.backlog],
       agentsConnected: [siteA.connected, siteB.connected],
       controllerLeasing: inventory?.leasing ?? null,
@@ -112,6 +123,32 @@ export class TimelineSampler {
       online: inventory?.online ?? null,
       loadAverage: loadavg()[0] ?? 0,
     };
+  }
+
+  /**
+   * A forced report through console `index`'s REST API: the console asks a gateway (it tries the
+   * next replica when one cannot be reached), the gateway asks the node over NATS. 200 with the
+   * node's answer is ok; an answer without it counts as 502.
+   */
+  private async probeCommand(index: number, url: string, nodeId: string): Promise<void> {
+    const at = Date.now();
+    const probe = `console-${index + 1} node command`;
+    try {
+      const response = await timedRequest(`${url}/api/v1/nodes/${nodeId}/commands`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.targets.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ command: "report", timeoutSeconds: 5 }),
+        timeoutMs: 9_000,
+      });
+      const succeeded =
+        response.status === 200 && (JSON.parse(response.body) as { succeeded?: number }).succeeded === 1;
+      const status = response.status === 200 && !succeeded ? 502 : response.status;
+      if (status >= 300) this.observe(at, probe, status, response.body);
+      this.lastCommand[index] = status;
+    } catch (error) {
+      this.observe(at, probe, null, error instanceof Error ? error.message : String(error));
+      this.lastCommand[index] = null;
+    }
   }
 
   private observe(at: number, probe: string, status: number | null, detail: string): void {
