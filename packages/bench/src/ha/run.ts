@@ -459,7 +459,6 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
     problems.push(`the rollout ended ${rolloutState.status}, not completed.`);
   step("30 s more of steady reporting, then the agents stop and the ingest drains");
   await sleep(30_000);
-  const endedAt = Date.now();
   await pool.stopAgents(allNids);
   const drainDeadline = Date.now() + 120_000;
   while (Date.now() < drainDeadline) {
