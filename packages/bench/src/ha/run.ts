@@ -11,7 +11,7 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import pg from "pg";
 import { trpcData } from "../console/cases.js";
 import { timedRequest } from "../console/http.js";
-import { signInToConsole } from "../console/keycloak.js";
+import { allowConsoleOrigin, signInToConsole } from "../console/keycloak.js";
 import { migrateAndSeedDemo, prepareApp, WebProcess } from "../console/stack.js";
 import type { NodeDeliveries } from "../delivery-ledger.js";
 import { type Cleanup, runWithCleanup } from "../interrupt.js";
@@ -176,6 +176,16 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
     );
   const consoleUrls = consoles.map((web) => web.url);
   step(`consoles ready at ${consoleUrls.join(", ")}`);
+  // The realm file lists the ha consoles, but Keycloak's import folder is shared by every checkout
+  // on the machine (another stack may have copied its own file there): allow them explicitly.
+  for (const origin of consoleUrls)
+    await allowConsoleOrigin({
+      keycloakUrl: need("KEYCLOAK_URL"),
+      realm: "edgefleet",
+      clientId: need("AUTH_KEYCLOAK_ID"),
+      origin,
+      admin: { username: need("KEYCLOAK_ADMIN_USERNAME"), password: need("KEYCLOAK_ADMIN_PASSWORD") },
+    });
   step("signing alice in through Keycloak; an operator API key");
   const session = await signInToConsole(consoleUrls[0] as string, "alice", "edgefleet");
   session.set("edgefleet-org", "acme");
