@@ -181,6 +181,7 @@ async function untilPostgresAnswers(databaseUrl: string, timeoutMs = 120_000): P
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 2_000 });
+    client.on("error", () => undefined);
     try {
       await client.connect();
       await client.query("SELECT 1");
