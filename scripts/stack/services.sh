@@ -178,10 +178,11 @@ write_stack_env() {
   local vapid_public vapid_private
   read -r vapid_public vapid_private <"$vapid_file"
   # Every node of the hub and every gateway replica, comma-separated (one of each outside `ha`).
-  local nats_urls=() leaf_urls=() gateway_urls=() i
+  local nats_urls=() leaf_urls=() monitor_urls=() gateway_urls=() i
   for i in $(seq 1 "$NATS_CLUSTER_SIZE"); do
     nats_urls+=("nats://127.0.0.1:$((PORT_NATS + i - 1))")
     leaf_urls+=("nats-leaf://127.0.0.1:$((PORT_NATS_LEAF + i - 1))")
+    monitor_urls+=("http://127.0.0.1:$((PORT_NATS_MONITOR + i - 1))")
   done
   for i in $(seq 1 "$GATEWAY_REPLICAS"); do gateway_urls+=("http://127.0.0.1:$((PORT_GATEWAY + i - 1))"); done
   cat >"$STACK_ENV" <<ENV
@@ -190,7 +191,7 @@ EDGEFLEET_PROFILE=$EDGEFLEET_PROFILE
 DATABASE_URL=postgresql://edgefleet@127.0.0.1:$PORT_POSTGRES/edgefleet
 NATS_URL=$(IFS=,; echo "${nats_urls[*]}")
 NATS_LEAF_URL=$(IFS=,; echo "${leaf_urls[*]}")
-NATS_MONITOR_URL=http://127.0.0.1:$PORT_NATS_MONITOR
+NATS_MONITOR_URL=$(IFS=,; echo "${monitor_urls[*]}")
 NATS_SERVER_BIN=$NATS_BIN
 SCHEMATHESIS_BIN=$SCHEMATHESIS_BIN
 AGENT_SERVER_URL=nats://127.0.0.1:$PORT_NATS

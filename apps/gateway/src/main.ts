@@ -239,7 +239,7 @@ function siteCachePrep(secrets: TenancySecrets, onReady: (rolloutId: string) => 
   return new RolloutSiteCachePrep(
     db,
     new SiteCacheSeeder(secrets, artifactsOnDisk, { natsUrl: env.NATS_URL }),
-    { monitorUrl: env.NATS_MONITOR_URL ?? null },
+    { monitorUrls: env.NATS_MONITOR_URL ?? null },
     onReady,
     logger.child({ component: "site-cache" }),
   );

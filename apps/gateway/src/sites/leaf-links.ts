@@ -17,28 +17,41 @@ interface Leafz {
   leafs?: Array<{ name?: string; in_bytes?: number; out_bytes?: number }>;
 }
 
-export async function readLeafLinks(monitorUrl: string): Promise<Map<string, LeafLinkCounters>> {
-  return (await readLeafz(monitorUrl)).links;
+/** One hub server's monitoring URL, or every node's of a hub cluster (a leaf links to any of them). */
+export type HubMonitor = string | readonly string[];
+
+export async function readLeafLinks(monitor: HubMonitor): Promise<Map<string, LeafLinkCounters>> {
+  return (await readLeafz(monitor)).links;
 }
 
 async function readLeafz(
-  monitorUrl: string,
+  monitor: HubMonitor,
 ): Promise<{ at: number | null; links: Map<string, LeafLinkCounters> }> {
-  const response = await fetch(new URL("/leafz", monitorUrl), { signal: AbortSignal.timeout(5_000) });
-  if (!response.ok) throw new Error(`${monitorUrl}/leafz answered ${response.status}`);
-  const leafz = (await response.json()) as Leafz;
+  const urls = typeof monitor === "string" ? [monitor] : monitor;
+  const answers = await Promise.all(
+    urls.map(async (monitorUrl) => {
+      const response = await fetch(new URL("/leafz", monitorUrl), { signal: AbortSignal.timeout(5_000) });
+      if (!response.ok) throw new Error(`${monitorUrl}/leafz answered ${response.status}`);
+      return (await response.json()) as Leafz;
+    }),
+  );
   const links = new Map<string, LeafLinkCounters>();
-  for (const leaf of leafz.leafs ?? []) {
-    if (!leaf.name) continue;
-    const known = links.get(leaf.name);
-    // Several connections of one leaf (a reconnect overlapping): their sum is the link.
-    links.set(leaf.name, {
-      downBytes: (known?.downBytes ?? 0) + (leaf.out_bytes ?? 0),
-      upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
-    });
+  let at: number | null = null;
+  for (const leafz of answers) {
+    for (const leaf of leafz.leafs ?? []) {
+      if (!leaf.name) continue;
+      const known = links.get(leaf.name);
+      // Several connections of one leaf (the site's links, a reconnect overlapping, links to
+      // several nodes of a cluster): their sum is the link.
+      links.set(leaf.name, {
+        downBytes: (known?.downBytes ?? 0) + (leaf.out_bytes ?? 0),
+        upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
+      });
+    }
+    const now = leafz.now ? Date.parse(leafz.now) : Number.NaN;
+    if (Number.isFinite(now)) at = Math.max(at ?? now, now);
   }
-  const at = leafz.now ? Date.parse(leafz.now) : Number.NaN;
-  return { at: Number.isFinite(at) ? at : null, links };
+  return { at, links };
 }
 
 export interface UplinkUse {
@@ -55,7 +68,7 @@ export interface UplinkUse {
  * the hub itself, or its leaf is down).
  */
 export function watchLeafLink(
-  monitorUrl: string,
+  monitor: HubMonitor,
   leafName: string,
   intervalMs = 1_000,
 ): { stop: () => Promise<UplinkUse | null> } {
@@ -76,7 +89,7 @@ export function watchLeafLink(
   };
   const sampleOnce = async () => {
     const sentAt = Date.now();
-    const read = await readLeafz(monitorUrl).catch(() => null);
+    const read = await readLeafz(monitor).catch(() => null);
     const link = read?.links.get(leafName);
     if (!read || !link) return;
     // The server's time of the reading: a slow answer must not shrink or stretch the interval.

@@ -399,8 +399,7 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
           .catch(() => null);
         const node = Number(/-(\d+)$/.exec(leader ?? "")?.[1] ?? 1);
         const name = node === 1 ? "nats" : `nats-${node}`;
-        const monitor = new URL(need("NATS_MONITOR_URL"));
-        monitor.port = String(Number(monitor.port) + node - 1);
+        const monitor = new URL(list("NATS_MONITOR_URL")[node - 1] as string);
         return {
           what: `${name} (${leader ? "EF_UP's stream leader" : "stream leader unknown"})`,
           crash: await crashAndRestart(name, `${monitor.origin}/healthz`),
@@ -536,7 +535,7 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
   const results: HaBenchResults = {
     command: options.command,
     commit: gitCommit(REPO_ROOT),
-    natsVersion: await serverVersion(need("NATS_MONITOR_URL")).catch(() => "unknown"),
+    natsVersion: await serverVersion(list("NATS_MONITOR_URL")[0] as string).catch(() => "unknown"),
     machine: describeMachine(),
     loadAverage: [loadAtStart, loadAtEnd],
     config: {
