@@ -457,7 +457,11 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
 
   // --- the end: the rollout completes, site B's backlog drains ---------------------------------------
   const endDeadline = Date.now() + 420_000;
-  let rolloutState = await facts.rollout(rollout.id);
+  let rolloutState: Awaited<ReturnType<RolloutFacts["rollout"]>> = {
+    status: "unknown",
+    batchesStarted: 0,
+    finishedAt: null,
+  };
   while (Date.now() < endDeadline) {
     rolloutState = await facts.rollout(rollout.id).catch(() => rolloutState);
     if (!["running", "pending", "paused"].includes(rolloutState.status) && pool.progressOf(1).backlog === 0)

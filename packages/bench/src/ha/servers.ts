@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isAlive, LOG_DIR, PROFILE, pidOf, postgresPid, REPO_ROOT, VAR_DIR } from "../stack.js";
 
@@ -129,6 +129,7 @@ export async function crashAndRestartPostgres(databaseUrl: string): Promise<Cras
   killTree(pid);
   const killedAt = Date.now();
   await untilDead(tree);
+  removeStaleLocks(pid);
   const restartedAt = Date.now();
   const started = runStackFunction("start_postgres", "postgres-restart.log");
   return {
@@ -136,6 +137,34 @@ export async function crashAndRestartPostgres(databaseUrl: string): Promise<Cras
     restartedAt,
     ready: started.then(() => untilPostgresAnswers(databaseUrl)),
   };
+}
+
+/**
+ * The killed postmaster is a zombie until its parent reaps it, and its parent is the machine's init
+ * (pg_ctl started it and exited), which on these machines does not reap promptly: `pg_ctl status`
+ * and Postgres's own lock-file check still see its pid alive and refuse to start. A supervisor that
+ * reaps (systemd) would have cleared it; so the benchmark removes the dead server's lock files (the
+ * data folder's postmaster.pid and the socket's lock), only when they name that dead pid.
+ */
+function removeStaleLocks(deadPid: number): void {
+  for (const file of [join(VAR_DIR, "postgres", "postmaster.pid"), ...socketLocks()]) {
+    try {
+      if (Number(readFileSync(file, "utf8").split("\n")[0]) === deadPid) rmSync(file);
+    } catch {
+      // not there
+    }
+  }
+}
+
+function socketLocks(): string[] {
+  try {
+    const dir = join(VAR_DIR, "pgsock");
+    return readdirSync(dir)
+      .filter((name) => name.endsWith(".lock"))
+      .map((name) => join(dir, name));
+  } catch {
+    return [];
+  }
 }
 
 /** One start function of scripts/stack/services.sh for this profile (it starts only what is down). */
