@@ -5,6 +5,8 @@ const agentE2e = [
   "test/agent-e2e.integration.test.ts",
   "test/artifact-e2e.integration.test.ts",
   "test/node-commands-e2e.integration.test.ts",
+  "test/node-credentials-e2e.integration.test.ts",
+  "test/site-cache-e2e.integration.test.ts",
 ];
 
 export default defineConfig({

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	mathrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,12 +60,15 @@ type HostSampler interface {
 type Options struct {
 	// Servers: the site's leaf node, or the hub's leaf port.
 	Servers []string
-	// Wid is the node's wire id; it names every subject the node may use.
-	Wid string
-	// Auth is how the connection authenticates (nats.UserCredentials of node.creds).
-	Auth    []nats.Option
-	Runtime Runtime
-	Outbox  Outbox
+	// Credentials: the node's user JWT, whose permissions name every subject the node may use
+	// (protocol.AddressFromJWT), and its nkey seed.
+	Credentials Credentials
+	// SaveCredentials stores credentials the control plane re-issued (HelloReply.JWT,
+	// CredentialsUpdate: a site move, or credentials of subject layout 1) before the agent connects
+	// with them; nil keeps them in memory (hollow agents).
+	SaveCredentials func(jwt string) error
+	Runtime         Runtime
+	Outbox          Outbox
 	// StatePath is state.json; empty keeps the state in memory (hollow agents).
 	StatePath   string
 	HostSampler HostSampler
@@ -84,16 +88,26 @@ type Options struct {
 	Settings protocol.StringMap
 }
 
+// Credentials are a node's user JWT and nkey seed.
+type Credentials struct {
+	JWT  string
+	Seed string
+}
+
 // Stats are counters for tests and diagnostics.
 type Stats struct {
-	Connected        bool
-	AppliedRevision  int64
-	HeartbeatsSent   int64
-	HellosAnswered   int64
-	DurableDelivered int64
-	Rejected         map[protocol.Reason]int64
-	Outbox           outbox.Stats
-	Control          []protocol.ControlCount
+	Connected bool
+	// Address is what the node speaks on now (from its current credentials).
+	Address protocol.Address
+	// CredentialSwitches counts connections opened again with re-issued credentials.
+	CredentialSwitches int64
+	AppliedRevision    int64
+	HeartbeatsSent     int64
+	HellosAnswered     int64
+	DurableDelivered   int64
+	Rejected           map[protocol.Reason]int64
+	Outbox             outbox.Stats
+	Control            []protocol.ControlCount
 }
 
 const (
@@ -123,6 +137,14 @@ type Agent struct {
 	nc        *nats.Conn
 	js        jetstream.JetStream
 	connected atomic.Bool
+	// credentials and address are the current ones (connMu): re-issued credentials replace them.
+	credentials Credentials
+	address     protocol.Address
+	// synced tells whether this connection's Hello was answered. Buffered reports wait for it: a
+	// HelloReply may carry new credentials (a site move while offline), and reports sent on the
+	// old subjects after the move would be refused by the gateway.
+	synced        atomic.Bool
+	newCredential chan string
 
 	heartbeatEvery atomic.Int64
 	metricsEvery   atomic.Int64
@@ -134,7 +156,7 @@ type Agent struct {
 	heartbeatSeq   int64
 
 	counters struct {
-		heartbeats, hellos, delivered atomic.Int64
+		heartbeats, hellos, delivered, switches atomic.Int64
 	}
 	rejectedMu sync.Mutex
 	rejected   map[protocol.Reason]int64
@@ -144,6 +166,8 @@ type Agent struct {
 	startedAt        time.Time
 	commandsInFlight atomic.Int64
 	logs             logSessions
+	// chunkCounters: artifact chunks from the site cache and from the gateway.
+	chunkCounters artifacts.SiteCacheCounters
 }
 
 // Start restores the state, restarts the desired apps, and connects in the background: the agent
@@ -170,8 +194,12 @@ func Start(options Options) (*Agent, error) {
 	if options.Logger == nil {
 		options.Logger = slog.New(slog.DiscardHandler)
 	}
+	address, err := protocol.AddressFromJWT(options.Credentials.JWT)
+	if err != nil {
+		return nil, fmt.Errorf("the node credentials name no node subjects: %w", err)
+	}
 	if options.Name == "" {
-		options.Name = "edgefleet-agent " + options.Wid
+		options.Name = "edgefleet-agent " + address.Wid
 	}
 	boot := make([]byte, 6)
 	_, _ = rand.Read(boot)
@@ -180,7 +208,8 @@ func Start(options Options) (*Agent, error) {
 		options: options, bootID: hex.EncodeToString(boot), recent: recent, startedAt: time.Now(),
 		logger:       slog.New(teeHandler{inner: options.Logger.Handler(), recent: recent}),
 		intervalsSet: make(chan struct{}, 1), helloSignal: make(chan struct{}, 1), flushSignal: make(chan struct{}, 1),
-		rejected: map[protocol.Reason]int64{},
+		rejected: map[protocol.Reason]int64{}, credentials: options.Credentials, address: address,
+		newCredential: make(chan string, 1),
 	}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.heartbeatEvery.Store(int64(options.Heartbeat))
@@ -197,7 +226,10 @@ func Start(options Options) (*Agent, error) {
 		}
 	}
 	a.state = state
-	options.Runtime.UseChunkSource(a)
+	// The site's leaf cache first, the gateway for whatever it does not hold (artifacts/sitecache.go).
+	options.Runtime.UseChunkSource(artifacts.SiteCacheFirst(artifacts.SiteCacheOptions{
+		Get: a.siteCacheGet, Fallback: a, Counters: &a.chunkCounters,
+	}))
 	for app, desired := range state.Desired {
 		options.Runtime.Put(app, desired.Ver, desired.Spec, desired.Art)
 	}
@@ -208,6 +240,7 @@ func Start(options Options) (*Agent, error) {
 	a.loop(a.statusRefreshLoop)
 	a.loop(a.helloLoop)
 	a.loop(a.flushLoop)
+	a.loop(a.credentialsLoop)
 	if err := a.connect(); err != nil {
 		// The apps it started must not outlive an agent that could not start (no orphans).
 		a.cancel()
@@ -226,11 +259,16 @@ func (a *Agent) loop(run func()) {
 	}()
 }
 
-// connect makes the one connection; the client reconnects on its own (forever, full jitter).
+// connect makes the one connection with the current credentials; the client reconnects on its own
+// (forever, full jitter). Re-issued credentials replace it with a new one (switchCredentials).
 func (a *Agent) connect() error {
-	options := append([]nats.Option{
+	a.connMu.Lock()
+	credentials, address := a.credentials, a.address
+	a.connMu.Unlock()
+	options := []nats.Option{
+		nats.UserJWTAndSeed(credentials.JWT, credentials.Seed),
 		nats.Name(a.options.Name),
-		nats.CustomInboxPrefix(protocol.InboxPrefix(a.options.Wid)),
+		nats.CustomInboxPrefix(address.InboxPrefix()),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true),
 		nats.IgnoreAuthErrorAbort(),
@@ -243,15 +281,19 @@ func (a *Agent) connect() error {
 		nats.ReconnectBufSize(-1),
 		nats.ConnectHandler(func(nc *nats.Conn) { a.onConnected(nc, "connected") }),
 		nats.ReconnectHandler(func(nc *nats.Conn) { a.onConnected(nc, "reconnected") }),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if a.connected.Swap(false) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			// A connection replaced by one with new credentials says nothing about the link.
+			if a.current(nc) && a.connected.Swap(false) {
+				a.synced.Store(false)
 				a.logger.Warn("disconnected", "error", errorText(err))
 			}
 		}),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			a.logger.Warn("connection error", "error", errorText(err))
+		nats.ErrorHandler(func(nc *nats.Conn, _ *nats.Subscription, err error) {
+			if a.current(nc) {
+				a.logger.Warn("connection error", "error", errorText(err))
+			}
 		}),
-	}, a.options.Auth...)
+	}
 	nc, err := nats.Connect(strings.Join(a.options.Servers, ","), options...)
 	if err != nil {
 		return fmt.Errorf("connect to %v: %w", a.options.Servers, err)
@@ -260,8 +302,8 @@ func (a *Agent) connect() error {
 		nc.Close()
 		return err
 	}
-	// One downlink subscription for deltas and commands (docs/protocol.md "Commands").
-	if _, err := nc.Subscribe(protocol.DownSubject(a.options.Wid), a.onDownlink); err != nil {
+	// One downlink subscription for deltas, commands and credentials (docs/protocol.md "Commands").
+	if _, err := nc.Subscribe(address.DownSubject(), a.onDownlink); err != nil {
 		nc.Close()
 		return fmt.Errorf("subscribe to desired state: %w", err)
 	}
@@ -291,10 +333,11 @@ func (a *Agent) onConnected(nc *nats.Conn, event string) {
 		a.logger.Error("cannot use the connection", "error", err.Error())
 		return
 	}
-	if a.connected.Swap(true) {
+	if !a.current(nc) || a.connected.Swap(true) {
 		return
 	}
-	a.logger.Info(event, "server", nc.ConnectedUrlRedacted())
+	a.synced.Store(false)
+	a.logger.Info(event, "server", nc.ConnectedUrlRedacted(), "site", a.addr().Site)
 	signal(a.helloSignal)
 	signal(a.flushSignal)
 }
@@ -303,6 +346,16 @@ func (a *Agent) conn() *nats.Conn {
 	a.connMu.Lock()
 	defer a.connMu.Unlock()
 	return a.nc
+}
+
+// current tells whether nc is the agent's connection (not one replaced by re-issued credentials).
+func (a *Agent) current(nc *nats.Conn) bool { return a.conn() == nc }
+
+// addr is the node's current address (its credentials' subjects).
+func (a *Agent) addr() protocol.Address {
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	return a.address
 }
 
 func signal(ch chan struct{}) {
@@ -324,7 +377,7 @@ func (a *Agent) Stats() Stats {
 	}
 	a.rejectedMu.Unlock()
 	return Stats{
-		Connected: a.connected.Load(), AppliedRevision: rev, HeartbeatsSent: a.counters.heartbeats.Load(),
+		Connected: a.connected.Load(), Address: a.addr(), CredentialSwitches: a.counters.switches.Load(), AppliedRevision: rev, HeartbeatsSent: a.counters.heartbeats.Load(),
 		HellosAnswered: a.counters.hellos.Load(), DurableDelivered: a.counters.delivered.Load(),
 		Rejected: rejected, Outbox: a.options.Outbox.Stats(), Control: a.control.snapshot(),
 	}
@@ -429,7 +482,7 @@ func (a *Agent) hello() bool {
 		a.logger.Error("cannot encode hello", "error", err.Error())
 		return false
 	}
-	subject := protocol.UpSubject(a.options.Wid, protocol.UpHello)
+	subject := a.addr().UpSubject(protocol.UpHello)
 	a.control.sent("hello", len(subject)+len(payload)+framingBytes)
 	ctx, cancel := context.WithTimeout(a.ctx, a.options.RequestTimeout)
 	defer cancel()
@@ -448,10 +501,98 @@ func (a *Agent) hello() bool {
 	}
 	a.counters.hellos.Add(1)
 	a.setIntervals(time.Duration(answer.Hb)*time.Second, time.Duration(answer.Mx)*time.Second)
+	// New credentials first: this connection's subjects are not the node's any more (the delta
+	// comes with the Hello on the new ones).
+	if answer.JWT != "" && a.useCredentials(answer.JWT, "hello") {
+		return true
+	}
 	if answer.D != nil {
 		a.applyDelta(*answer.D)
 	}
+	a.synced.Store(true)
+	signal(a.flushSignal)
 	return true
+}
+
+// --- credentials -----------------------------------------------------------------------------
+
+func (a *Agent) onCredentialsUpdate(msg *nats.Msg) {
+	update, err := protocol.DecodeAs[protocol.CredentialsUpdate](msg.Data)
+	if err != nil {
+		a.reject(err)
+		return
+	}
+	a.useCredentials(update.JWT, "downlink")
+}
+
+// useCredentials takes re-issued credentials (docs/protocol.md "Credentials"): stored first; when
+// they name other subjects (another site, or layout 2 after layout 1), the connection is replaced
+// by one made with them (credentialsLoop), whose Hello resyncs, and buffered reports go out on the
+// new subjects after it. True when the agent switches.
+func (a *Agent) useCredentials(jwt, via string) bool {
+	address, err := protocol.AddressFromJWT(jwt)
+	current := a.addr()
+	if err != nil || address.Wid != current.Wid {
+		a.logger.Warn("ignoring credentials that do not name this node", "via", via)
+		return false
+	}
+	if a.options.SaveCredentials != nil {
+		if err := a.options.SaveCredentials(jwt); err != nil {
+			a.logger.Error("cannot store re-issued credentials", "error", err.Error())
+			return false
+		}
+	}
+	a.connMu.Lock()
+	a.credentials.JWT = jwt
+	a.connMu.Unlock()
+	if address == current {
+		return false
+	}
+	a.logger.Info("switching to re-issued credentials", "via", via, "from", current.Site, "to", address.Site)
+	a.connMu.Lock()
+	a.address = address
+	a.connMu.Unlock()
+	a.synced.Store(false)
+	select {
+	case a.newCredential <- jwt:
+	default:
+	}
+	return true
+}
+
+// credentialsLoop replaces the connection when the credentials name new subjects: the old one is
+// closed (its subscriptions and inbox are the old subjects'), a new one made at once.
+func (a *Agent) credentialsLoop() {
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-a.newCredential:
+		}
+		// Closed while still the agent's connection (a closed one never reconnects, so none of its
+		// handlers can attach it again), then forgotten: the next one attaches.
+		if old := a.conn(); old != nil {
+			old.Close()
+		}
+		a.connMu.Lock()
+		a.nc, a.js = nil, nil
+		a.connMu.Unlock()
+		a.connected.Store(false)
+		a.synced.Store(false)
+		a.counters.switches.Add(1)
+		// A fresh snapshot on the new subjects: one sent on the old ones after a move may be refused.
+		a.reportStatus(true)
+		for attempt := 0; a.ctx.Err() == nil; attempt++ {
+			err := a.connect()
+			if err == nil {
+				break
+			}
+			a.logger.Warn("cannot connect with re-issued credentials", "error", err.Error())
+			if !backoff.Sleep(a.ctx, a.options.Reconnect.Delay(attempt)) {
+				return
+			}
+		}
+	}
 }
 
 func (a *Agent) setIntervals(heartbeat, metrics time.Duration) {
@@ -475,7 +616,7 @@ func (a *Agent) Chunk(ctx context.Context, obj string, offset, length int64) (ar
 	if err != nil {
 		return artifacts.ChunkAnswer{}, &artifacts.Error{Code: "bad_reply", Message: err.Error()}
 	}
-	subject := protocol.UpSubject(a.options.Wid, protocol.UpArt)
+	subject := a.addr().UpSubject(protocol.UpArt)
 	a.control.sent("art", len(subject)+len(payload)+framingBytes)
 	ctx, cancel := context.WithTimeout(ctx, a.options.ChunkTimeout)
 	defer cancel()
@@ -500,6 +641,36 @@ func (a *Agent) Chunk(ctx context.Context, obj string, offset, length int64) (ar
 		return artifacts.ChunkAnswer{}, fmt.Errorf("chunk reply for offset %d, asked %d", *answer.Off, offset)
 	}
 	return artifacts.ChunkAnswer{Size: *answer.Size, Data: answer.Data}, nil
+}
+
+// siteCacheGet is one JetStream direct get on the node's own leaf (the one JetStream subject its
+// credentials may publish); the reply comes on the connection's inbox like any other.
+func (a *Agent) siteCacheGet(ctx context.Context, subject string, payload []byte) (artifacts.SiteCacheReply, error) {
+	nc := a.conn()
+	if nc == nil || !a.connected.Load() {
+		return artifacts.SiteCacheReply{}, artifacts.ErrNotConnected
+	}
+	a.control.sent("art", len(subject)+len(payload)+framingBytes)
+	reply, err := nc.RequestWithContext(ctx, subject, payload)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+		return artifacts.SiteCacheReply{}, fmt.Errorf("%w: %v", artifacts.ErrSiteCacheTimeout, err)
+	}
+	if err != nil {
+		return artifacts.SiteCacheReply{}, fmt.Errorf("site cache direct get: %w", err)
+	}
+	a.control.received("art", len(reply.Subject)+len(reply.Data)+framingBytes)
+	answer := artifacts.SiteCacheReply{Data: reply.Data}
+	if status := reply.Header.Get("Status"); status != "" {
+		code, err := strconv.Atoi(status)
+		if err != nil {
+			return artifacts.SiteCacheReply{}, fmt.Errorf("site cache direct get: status %q", status)
+		}
+		answer.Status = code
+	}
+	if sizes, ok := reply.Header[protocol.SiteCacheSizeHeader]; ok && len(sizes) > 0 {
+		answer.Size, answer.HasSize = sizes[0], true
+	}
+	return answer, nil
 }
 
 // --- up messages -----------------------------------------------------------------------------
@@ -573,7 +744,7 @@ func (a *Agent) heartbeat() {
 		return
 	}
 	a.heartbeatSeq++
-	subject := protocol.UpSubject(a.options.Wid, protocol.UpHb)
+	subject := a.addr().UpSubject(protocol.UpHb)
 	if err := nc.Publish(subject, payload); err != nil {
 		a.logger.Warn("heartbeat not sent", "error", err.Error())
 		return
@@ -709,9 +880,10 @@ func (a *Agent) flushLoop() {
 	}
 }
 
-// flush delivers until the outbox is empty or a publish fails (false).
+// flush delivers until the outbox is empty or a publish fails (false); only once the connection's
+// Hello is answered (see synced).
 func (a *Agent) flush() bool {
-	for a.connected.Load() && a.ctx.Err() == nil {
+	for a.connected.Load() && a.synced.Load() && a.ctx.Err() == nil {
 		batch, err := a.options.Outbox.Peek(flushBatch)
 		if err != nil {
 			a.logger.Error("cannot read the outbox", "error", err.Error())
@@ -723,11 +895,14 @@ func (a *Agent) flush() bool {
 		a.connMu.Lock()
 		js := a.js
 		a.connMu.Unlock()
+		if js == nil {
+			return true // replaced by a connection with new credentials: its Hello kicks the flush
+		}
 		for _, record := range batch {
-			if !a.connected.Load() {
+			if !a.connected.Load() || !a.synced.Load() {
 				return true // the reconnect kicks the flush again
 			}
-			subject := protocol.UpSubject(a.options.Wid, record.Type)
+			subject := a.addr().UpSubject(record.Type)
 			// No Nats-Msg-Id: EF_UP is one stream for every tenant, so a header the node chooses
 			// would let a node make another's report a "duplicate". The inventory is idempotent on
 			// the report's own sequence instead (docs/protocol.md).

@@ -27,6 +27,12 @@ type testAgent struct {
 
 func startAgent(t *testing.T, stateDir string, server *testnats.Server) *testAgent {
 	t.Helper()
+	return startAgentWith(t, stateDir, server, Credentials{JWT: testnats.NodeJWT(wid, testnats.Site), Seed: testnats.Seed}, nil)
+}
+
+// startAgentWith starts the agent with these credentials; save stores re-issued ones (nil: none).
+func startAgentWith(t *testing.T, stateDir string, server *testnats.Server, credentials Credentials, save func(string) error) *testAgent {
+	t.Helper()
 	apps := runtime.New(runtime.Options{AppsDir: filepath.Join(stateDir, "apps"),
 		Backoff: runtime.RestartBackoff{MinDelay: 100 * time.Millisecond, MaxDelay: time.Second, StableAfter: time.Minute}})
 	box, err := outbox.Open(outbox.Options{Dir: filepath.Join(stateDir, "outbox"), MaxBytes: 1 << 20, NoSync: true})
@@ -34,7 +40,7 @@ func startAgent(t *testing.T, stateDir string, server *testnats.Server) *testAge
 		t.Fatal(err)
 	}
 	a, err := Start(Options{
-		Servers: []string{server.URL}, Wid: wid, Runtime: apps, Outbox: box,
+		Servers: []string{server.URL}, Credentials: credentials, SaveCredentials: save, Runtime: apps, Outbox: box,
 		StatePath: filepath.Join(stateDir, "state.json"), HostSampler: metrics.NewHostSampler(stateDir),
 		Heartbeat: time.Second, Metrics: time.Second,
 		Reconnect:      backoff.Policy{Base: 100 * time.Millisecond, Max: time.Second},
@@ -108,7 +114,7 @@ func TestAppliesTheDesiredStateAcknowledgesAndReports(t *testing.T) {
 		for _, s := range platform.Stored() {
 			if report, ok := s.Msg.(protocol.StatusReport); ok && len(report.Inst) == 1 && report.Inst[0].St == protocol.StateRunning {
 				// Idempotence is the report's own sequence, never a header the node picks.
-				if s.Subject != "ef.up.n1.st" || s.Headers.Get("Nats-Msg-Id") != "" {
+				if s.Subject != testnats.Address(wid, testnats.Site).UpSubject(protocol.UpSt) || s.Headers.Get("Nats-Msg-Id") != "" {
 					t.Fatalf("stored on %s with headers %v", s.Subject, s.Headers)
 				}
 				return report, true
@@ -293,4 +299,73 @@ func testLogger(t *testing.T) *slog.Logger {
 		return nil
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("test", t.Name())
+}
+
+// An agent enrolled before subject layout 2 (credentials naming `ef.up.<wid>.>`) gets new ones in
+// its first HelloReply, stores them, connects again with them and reports on the new subjects only
+// (docs/protocol.md "Credentials"; the reference agent's test is agent.integration.test.ts).
+func TestMigratesFromSubjectLayout1AtItsFirstHello(t *testing.T) {
+	server := testnats.Start(t)
+	platform := testnats.NewPlatform(t, server, wid)
+	platform.Prepare(sleeper("1.0"))
+	layout2 := testnats.NodeJWT(wid, testnats.Site)
+	platform.ReissueAtHello(layout2)
+	saved := make(chan string, 4)
+	a := startAgentWith(t, t.TempDir(), server, Credentials{JWT: testnats.NodeJWT(wid, ""), Seed: testnats.Seed},
+		func(jwt string) error { saved <- jwt; return nil })
+
+	waitFor(t, "ack of revision 1", 10*time.Second, acked(platform, 1))
+	if got := <-saved; got != layout2 {
+		t.Fatal("stored other credentials than the re-issued ones")
+	}
+	platform.Put(sleeper("2.0")) // on the new downlink
+	waitFor(t, "ack of revision 2", 10*time.Second, acked(platform, 2))
+	stats := a.Stats()
+	if stats.CredentialSwitches != 1 || stats.Address.Site != testnats.Site {
+		t.Fatalf("stats %+v", stats)
+	}
+	sites := platform.HelloSites()
+	if len(sites) < 2 || sites[0] != "" || sites[1] != testnats.Site {
+		t.Fatalf("hello sites %q: want a layout-1 Hello, then the new site's", sites)
+	}
+	for _, s := range platform.Stored() {
+		if !strings.HasPrefix(s.Subject, "ef.up."+testnats.Site+".") {
+			t.Fatalf("a report went out on %s, before the switch", s.Subject)
+		}
+	}
+}
+
+// A node moved to another site gets its new credentials pushed on its downlink: it switches at
+// once, sends a fresh status snapshot and takes deltas on the new site's downlink.
+func TestMovesToAnotherSiteWhenCredentialsArePushed(t *testing.T) {
+	server := testnats.Start(t)
+	platform := testnats.NewPlatform(t, server, wid)
+	a := startAgent(t, t.TempDir(), server)
+	waitFor(t, "hello", 10*time.Second, func() (bool, bool) { return true, a.Stats().HellosAnswered > 0 })
+
+	platform.PushCredentials(testnats.NodeJWT(wid, "_u"))
+	waitFor(t, "a Hello from the new site", 10*time.Second, func() (bool, bool) {
+		return true, platform.Address().Site == "_u"
+	})
+	moved := testnats.Address(wid, "_u").UpSubject(protocol.UpSt)
+	waitFor(t, "status on the new site's subjects", 10*time.Second, func() (bool, bool) {
+		for _, s := range platform.Stored() {
+			if s.Subject == moved {
+				return true, true
+			}
+		}
+		return false, false
+	})
+	platform.Put(sleeper("1.0"))
+	waitFor(t, "ack on the new site", 10*time.Second, acked(platform, 1))
+	if stats := a.Stats(); stats.CredentialSwitches != 1 || stats.Address != testnats.Address(wid, "_u") {
+		t.Fatalf("stats %+v", stats)
+	}
+
+	// Another node's credentials are ignored.
+	platform.PushCredentials(testnats.NodeJWT("other", "_v"))
+	time.Sleep(300 * time.Millisecond)
+	if stats := a.Stats(); stats.CredentialSwitches != 1 || stats.Address.Site != "_u" {
+		t.Fatalf("switched to another node's credentials: %+v", stats)
+	}
 }

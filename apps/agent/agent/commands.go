@@ -16,16 +16,27 @@ import (
 
 // --- commands (docs/protocol.md "Commands"; commands.ts of the reference agent) -----------------
 
-// onDownlink routes the one downlink subscription: commands and desired-state deltas.
+// onDownlink routes the one downlink subscription: commands, credentials and desired-state deltas.
 func (a *Agent) onDownlink(msg *nats.Msg) {
-	if protocol.DownlinkMessageType(msg.Data) == protocol.TypeCommandRequest {
+	switch protocol.DownlinkMessageType(msg.Data) {
+	case protocol.TypeCommandRequest:
 		a.onCommand(msg)
-		return
+	case protocol.TypeCredentialsUpdate:
+		a.onCredentialsUpdate(msg)
+	default:
+		a.onDelta(msg)
 	}
-	a.onDelta(msg)
 }
 
-// onCommand answers an operator's command on the node's own `ef.up.<wid>.cmd`, at most
+// siteSetting names the node's site token in diagnostics.
+func siteSetting(address protocol.Address) string {
+	if address.Layout1() {
+		return "(subject layout 1)"
+	}
+	return address.Site
+}
+
+// onCommand answers an operator's command on the node's own `ef.up.<site>.<wid>.cmd`, at most
 // AgentMaxCommandsInFlight at once (more are answered busy).
 func (a *Agent) onCommand(msg *nats.Msg) {
 	a.control.received("cmd", len(msg.Subject)+len(msg.Data)+framingBytes)
@@ -81,7 +92,7 @@ func (a *Agent) sendCommandReply(reply protocol.CommandReply) {
 		return
 	}
 	payload := encodeCommandReply(reply)
-	subject := protocol.UpSubject(a.options.Wid, protocol.UpCmd)
+	subject := a.addr().UpSubject(protocol.UpCmd)
 	if err := nc.Publish(subject, payload); err != nil {
 		a.logger.Warn("command reply not sent", "id", reply.ID, "error", err.Error())
 		return
@@ -117,7 +128,8 @@ func (a *Agent) diagnostics() protocol.Diagnostics {
 	a.stateMu.Unlock()
 	cfg := protocol.StringMap{
 		{Key: "servers", Value: strings.Join(a.options.Servers, ",")},
-		{Key: "wid", Value: a.options.Wid},
+		{Key: "wid", Value: a.addr().Wid},
+		{Key: "site", Value: siteSetting(a.addr())},
 		{Key: "heartbeatSeconds", Value: fmt.Sprint(time.Duration(a.heartbeatEvery.Load()).Seconds())},
 		{Key: "metricsSeconds", Value: fmt.Sprint(time.Duration(a.metricsEvery.Load()).Seconds())},
 		{Key: "appliedRevision", Value: fmt.Sprint(applied)},

@@ -361,7 +361,7 @@ func (a *Agent) runProbe(request protocol.CommandRequest) protocol.CommandReply 
 		return true
 	}
 	if request.To == "leaf" {
-		subject := protocol.UpSubject(a.options.Wid, protocol.UpSink)
+		subject := a.addr().UpSubject(protocol.UpSink)
 		for count := 1; take(); count++ {
 			if err := nc.Publish(subject, chunk); err != nil {
 				failure = err
@@ -378,7 +378,7 @@ func (a *Agent) runProbe(request protocol.CommandRequest) protocol.CommandReply 
 			failure = nc.FlushTimeout(10 * time.Second)
 		}
 	} else {
-		subject := protocol.UpSubject(a.options.Wid, protocol.UpPrb)
+		subject := a.addr().UpSubject(protocol.UpPrb)
 		var wg sync.WaitGroup
 		for range protocol.ProbeWindow {
 			wg.Add(1)

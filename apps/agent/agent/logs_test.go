@@ -24,7 +24,7 @@ func chattyApp() protocol.DesiredPut {
 func parts(t *testing.T, nc *nats.Conn, id string) (<-chan protocol.CommandReply, func()) {
 	t.Helper()
 	raw := make(chan *nats.Msg, 256)
-	sub, err := nc.ChanSubscribe(protocol.UpSubject(wid, protocol.UpCmd), raw)
+	sub, err := nc.ChanSubscribe(testnats.Address(wid, testnats.Site).UpSubject(protocol.UpCmd), raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestALogSessionIsPacedByCreditAndEndsOnCancel(t *testing.T) {
 	replies, stop := parts(t, nc, "s1")
 	defer stop()
 	send := func(request protocol.CommandRequest) {
-		if err := nc.Publish(protocol.DownSubject(wid), protocol.MustEncode(request)); err != nil {
+		if err := nc.Publish(testnats.Address(wid, testnats.Site).DownSubject(), protocol.MustEncode(request)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +138,7 @@ func TestALogSessionStopsAtItsBudgetAndRefusesAnUnknownApp(t *testing.T) {
 	replies, stop := parts(t, nc, "b1")
 	defer stop()
 	follow := true
-	if err := nc.Publish(protocol.DownSubject(wid), protocol.MustEncode(protocol.CommandRequest{
+	if err := nc.Publish(testnats.Address(wid, testnats.Site).DownSubject(), protocol.MustEncode(protocol.CommandRequest{
 		ID: "b1", Cmd: protocol.CmdLogs, App: "chatty", N: i64(0), F: &follow, Bud: i64(200), Cr: i64(65536),
 	})); err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestProbesToTheLeafAndTheHub(t *testing.T) {
 	}
 	// The gateway's stand-in acknowledges chunks of its own probe only.
 	answered := 0
-	sub, err := platform.Conn().Subscribe(protocol.UpSubject(wid, protocol.UpPrb), func(msg *nats.Msg) {
+	sub, err := platform.Conn().Subscribe(testnats.Address(wid, testnats.Site).UpSubject(protocol.UpPrb), func(msg *nats.Msg) {
 		if strings.HasPrefix(string(msg.Data), "p3\x00") {
 			answered++
 			_ = msg.Respond(nil)

@@ -3,7 +3,6 @@ package enroll
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -65,10 +64,8 @@ func (r *responder) start(t *testing.T, url string, decide func(asked int) proto
 }
 
 func approved() protocol.EnrollReplyBody {
-	// A JWT whose claims name the node's subjects (only its shape matters to the agent).
-	claims, _ := json.Marshal(map[string]any{"nats": map[string]any{"pub": map[string]any{"allow": []string{"ef.up.k3.>"}}}})
-	jwt := "eyJ0eXAiOiJKV1QifQ." + base64.RawURLEncoding.EncodeToString(claims) + ".c2ln"
-	return protocol.EnrollReplyBody{St: "approved", Nid: "node-1", Wid: "k3", Org: "o1", JWT: jwt}
+	// A JWT whose permissions name the node's subjects (only its shape matters to the agent).
+	return protocol.EnrollReplyBody{St: "approved", Nid: "node-1", Wid: "k3", Org: "o1", JWT: testnats.NodeJWT("k3", testnats.Site)}
 }
 
 func retryIn(seconds int64) protocol.EnrollReplyBody {
@@ -179,34 +176,28 @@ func TestEnrollmentWaitsForAnAnswerAndKeepsItsKeyAcrossRestarts(t *testing.T) {
 }
 
 func TestACorruptNodeFileIsRecoveredFromTheCredentials(t *testing.T) {
-	stateDir := t.TempDir()
-	body := approved()
-	if err := Save(stateDir, Identity{Nid: body.Nid, Wid: body.Wid, Org: body.Org, JWT: body.JWT, Seed: "SUAEXAMPLE"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(stateDir, "node.json"), []byte("{garbage"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	identity, ok, err := Load(stateDir)
-	if !ok || err != nil || identity.Wid != "k3" {
-		t.Fatalf("got %+v %v %v", identity, ok, err)
-	}
-	if err := os.WriteFile(CredsPath(stateDir), []byte("not creds"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := Load(stateDir); err == nil {
-		t.Fatal("corrupt creds accepted")
-	}
-}
-
-func TestCredsFileIsTheStandardFormat(t *testing.T) {
-	text := FormatCreds("eyJ.a.b", "SUAXYZ")
-	jwt, seed, err := ParseCreds(text)
-	if err != nil || jwt != "eyJ.a.b" || seed != "SUAXYZ" {
-		t.Fatalf("%q %q %v", jwt, seed, err)
-	}
-	// nats.go reads it as it reads any creds file.
-	if _, err := nkeys.ParseDecoratedJWT([]byte(text)); err != nil {
-		t.Fatal(err)
+	// Credentials of either subject layout name the node.
+	for _, site := range []string{testnats.Site, ""} {
+		t.Run("site "+site, func(t *testing.T) {
+			stateDir := t.TempDir()
+			body := approved()
+			body.JWT = testnats.NodeJWT("k3", site)
+			if err := Save(stateDir, Identity{Nid: body.Nid, Wid: body.Wid, Org: body.Org, JWT: body.JWT, Seed: "SUAEXAMPLE"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(stateDir, "node.json"), []byte("{garbage"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			identity, ok, err := Load(stateDir)
+			if !ok || err != nil || identity.Wid != "k3" {
+				t.Fatalf("got %+v %v %v", identity, ok, err)
+			}
+			if err := os.WriteFile(CredsPath(stateDir), []byte("not creds"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := Load(stateDir); err == nil {
+				t.Fatal("corrupt creds accepted")
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@
 package enroll
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,7 +98,8 @@ func Save(stateDir string, identity Identity) error {
 }
 
 // Load returns the stored identity, or ok=false when the node has not enrolled yet. A corrupt
-// node.json is recovered from the credentials (the JWT's permissions name the wire id).
+// node.json is recovered from the credentials (the JWT's permissions name the wire id). Credentials
+// re-issued by the control plane are stored with Save too (the same node, a new JWT).
 func Load(stateDir string) (identity Identity, ok bool, err error) {
 	text, err := os.ReadFile(CredsPath(stateDir))
 	if errors.Is(err, os.ErrNotExist) {
@@ -117,42 +117,13 @@ func Load(stateDir string) (identity Identity, ok bool, err error) {
 	if readErr == nil && json.Unmarshal(idsText, &identity) == nil && protocol.IsWireID(identity.Wid) {
 		return identity, true, nil
 	}
-	wid, err := wireIDFromJWT(jwt)
+	address, err := protocol.AddressFromJWT(jwt)
 	if err != nil {
 		return Identity{}, false, fmt.Errorf("%s is missing or corrupt and the credentials do not name the node: %w",
 			filepath.Join(stateDir, idsFile), err)
 	}
-	identity = Identity{Wid: wid, JWT: jwt, Seed: seed}
+	identity = Identity{Wid: address.Wid, JWT: jwt, Seed: seed}
 	return identity, true, nil
-}
-
-// wireIDFromJWT reads the node's wire id from its user JWT's publish permission `ef.up.<wid>.>`.
-func wireIDFromJWT(jwt string) (string, error) {
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		return "", errors.New("the user JWT is malformed")
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return "", fmt.Errorf("the user JWT is malformed: %w", err)
-	}
-	var claims struct {
-		Nats struct {
-			Pub struct {
-				Allow []string `json:"allow"`
-			} `json:"pub"`
-		} `json:"nats"`
-	}
-	if err := json.Unmarshal(payload, &claims); err != nil {
-		return "", fmt.Errorf("the user JWT is malformed: %w", err)
-	}
-	for _, subject := range claims.Nats.Pub.Allow {
-		tokens := strings.Split(subject, ".")
-		if len(tokens) == 4 && tokens[0] == "ef" && tokens[1] == "up" && tokens[3] == ">" && protocol.IsWireID(tokens[2]) {
-			return tokens[2], nil
-		}
-	}
-	return "", errors.New("the user JWT allows no ef.up.<wid>.> subject")
 }
 
 // loadPendingSeed is the seed of an enrollment still pending, so asking again uses the same key.

@@ -132,9 +132,10 @@ func Start(ctx context.Context, options Options) (*Fleet, error) {
 	for _, identity := range fleet.Identities {
 		handshakes <- struct{}{}
 		a, err := agent.Start(agent.Options{
-			Servers: options.Servers, Wid: identity.Wid,
-			Auth:    []nats.Option{nats.UserJWTAndSeed(identity.JWT, identity.Seed)},
-			Runtime: runtime.NewHollow(), Outbox: outbox.NewMemory(256 * 1024), HostSampler: &metrics.Synthetic{},
+			Servers: options.Servers,
+			// Re-issued credentials stay in memory: a hollow fleet enrolls again at its next start.
+			Credentials: agent.Credentials{JWT: identity.JWT, Seed: identity.Seed},
+			Runtime:     runtime.NewHollow(), Outbox: outbox.NewMemory(256 * 1024), HostSampler: &metrics.Synthetic{},
 			Heartbeat: options.Heartbeat, Metrics: options.Metrics, Reconnect: options.Reconnect,
 			AgentVersion: options.AgentVersion, OS: options.OS, Arch: options.Arch,
 			Name: "edgefleet-hollow " + identity.Wid, Logger: options.Logger,

@@ -353,19 +353,25 @@ func readDiagnostics(o object) *Diagnostics {
 	return d
 }
 
-// DownlinkMessageType tells what a payload on `ef.down.<wid>` is: a CommandRequest (a map with a
-// `cmd` key) or a DesiredDelta (anything else; its decoding says what is wrong with it).
+// DownlinkMessageType tells what a payload on the node's downlink is: a CommandRequest (a map with
+// a `cmd` key), a CredentialsUpdate (a map with a `jwt` key) or a DesiredDelta (anything else; its
+// decoding says what is wrong with it). Only a payload within the two smaller types' limit is
+// looked into.
 func DownlinkMessageType(data []byte) MessageType {
-	if len(data) > SizeLimits[TypeCommandRequest] {
+	limit := max(SizeLimits[TypeCommandRequest], SizeLimits[TypeCredentialsUpdate])
+	if len(data) > limit {
 		return TypeDesiredDelta
 	}
-	tree, err := decodeTree(data, SizeLimits[TypeCommandRequest])
+	tree, err := decodeTree(data, limit)
 	if err != nil {
 		return TypeDesiredDelta
 	}
 	if m, ok := tree.(*Map); ok {
 		if _, has := m.Get("cmd"); has {
 			return TypeCommandRequest
+		}
+		if _, has := m.Get("jwt"); has {
+			return TypeCredentialsUpdate
 		}
 	}
 	return TypeDesiredDelta

@@ -1,6 +1,9 @@
 package protocol
 
-import "regexp"
+import (
+	"fmt"
+	"regexp"
+)
 
 // Version is the protocol version every message carries in `v`.
 const Version = 1
@@ -15,6 +18,7 @@ const (
 	TypeEnrollReplyBody      MessageType = "enrollReplyBody"
 	TypeHello                MessageType = "hello"
 	TypeHelloReply           MessageType = "helloReply"
+	TypeCredentialsUpdate    MessageType = "credentialsUpdate"
 	TypeHeartbeat            MessageType = "heartbeat"
 	TypeDesiredDelta         MessageType = "desiredDelta"
 	TypeDesiredAck           MessageType = "desiredAck"
@@ -29,7 +33,7 @@ const (
 // MessageTypes lists every message type, in the order of messages.ts.
 var MessageTypes = []MessageType{
 	TypeEnrollRequest, TypeEnrollReply, TypeEnrollReplyBody, TypeHello, TypeHelloReply,
-	TypeHeartbeat, TypeDesiredDelta, TypeDesiredAck, TypeStatusReport, TypeMetricsReport,
+	TypeCredentialsUpdate, TypeHeartbeat, TypeDesiredDelta, TypeDesiredAck, TypeStatusReport, TypeMetricsReport,
 	TypeArtifactChunkRequest, TypeArtifactChunkReply, TypeCommandRequest, TypeCommandReply,
 }
 
@@ -46,6 +50,7 @@ var SizeLimits = map[MessageType]int{
 	TypeEnrollReplyBody:      8 * 1024,
 	TypeHello:                1024,
 	TypeHelloReply:           1024 * 1024,
+	TypeCredentialsUpdate:    8 * 1024,
 	TypeHeartbeat:            64,
 	TypeDesiredDelta:         1024 * 1024,
 	TypeDesiredAck:           64,
@@ -68,13 +73,30 @@ var (
 	curveKeyRegexp = regexp.MustCompile(`^X[A-Z2-7]{55}$`)
 	sigRegexp      = regexp.MustCompile(`^[A-Za-z0-9_-]{86}$`)
 	boxRegexp      = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	// A node's user JWT: header.claims.signature, base64url (at most maxJWTLength chars).
+	jwtRegexp = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$`)
 )
+
+const maxJWTLength = 6144
 
 const (
 	wireIDMessage   = "wire id must be [0-9a-z]{1,20}"
 	sha256Message   = "must be a lowercase hex SHA-256 (64 characters)"
 	curveKeyMessage = "must be a public curve nkey (X + 55 base32 chars)"
+	jwtMessage      = "jwt must be a JWT (three base64url parts)"
 )
+
+// jwt reads a node user JWT (optional: "" when absent).
+func (o object) jwt(key string, required bool) string {
+	if !required && !o.has(key) {
+		return ""
+	}
+	value := o.pattern(key, jwtRegexp, jwtMessage)
+	if len(value) > maxJWTLength {
+		o.issues.add(o.at(key), fmt.Sprintf("at most %d characters", maxJWTLength))
+	}
+	return value
+}
 
 // EnrollRequest asks for node credentials with an enrollment token (sealed reply, see enroll.go).
 type EnrollRequest struct {
@@ -192,9 +214,7 @@ func readEnrollReplyBody(o object) Message {
 	}
 	body.Wid = o.optPattern("wid", wireIDRegexp, wireIDMessage)
 	body.Org = o.optPattern("org", wireIDRegexp, wireIDMessage)
-	if o.has("jwt") {
-		body.JWT = *o.optText("jwt", text{1, 6144})
-	}
+	body.JWT = o.jwt("jwt", false)
 	body.Err = o.optText("err", reasonText)
 	body.Retry = o.optInt("retry", 1, 3600)
 	if body.St == "approved" && (!o.has("nid") || !o.has("wid") || !o.has("org") || !o.has("jwt")) {
@@ -313,11 +333,13 @@ func (m DesiredDelta) toMap() *Map { return m.putFields(version()) }
 
 func readDesiredDelta(o object) Message { return DesiredDelta{readDeltaBody(o)} }
 
-// HelloReply sets the intervals and carries what changed since Hello.Rev (D nil: up to date).
+// HelloReply sets the intervals and carries what changed since Hello.Rev (D nil: up to date), and
+// new credentials (JWT) when the Hello came on subjects that are not the node's current ones.
 type HelloReply struct {
-	Hb int64
-	Mx int64
-	D  *DeltaBody
+	Hb  int64
+	Mx  int64
+	D   *DeltaBody
+	JWT string
 }
 
 func (HelloReply) Type() MessageType { return TypeHelloReply }
@@ -325,9 +347,12 @@ func (HelloReply) Type() MessageType { return TypeHelloReply }
 func (m HelloReply) toMap() *Map {
 	out := version().Put("hb", m.Hb).Put("mx", m.Mx)
 	if m.D == nil {
-		return out.Put("d", nil)
+		out.Put("d", nil)
+	} else {
+		out.Put("d", m.D.putFields(NewMap()))
 	}
-	return out.Put("d", m.D.putFields(NewMap()))
+	putNonEmpty(out, "jwt", m.JWT)
+	return out
 }
 
 func readHelloReply(o object) Message {
@@ -338,7 +363,19 @@ func readHelloReply(o object) Message {
 			reply.D = &delta
 		}
 	}
+	reply.JWT = o.jwt("jwt", false)
 	return reply
+}
+
+// CredentialsUpdate pushes new credentials down the node's downlink (it moved to another site).
+type CredentialsUpdate struct{ JWT string }
+
+func (CredentialsUpdate) Type() MessageType { return TypeCredentialsUpdate }
+
+func (m CredentialsUpdate) toMap() *Map { return version().Put("jwt", m.JWT) }
+
+func readCredentialsUpdate(o object) Message {
+	return CredentialsUpdate{JWT: o.jwt("jwt", true)}
 }
 
 // Heartbeat is the liveness signal, numbered per connection from 0.
@@ -639,6 +676,7 @@ var readers = map[MessageType]func(object) Message{
 	TypeEnrollReplyBody:      readEnrollReplyBody,
 	TypeHello:                readHello,
 	TypeHelloReply:           readHelloReply,
+	TypeCredentialsUpdate:    readCredentialsUpdate,
 	TypeHeartbeat:            readHeartbeat,
 	TypeDesiredDelta:         readDesiredDelta,
 	TypeDesiredAck:           readDesiredAck,

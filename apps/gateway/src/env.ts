@@ -131,6 +131,9 @@ const gatewayEnvSchema = {
   // lease holds (the handover time when a replica dies).
   GATEWAY_ROLLOUT_TICK_MS: integerInRange("GATEWAY_ROLLOUT_TICK_MS", 50, 60_000, 1_000),
   GATEWAY_ROLLOUT_LEASE_MS: integerInRange("GATEWAY_ROLLOUT_LEASE_MS", 500, 600_000, 5_000),
+  // Sites' uplinks under a rollout's bandwidth budget: how often the hub's /leafz is read and each
+  // site's use written for the rollout page (needs NATS_MONITOR_URL).
+  GATEWAY_UPLINK_METER_MS: integerInRange("GATEWAY_UPLINK_METER_MS", 500, 60_000, 2_000),
   // This replica's name in rollout leases (default: host, pid and a random suffix).
   GATEWAY_REPLICA_ID: z.string().min(1).max(200).optional(),
   // Safety net behind LISTEN/NOTIFY: re-publish deltas online nodes have not acknowledged.

@@ -14,6 +14,7 @@ import { createGatewayDatabase } from "./db.js";
 import { ArtifactCache } from "./edge/artifacts/artifact-cache.js";
 import { LogSessionService } from "./edge/commands/log-sessions.js";
 import { NodeCommandService } from "./edge/commands/node-command-service.js";
+import { Downlinks } from "./edge/credentials/downlinks.js";
 import { createEdgeServices } from "./edge/index.js";
 import { createEnrollment, enrollmentConfigFromEnv } from "./enrollment/index.js";
 import { loadGatewayEnvOrExit } from "./env.js";
@@ -31,6 +32,7 @@ import { RolloutSiteCachePrep } from "./rollouts/site-cache-prep.js";
 import { installShutdown } from "./shutdown.js";
 import { createLeafBundle } from "./sites/leaf-bundle.js";
 import { SiteCacheSeeder } from "./sites/site-cache-seeder.js";
+import { SiteUplinkMeter } from "./sites/uplink-meter.js";
 
 // Validation first: a bad variable must stop us before any connection is attempted.
 const env = loadGatewayEnvOrExit();
@@ -104,9 +106,11 @@ const alerting = env.GATEWAY_ALERT_RELAY_SECRET
   : null;
 if (!alerting)
   logger.warn("GATEWAY_ALERT_RELAY_SECRET not set: alerting (Mimir sync, relay, delivery) is off");
-// Commands to nodes: asked for over the internal API, sent on the platform connection.
+// Commands to nodes: asked for over the internal API, sent on the platform connection, on each
+// node's downlink (of subject layout 2, derived from the tenancy secrets).
 const nodeCommands = new NodeCommandService(
   db,
+  new Downlinks(enrollment?.secrets ?? null),
   metrics.registry,
   logger.child({ component: "node-commands" }),
   {
@@ -186,6 +190,7 @@ edgeServices.push(
         memoryBytes: env.GATEWAY_ARTIFACT_MEMORY_MB * 1024 * 1024,
       },
       streamReplicas,
+      credentials: enrollment ? { secrets: enrollment.secrets, accounts: enrollment.accounts } : undefined,
     },
     logger,
     metrics.registry,
@@ -201,21 +206,36 @@ edgeServices.push(
 );
 edgeServices.push(nodeCommands, logSessions);
 // Rollouts: driven here, next to the desired publisher that turns their commits into deltas.
-edgeServices.push(
-  new RolloutController(
-    db,
-    {
-      databaseUrl: env.DATABASE_URL,
-      tickMs: env.GATEWAY_ROLLOUT_TICK_MS,
-      leaseMs: env.GATEWAY_ROLLOUT_LEASE_MS,
-      mimirUrl: env.MIMIR_URL,
-      ...(env.GATEWAY_REPLICA_ID ? { replicaId: env.GATEWAY_REPLICA_ID } : {}),
-      // Site artifact caches need the tenancy secrets (the seeder is a user of each organization).
-      ...(enrollment ? { siteCache: (onReady) => siteCachePrep(enrollment.secrets, onReady) } : {}),
-    },
-    logger.child({ component: "rollout-controller" }),
-  ),
+const rolloutController = new RolloutController(
+  db,
+  {
+    databaseUrl: env.DATABASE_URL,
+    tickMs: env.GATEWAY_ROLLOUT_TICK_MS,
+    leaseMs: env.GATEWAY_ROLLOUT_LEASE_MS,
+    mimirUrl: env.MIMIR_URL,
+    ...(env.GATEWAY_REPLICA_ID ? { replicaId: env.GATEWAY_REPLICA_ID } : {}),
+    // Site artifact caches need the tenancy secrets (the seeder is a user of each organization).
+    ...(enrollment ? { siteCache: (onReady) => siteCachePrep(enrollment.secrets, onReady) } : {}),
+  },
+  logger.child({ component: "rollout-controller" }),
 );
+edgeServices.push(rolloutController);
+// Each site's uplink under a rollout's bandwidth budget, measured on the hub for the rollout page.
+if (env.NATS_MONITOR_URL) {
+  edgeServices.push(
+    new SiteUplinkMeter(
+      db,
+      {
+        monitorUrl: env.NATS_MONITOR_URL,
+        intervalMs: env.GATEWAY_UPLINK_METER_MS,
+        replicaId: rolloutController.replicaId,
+      },
+      logger.child({ component: "site-uplink-meter" }),
+    ),
+  );
+} else {
+  logger.warn("NATS_MONITOR_URL not set: sites' uplinks under a rollout's budget are not measured");
+}
 if (alerting) {
   edgeServices.push({
     name: "alerting",

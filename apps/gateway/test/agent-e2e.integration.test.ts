@@ -40,6 +40,7 @@ let database: TestDatabase;
 let db: Db;
 let gateway: GatewayProcess;
 let agent: ChildProcess;
+let siteId: string;
 let agentLog = "";
 let organizationId: string;
 let nodeId: string;
@@ -56,7 +57,8 @@ beforeAll(async () => {
   database = await createMigratedDatabase();
   db = database.db;
   organizationId = (await db.organization.create({ data: { slug: "e2e", name: "E2E" } })).id;
-  await db.site.create({ data: { organizationId, name: "plant-7" } });
+  // Its node is enrolled at the site whose leaf it reaches the hub through (its subjects name it).
+  siteId = (await db.site.create({ data: { organizationId, name: "plant-7" } })).id;
   const env = {
     DATABASE_URL: database.url,
     NATS_URL: hub.url,
@@ -99,6 +101,7 @@ beforeAll(async () => {
     expiresAt: new Date(Date.now() + 600_000),
     maxUses: 1,
     labels: { site: "plant-7" },
+    siteId,
   });
   const config = file(
     "agent.yaml",

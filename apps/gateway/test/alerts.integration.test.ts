@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { RULE_NAMESPACE, relayToken, ruleGroupName } from "@edgefleet/alerts";
+import { type PushMessage, RULE_NAMESPACE, relayToken, ruleGroupName } from "@edgefleet/alerts";
 import type { Db } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { freePort, type RunningNats, startPlainHub, waitFor } from "@edgefleet/nats-tenancy/testing";
@@ -10,15 +10,18 @@ import { pushTimeseries } from "prometheus-remote-write";
 import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import webpush from "web-push";
 import { GatewayProcess, metricValue } from "./support/gateway-process.js";
+import { newDevice, PushStandIn } from "./support/push-stand-in.js";
 import { requireTestEnv } from "./support/required-env.js";
 
 // Alerts end to end through the real Mimir ruler and Alertmanager (issue 12): a policy is
 // compiled into the organization's rule group by the gateway; a node's CPU crosses the threshold;
 // the ruler fires; Alertmanager notifies the gateway's relay (authenticated); the relay's outbox
 // delivers a signed webhook (checked here with the Standard Webhooks library, against the
-// current AND the previous secret during a rotation) and an e-mail to a real SMTP server in this
-// process. Then: Alertmanager's re-send is a no-op, a forged token or a foreign organization is
+// current AND the previous secret during a rotation), an e-mail to a real SMTP server in this
+// process, and a Web Push to an operator's phone (an HTTPS push stand-in that checks VAPID and
+// decrypts with the device's keys). Then: Alertmanager's re-send is a no-op, a forged token or a foreign organization is
 // refused, the resolution arrives, drift is repaired, a rule Mimir refuses is a visible failure,
 // and a receiver that keeps failing gets its channel switched off with the reason.
 
@@ -26,6 +29,9 @@ const MIMIR_URL = requireTestEnv("MIMIR_URL");
 const RELAY_SECRET = "relay-secret-of-the-alerts-test-0123456789";
 const SECRET = `whsec_${Buffer.from("current-secret-of-the-alerts-test").toString("base64")}`;
 const PREVIOUS = `whsec_${Buffer.from("previous-secret-of-the-alerts-test").toString("base64")}`;
+const ACTION_SECRET = "push-action-secret-of-the-alerts-test-0123456789";
+const VAPID = webpush.generateVAPIDKeys();
+const phone = newDevice("/ok/oncall-phone");
 
 interface Received {
   body: string;
@@ -46,6 +52,7 @@ let brokenChannelId: string;
 let receiver: Server;
 let brokenReceiver: Server;
 let smtp: SMTPServer;
+let pushService: PushStandIn;
 const hooks: Received[] = [];
 const mails: ParsedMail[] = [];
 let cpu = 0.2;
@@ -177,6 +184,30 @@ beforeAll(async () => {
     },
   });
 
+  // An operator who turned on notifications on their phone (as /settings/notifications does).
+  pushService = await PushStandIn.start();
+  const operatorId = (await db.user.create({ data: { email: "oncall@alerts.example" } })).id;
+  await db.membership.create({ data: { organizationId, userId: operatorId, role: "operator" } });
+  const pushChannel = await db.alertChannel.create({
+    data: {
+      organizationId,
+      userId: operatorId,
+      kind: "webpush",
+      name: "web-push:phone",
+      target: "127.0.0.1",
+    },
+  });
+  await db.pushSubscription.create({
+    data: {
+      organizationId,
+      userId: operatorId,
+      channelId: pushChannel.id,
+      endpoint: pushService.register(phone),
+      p256dh: phone.p256dh,
+      auth: phone.authBase64url,
+    },
+  });
+
   smtp = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS"],
@@ -214,6 +245,12 @@ beforeAll(async () => {
     GATEWAY_ALERT_DISABLE_AFTER_FAILURES: "3",
     GATEWAY_ALERT_WEBHOOK_ALLOW_PRIVATE: "true",
     GATEWAY_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    // The push stand-in's self-signed certificate, trusted the way an operator adds a private CA.
+    NODE_EXTRA_CA_CERTS: pushService.caFile,
+    EDGEFLEET_VAPID_PUBLIC_KEY: VAPID.publicKey,
+    EDGEFLEET_VAPID_PRIVATE_KEY: VAPID.privateKey,
+    EDGEFLEET_VAPID_SUBJECT: "mailto:ops@alerts.example",
+    EDGEFLEET_PUSH_ACTION_SECRET: ACTION_SECRET,
   });
   // The relay URL Alertmanager calls is this gateway (its port is only known now): the default
   // (127.0.0.1 and GATEWAY_HTTP_PORT) is what it uses.
@@ -228,6 +265,7 @@ afterAll(async () => {
     new Promise((resolve) => receiver?.close(resolve)),
     new Promise((resolve) => brokenReceiver?.close(resolve)),
     new Promise((resolve) => smtp?.close(() => resolve(null))),
+    pushService?.stop(),
   ]);
   if (organizationId) {
     await mimir("/api/v1/alerts", { method: "DELETE" }).catch(() => {});
@@ -260,7 +298,7 @@ describe("alerts through Mimir's ruler and Alertmanager to the relay", () => {
     expect(rules.text).toContain('label_tier="canary"');
   });
 
-  it("a node's CPU crosses the threshold: a signed webhook and an e-mail arrive", async () => {
+  it("a node's CPU crosses the threshold: a signed webhook, an e-mail and a Web Push arrive", async () => {
     const started = Date.now();
     cpu = 0.95;
     const hook = await waitFor("the firing webhook", () => firing()[0], 60_000, 200);
@@ -300,6 +338,20 @@ describe("alerts through Mimir's ruler and Alertmanager to the relay", () => {
         ),
       ),
     ).toEqual(new Set([nodeId]));
+    // The same alert on the operator's phone: VAPID-signed, decrypted with the phone's keys.
+    const push = await waitFor(
+      "the Web Push on the operator's phone",
+      () =>
+        pushService.received.find((r) => r.path === phone.path && r.payload?.includes('"status":"firing"')),
+      30_000,
+      200,
+    );
+    expect(push.vapidVerified).toBe(true);
+    expect(push.vapidKey).toBe(VAPID.publicKey);
+    const message = JSON.parse(push.payload ?? "null") as PushMessage;
+    expect(message).toMatchObject({ v: 1, status: "firing", severity: "critical" });
+    expect(message.url).toBe(`https://console.example/nodes/${nodeId}`);
+    expect(message.actions.map((a) => a.action)).toContain("silence_1h");
     console.info(`alert latency, CPU crossing → signed webhook delivered: ${latencyMs} ms (policy for: 0)`);
   });
 

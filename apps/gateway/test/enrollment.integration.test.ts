@@ -2,10 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  agentUpSubject,
   createEnrollCurve,
   decodeMessage,
   type EnrollReplyBody,
   encodeMessage,
+  type NodeAddress,
+  nodeAddressFromJwt,
+  nodeInboxPrefix,
   openEnrollReply,
   PROTOCOL_VERSION,
   signEnrollProof,
@@ -116,12 +120,19 @@ const enroll = (tok: string, key: KeyPair, name = "gw-1") => {
   return requestRaw(enrollRequest(tok, key, name, curve), curve);
 };
 
+/** The subjects an approved reply's credentials name. */
+function addressOf(reply: EnrollReplyBody): NodeAddress {
+  const address = reply.jwt ? nodeAddressFromJwt(reply.jwt) : null;
+  if (!address) throw new Error("not approved");
+  return address;
+}
+
 async function connectAsNode(reply: EnrollReplyBody, key: KeyPair) {
-  if (!reply.jwt || !reply.wid) throw new Error("not approved");
+  if (!reply.jwt) throw new Error("not approved");
   const nc = await connect({
     servers: hub.url,
     authenticator: jwtAuthenticator(reply.jwt, key.getSeed()),
-    inboxPrefix: `_INBOX.${reply.wid}`,
+    inboxPrefix: nodeInboxPrefix(addressOf(reply)),
     maxReconnectAttempts: 0,
   });
   opened.push(nc);
@@ -151,10 +162,15 @@ describe("enrollment through ef.enroll", () => {
       authenticator: credsAuthenticator(new TextEncoder().encode(secrets.platform.userCreds)),
     });
     opened.push(platform);
-    const seen = platform.subscribe(`ef.t.*.up.${reply.wid}.hb`, { max: 1 });
+    // Its credentials name its site (the token's: none, `_`) in every subject (issue 8 #2), and
+    // its downlink with a token of its own (#12).
+    expect(addressOf(reply)).toMatchObject({ wid: reply.wid, site: "_" });
+    expect(addressOf(reply).down).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect((await db.node.findUniqueOrThrow({ where: { id: node.id } })).subjectSite).toBe("_");
+    const seen = platform.subscribe(`ef.t.*.up.*.${reply.wid}.hb`, { max: 1 });
     await platform.flush();
-    nc.publish(`ef.up.${reply.wid}.hb`, new Uint8Array([1]));
-    for await (const msg of seen) expect(msg.subject).toBe(`ef.t.${reply.org}.up.${reply.wid}.hb`);
+    nc.publish(agentUpSubject(addressOf(reply), "hb"), new Uint8Array([1]));
+    for await (const msg of seen) expect(msg.subject).toBe(`ef.t.${reply.org}.up._.${reply.wid}.hb`);
 
     // Asking again with the same key is idempotent: same node, no second use of the token.
     const again = await enroll(secret, key);

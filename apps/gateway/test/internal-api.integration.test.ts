@@ -125,6 +125,7 @@ describe("gateway internal API", () => {
       organizationId: leafy.organizationId,
       listen: `127.0.0.1:${await freePort()}`,
       credentialsPath,
+      siteCache: { storeDir: join(workDir, "site-cache") },
     });
     expect(status).toBe(200);
     expect(body.config).toContain(`urls: ${JSON.stringify([hub.leafUrl])}`);

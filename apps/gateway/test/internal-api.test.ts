@@ -84,3 +84,71 @@ describe("internal API switched off or incomplete", () => {
     expect(((await noLeafUrl.json()) as { error: string }).error).toContain("NATS_LEAF_URL is not set");
   });
 });
+
+describe("leaf bundle requests: the site cache", () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+  });
+
+  const token = "c".repeat(40);
+  async function serveCapturing(asked: unknown[]) {
+    const metrics = createGatewayMetrics();
+    const logger = createLogger("silent");
+    const server = createHttpServer({
+      health: new DependencyHealth(logger, metrics.dependencyUp),
+      metrics,
+      logger,
+      isShuttingDown: () => false,
+      internal: {
+        token,
+        hubLeafUrls: ["nats-leaf://hub:7422"],
+        createLeafBundle: async (input) => {
+          asked.push(input);
+          return { config: "", creds: "", companions: {}, expiresAt: new Date(0) };
+        },
+        enrollCredentials: "creds",
+      },
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    close = () => new Promise((resolve) => server.close(() => resolve()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return (body: Record<string, unknown>) =>
+      fetch(`${base}/internal/sites/0190a2b4-0000-7000-8000-000000000001/leaf-bundle`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify({ organizationId: "0190a2b4-0000-7000-8000-000000000002", ...body }),
+      });
+  }
+
+  it("is on by default (the site-leaf CLI's defaults), bounded as asked, or off when null", async () => {
+    const asked: Array<{ siteCache: unknown }> = [];
+    const bundle = await serveCapturing(asked);
+    expect((await bundle({})).status).toBe(200);
+    expect((await bundle({ siteCache: { storeDir: "/srv/cache", maxBytes: 32 * 1024 * 1024 } })).status).toBe(
+      200,
+    );
+    expect((await bundle({ siteCache: null })).status).toBe(200);
+    expect(asked.map((input) => input.siteCache)).toEqual([
+      { storeDir: "/var/lib/edgefleet/site-cache", maxBytes: 4 * 1024 ** 3 },
+      { storeDir: "/srv/cache", maxBytes: 32 * 1024 * 1024 },
+      null,
+    ]);
+  });
+
+  it("refuses a cache under 16 MiB, a relative directory or an unknown field with 400 naming it", async () => {
+    const asked: unknown[] = [];
+    const bundle = await serveCapturing(asked);
+    const tooSmall = await bundle({ siteCache: { maxBytes: 1024 } });
+    expect(tooSmall.status).toBe(400);
+    expect(((await tooSmall.json()) as { error: string }).error).toBe(
+      "siteCache.maxBytes: maxBytes must be at least 16777216 (16 MiB)",
+    );
+    const relative = await bundle({ siteCache: { storeDir: "cache" } });
+    expect(((await relative.json()) as { error: string }).error).toContain("siteCache.storeDir");
+    const unknown = await bundle({ siteCache: { size: 1 } });
+    expect(unknown.status).toBe(400);
+    expect(asked).toEqual([]);
+  });
+});

@@ -108,7 +108,8 @@ beforeAll(async () => {
   database = await createMigratedDatabase();
   db = database.db;
   organizationId = (await db.organization.create({ data: { slug: "cmd", name: "Commands" } })).id;
-  await db.site.create({ data: { organizationId, name: "plant-9" } });
+  // The node is enrolled at the site whose leaf it reaches the hub through (its subjects name it).
+  const siteId = (await db.site.create({ data: { organizationId, name: "plant-9" } })).id;
   const env = {
     DATABASE_URL: database.url,
     NATS_URL: hub.url,
@@ -158,6 +159,7 @@ beforeAll(async () => {
   const { token } = await createEnrollmentToken(db, organizationId, {
     expiresAt: new Date(Date.now() + 600_000),
     maxUses: 1,
+    siteId,
   });
   const config = file(
     "agent.yaml",

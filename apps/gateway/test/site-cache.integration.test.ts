@@ -8,6 +8,8 @@ import {
   artifactBucket,
   efArtifactUrl,
   formatWireId,
+  nodeAddressFromJwt,
+  nodeInboxPrefix,
   SITE_CACHE_DIRECT_GET_SUBJECT,
   SITE_CACHE_STREAM,
 } from "@edgefleet/agent-sdk/protocol";
@@ -362,6 +364,16 @@ describe("site artifact cache on a real leaf", () => {
     const fallbackUse = await uncachedLink.stop();
     expect(fallbackUse?.bytes).toBeGreaterThanOrEqual(NODES_PER_SITE * ARTIFACT_BYTES);
     expect(fallbackUse?.peakBytesPerSecond).toBeLessThanOrEqual(budget * 1.1);
+    // The rollout page's budget use (rollout_site_uplink), measured by the gateway's meter on the
+    // same /leafz while the rollout moved: the fallback site's link held the budget and carried
+    // the nodes' artifacts; the cached site's carried at most the one seed transfer.
+    const uplinks = await db.rolloutSiteUplink.findMany({ where: { rolloutId } });
+    const uplinkOf = (site: Site) => uplinks.find((u) => u.siteId === site.id);
+    expect(uplinkOf(uncached)).toMatchObject({ leafName: `cachy-${uncached.name}`, linked: true });
+    expect(uplinkOf(uncached)?.bytes).toBeGreaterThanOrEqual(2 * ARTIFACT_BYTES);
+    expect(uplinkOf(uncached)?.peakBps).toBeLessThanOrEqual(budget * 1.1);
+    expect(uplinkOf(uncached)?.peakBps).toBeGreaterThan(budget * 0.5);
+    expect(uplinkOf(cached)?.bytes).toBeLessThan(ARTIFACT_BYTES * 1.1);
     // One transfer to the cached site for all its nodes; N to the other.
     expect((await downBytes(cached)) - beforeCached).toBeLessThan(ARTIFACT_BYTES * 1.1);
     expect((await downBytes(uncached)) - beforeUncached).toBeGreaterThanOrEqual(
@@ -377,7 +389,9 @@ describe("site artifact cache on a real leaf", () => {
     const node = await connect({
       servers: cached.agentUrl,
       authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
-      inboxPrefix: `_INBOX.${identity.wid}`,
+      inboxPrefix: nodeInboxPrefix(
+        nodeAddressFromJwt(identity.jwt) ?? { wid: identity.wid, site: null, down: null },
+      ),
     });
     (async () => {
       for await (const status of node.status())

@@ -6,6 +6,8 @@ import {
   createEnrollCurve,
   decodeMessage,
   encodeMessage,
+  nodeAddressFromJwt,
+  nodeInboxPrefix,
   openEnrollReply,
   PROTOCOL_VERSION,
   signEnrollProof,
@@ -41,6 +43,7 @@ let database: TestDatabase;
 let db: Db;
 let gateway: GatewayProcess;
 let organizationId: string;
+let siteId: string;
 const opened: NatsConnection[] = [];
 
 const leafLinks = async () =>
@@ -53,7 +56,8 @@ beforeAll(async () => {
   db = database.db;
   const organization = await db.organization.create({ data: { slug: "leafy", name: "Leafy" } });
   organizationId = organization.id;
-  await db.site.create({ data: { organizationId, name: "plant-9" } });
+  // Nodes enroll at the site whose leaf they reach the hub through (their subjects name it).
+  siteId = (await db.site.create({ data: { organizationId, name: "plant-9" } })).id;
   const file = (name: string, content: string) => {
     writeFileSync(join(workDir, name), content);
     return join(workDir, name);
@@ -129,6 +133,7 @@ async function enrollThroughLeaf(
   const { token } = await createEnrollmentToken(db, organizationId, {
     expiresAt: new Date(Date.now() + 60_000),
     maxUses: 1,
+    siteId,
   });
   const key = createUser();
   const enrollClient = await connect({
@@ -187,7 +192,7 @@ describe("a site leaf linked to the hub's system and enroll accounts (issue 8 #1
     const agent = await connect({
       servers: leafAgentUrl,
       authenticator: jwtAuthenticator(node.jwt, node.key.getSeed()),
-      inboxPrefix: `_INBOX.${node.wid}`,
+      inboxPrefix: nodeInboxPrefix(nodeAddressFromJwt(node.jwt) ?? { wid: node.wid, site: null, down: null }),
       reconnect: false,
     });
     opened.push(agent);

@@ -3,11 +3,15 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  agentUpSubject,
   createEnrollCurve,
   decodeMessage,
   encodeMessage,
+  nodeAddressFromJwt,
+  nodeInboxPrefix,
   openEnrollReply,
   PROTOCOL_VERSION,
+  platformUpSubject,
   signEnrollProof,
 } from "@edgefleet/agent-sdk/protocol";
 import { createEnrollmentToken, type Db, revokeSiteCredentials } from "@edgefleet/db";
@@ -117,9 +121,12 @@ describe("site-leaf CLI", () => {
 
     // Enroll a node through the gateway, then connect it to the leaf, not the hub.
     const organizationId = (await db.organization.findUniqueOrThrow({ where: { slug: "leafy" } })).id;
+    // At the leaf's site: its subjects name the site, and the leaf carries only that site's.
+    const site = await db.site.findFirstOrThrow({ where: { organizationId, name: "plant-7" } });
     const { token } = await createEnrollmentToken(db, organizationId, {
       expiresAt: new Date(Date.now() + 60_000),
       maxUses: 1,
+      siteId: site.id,
     });
     const key = createUser();
     const enrollClient = await connect({
@@ -147,6 +154,9 @@ describe("site-leaf CLI", () => {
     const reply = wire.ok ? openEnrollReply(wire.msg, curve) : wire;
     if (!reply.ok || reply.msg.st !== "approved" || !reply.msg.jwt) throw new Error("enrollment failed");
     const { wid, org, jwt } = reply.msg;
+    const address = nodeAddressFromJwt(jwt);
+    if (!address) throw new Error("the credentials name no node subjects");
+    expect(address.site).toBe(`_${site.wireId.toString(36)}`);
 
     const platform = await connect({
       servers: hub.url,
@@ -154,20 +164,22 @@ describe("site-leaf CLI", () => {
     });
     opened.push(platform);
     const heardAtPlatform = new Promise<string>((resolve) => {
-      platform.subscribe(`ef.t.${org}.up.${wid}.hb`, { callback: (_error, msg) => resolve(msg.subject) });
+      platform.subscribe(platformUpSubject(org ?? "", address, "hb"), {
+        callback: (_error, msg) => resolve(msg.subject),
+      });
     });
     await platform.flush();
     const agent = await connect({
       servers: `nats://127.0.0.1:${agentPort}`,
       authenticator: jwtAuthenticator(jwt, key.getSeed()),
-      inboxPrefix: `_INBOX.${wid}`,
+      inboxPrefix: nodeInboxPrefix(address),
     });
     opened.push(agent);
     // Interest crosses the leaf link asynchronously: keep beating until the platform hears one.
-    const beat = setInterval(() => agent.publish(`ef.up.${wid}.hb`, new Uint8Array([1])), 200);
+    const beat = setInterval(() => agent.publish(agentUpSubject(address, "hb"), new Uint8Array([1])), 200);
     const timeout = new Promise<string>((resolve) => setTimeout(() => resolve("nothing heard"), 10_000));
     try {
-      expect(await Promise.race([heardAtPlatform, timeout])).toBe(`ef.t.${org}.up.${wid}.hb`);
+      expect(await Promise.race([heardAtPlatform, timeout])).toBe(`ef.t.${org}.up.${address.site}.${wid}.hb`);
     } finally {
       clearInterval(beat);
     }

@@ -71,8 +71,7 @@ async function nodeWithApp(page: Page): Promise<{ nodeId: string; nodeName: stri
   return { nodeId, nodeName: `${prefix}-0` };
 }
 
-// FIXME: failed in the session-5 clean-clone run, not yet diagnosed; open in issue 13.
-test.fixme("the node page tails an app's logs (follow, pause, search, download) and runs a probe", async ({
+test("the node page tails an app's logs (follow, pause, search, download) and runs a probe", async ({
   page,
 }) => {
   test.setTimeout(180_000);

@@ -9,7 +9,8 @@ import { signInAs, visit } from "./keycloak";
 
 // Metric gates in the console (issue 11): an operator adds gates from presets on /rollouts/new
 // (a PromQL check against Mimir and a window longer than the timeout are refused on their fields),
-// starts the rollout, and the live page shows the verdict the test stack's own controller wrote,
+// starts the rollout, the live page charts the canary against the baseline while the batch's window
+// is open, and then shows the verdict the test stack's own controller wrote,
 // with its canary-vs-baseline chart and numbers. Every part is real: hollow agents download and run
 // the version; the canary's per-app CPU is written to Mimir by remote write as the gateway writes it
 // (the test stack's agents report every 60 s, too slowly for a short window), burning 90 % of a core
@@ -181,6 +182,15 @@ test("an operator gates a canary on app CPU; the live page shows the failed verd
   // Live: the gated batch is watched once its nodes run the version, then judged by the controller.
   const batch = page.locator('[data-testid="gated-batch"][data-batch="0"]');
   await expect(batch).toHaveAttribute("data-state", /installing|watching|judging|judged/);
+  // While its window is open, before any verdict: the canary against the baseline so far.
+  await expect(batch).toHaveAttribute("data-state", "watching", { timeout: 120_000 });
+  await expect(batch.getByTestId("gate-live")).toBeVisible();
+  await expect(batch.locator('[data-gate="app-cpu-2"] [data-testid="gate-live-chart"]')).not.toHaveAttribute(
+    "data-points",
+    "0",
+    { timeout: 30_000 },
+  );
+  expect(await seriousViolations(page), "rollout page with a gated batch in its window").toEqual([]);
   await expect(batch).toHaveAttribute("data-outcome", "fail", { timeout: 180_000 });
   await expect(batch.getByTestId("gated-batch-reason")).toContainText("the rollout rolls back");
 
@@ -189,10 +199,10 @@ test("an operator gates a canary on app CPU; the live page shows the failed verd
   await expect(threshold.getByTestId("gate-threshold")).toContainText("≤ 0.5: 2 node(s) outside, 0 allowed");
   const chart = threshold.getByTestId("gate-chart");
   await expect(chart).not.toHaveAttribute("data-points", "0");
-  // What a person sees drawn: the canary's line, or its points when the window holds fewer than three.
-  await expect(
-    chart.locator(".recharts-line-curve, .recharts-line-dot").filter({ visible: true }).first(),
-  ).toBeVisible();
+  // The canary's line is drawn through its points. (Not toBeVisible: the canary's CPU here is
+  // constant, and a horizontal SVG path has an empty bounding box, which Playwright calls hidden.)
+  await expect(chart).toBeVisible();
+  await expect(chart.locator(".recharts-line-curve").first()).toHaveAttribute("d", /^M[-\d.,]+(L[-\d.,]+)+$/);
 
   // No node runs another version: the comparison has no baseline, its own outcome, never a pass.
   const compare = batch.locator('[data-testid="gate-verdict"][data-gate="app-cpu"]');

@@ -1,5 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "@playwright/test";
 import { confirm, mutate, query } from "./console";
@@ -20,10 +24,25 @@ interface Deployment {
 }
 
 let agents: ChildProcess | null = null;
+let leafServer: ChildProcess | null = null;
 test.afterEach(() => {
   agents?.kill("SIGTERM");
   agents = null;
+  leafServer?.kill("SIGTERM");
+  leafServer = null;
 });
+
+/** A port nothing listens on now (the test's leaf node takes it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 test("an operator creates an app and a version, previews and starts a rollout, approves it, watches it finish and rolls it back", async ({
   page,
@@ -141,6 +160,111 @@ test("an operator creates an app and a version, previews and starts a rollout, a
     .toBe(0);
   await visit(page, `/apps/${appId}`);
   await expect(page.getByTestId("rollout-row")).toHaveAttribute("data-status", "rolled_back");
+});
+
+test("a rollout with a site uplink budget shows the site's use, measured at its leaf's link, with the cache the leaf got from the console's bundle", async ({
+  page,
+}) => {
+  const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN;
+  if (!NATS_URL || !NATS_ENROLL_CREDS || !NATS_SERVER_BIN)
+    throw new Error("NATS_URL / NATS_ENROLL_CREDS / NATS_SERVER_BIN unset: export the stack's stack.env");
+  test.setTimeout(300_000);
+  const suffix = randomBytes(3).toString("hex");
+  await signInAs(page, "alice");
+
+  // A site whose leaf runs from the console's bundle (the site artifact cache on by default).
+  const site = await mutate<{ id: string; name: string }>(page, "site.create", { name: `e2e-up-${suffix}` });
+  const dir = mkdtempSync(join(tmpdir(), "ef-e2e-uplink-"));
+  const leafPort = await freePort();
+  const bundle = await mutate<{ files: Array<{ name: string; content: string }> }>(page, "site.leafBundle", {
+    id: site.id,
+    listen: `127.0.0.1:${leafPort}`,
+    credentialsPath: join(dir, "site.creds"),
+    siteCacheDir: join(dir, "site-cache"),
+    siteCacheMaxMiB: 64,
+  });
+  for (const file of bundle.files) writeFileSync(join(dir, file.name), file.content, { mode: 0o600 });
+  expect(readFileSync(join(dir, "leaf.conf"), "utf8")).toContain(`domain: "efsite-${site.id}"`);
+  leafServer = spawn(NATS_SERVER_BIN, ["-c", join(dir, "leaf.conf")], { stdio: "ignore" });
+
+  // Three agents at the site, downloading artifacts for real.
+  const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
+    description: `uplink ${suffix}`,
+    siteId: site.id,
+    maxUses: 3,
+    expiresInHours: 1,
+  });
+  agents = spawn(
+    process.execPath,
+    [
+      AGENT_CLI,
+      "hollow",
+      ...["--count", "3", "--token", token.token, "--url", `nats://127.0.0.1:${leafPort}`],
+      ...["--enroll-url", NATS_URL, "--enroll-creds", NATS_ENROLL_CREDS],
+      ...["--name-prefix", `acme-e2e-up-${suffix}`, "--label", `e2e-uplink=${suffix}`, "--fetch-artifacts"],
+    ],
+    { stdio: "ignore" },
+  );
+  await expect
+    .poll(
+      async () => {
+        const { hits } = await query<{ hits: Array<{ kind: string; detail: string | null }> }>(
+          page,
+          "search.byName",
+          { query: `acme-e2e-up-${suffix}` },
+        );
+        return hits.filter((hit) => hit.kind === "node" && hit.detail?.endsWith("online")).length;
+      },
+      { timeout: 90_000 },
+    )
+    .toBe(3);
+
+  // An app with a 4 MB version.
+  await visit(page, "/apps");
+  await page.getByRole("textbox", { name: "App name" }).fill(`e2e-up-${suffix}`);
+  await page.getByRole("button", { name: "Create app" }).click();
+  await expect(page.getByTestId("app-title")).toHaveText(`e2e-up-${suffix}`);
+  const addVersion = page.getByRole("form", { name: "Add a version" });
+  await addVersion.getByRole("textbox", { name: "Version" }).fill("1.0.0");
+  await addVersion.getByRole("textbox", { name: "Command" }).fill("./collector");
+  await addVersion.getByLabel("Artifact file").setInputFiles({
+    name: "collector.bin",
+    mimeType: "application/octet-stream",
+    buffer: randomBytes(4_000_000),
+  });
+  await addVersion.getByRole("button", { name: "Add version" }).click();
+  const row = page.locator('[data-testid="version-row"][data-version="1.0.0"]');
+  await expect(row.getByTestId("artifact-state")).toHaveAttribute("data-state", "ready", { timeout: 60_000 });
+
+  // The rollout: one canary, then the rest without a pause, the site's uplink budgeted to 1 MB/s.
+  await row.getByRole("link", { name: "Roll out" }).click();
+  await page.getByRole("textbox", { name: "Label selector" }).fill(`e2e-uplink=${suffix}`);
+  await page.getByRole("button", { name: "Remove batch 2" }).click();
+  await page.getByRole("combobox", { name: "Batch 1 pause after" }).selectOption("none");
+  await page.getByRole("textbox", { name: "Site uplink budget in MB per second" }).fill("1");
+  await page.getByRole("button", { name: "Preview" }).click();
+  await expect(page.getByTestId("plan-to-update")).toHaveText("3");
+  await page.getByRole("button", { name: "Start rollout" }).click();
+  await expect(page).toHaveURL(/\/rollouts\/[0-9a-f-]{36}$/);
+
+  // While it moves and after: the site's row, measured at the hub on the leaf's link.
+  const uplink = page.locator(`[data-testid="site-uplink-row"][data-site="${site.name}"]`);
+  await expect(uplink).toBeVisible({ timeout: 30_000 });
+  await expect(uplink.getByTestId("uplink-budget")).toHaveText("1 MB/s");
+  await expect(page.getByTestId("rollout-status")).toHaveAttribute("data-status", "completed", {
+    timeout: 120_000,
+  });
+  await expect(uplink).toHaveAttribute("data-cache", "seeded");
+  // The seed crossed the uplink once (4 MB, the meter's first reading may come a moment after it
+  // began), at no more than the budget plus one interval's chunk.
+  const bytes = Number(await uplink.getAttribute("data-bytes"));
+  const peak = Number(await uplink.getAttribute("data-peak"));
+  expect(bytes).toBeGreaterThan(1_000_000);
+  expect(bytes).toBeLessThan(4_000_000 * 1.1);
+  expect(peak).toBeGreaterThan(500_000);
+  expect(peak).toBeLessThanOrEqual(1_100_000);
+  await expect(page.getByTestId("site-uplink-chart")).not.toHaveAttribute("data-points", "0");
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test("a viewer sees every rollout and app action disabled with the reason", async ({ page }) => {

@@ -50,9 +50,11 @@ export const env = createEnv({
       .optional(),
     /**
      * Tenant fairness (fair-share.ts in @edgefleet/api), per web process: API calls running at
-     * once, requests per second (and burst) per organization and per API key. Past a rate: 429.
+     * once (unset: two per core, at least 4) and of them at most per organization (unset: half),
+     * requests per second (and burst) per organization and per API key. Past a rate: 429.
      */
-    EDGEFLEET_API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(16),
+    EDGEFLEET_API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).optional(),
+    EDGEFLEET_API_MAX_PER_ORG: z.coerce.number().int().min(1).max(1024).optional(),
     EDGEFLEET_ORG_RATE: z.coerce.number().positive().default(200),
     EDGEFLEET_ORG_BURST: z.coerce.number().int().min(1).default(400),
     EDGEFLEET_API_KEY_RATE: z.coerce.number().positive().default(50),

@@ -92,10 +92,18 @@ describe("kit helpers the views lean on", () => {
     expect(selectOptions(list)).toBe(list);
   });
 
-  it("reads a table's rows from a plain list or from a list page's items", () => {
+  it("reads a table's rows from a plain list, a list page's items, or a paged query's pages in order", () => {
     expect(listRows([{ id: "1" }])).toEqual([{ id: "1" }]);
     expect(listRows({ items: [{ id: "2" }], nextCursor: null } as { items: Array<{ id: string }> })).toEqual([
       { id: "2" },
     ]);
+    const paged = {
+      pages: [
+        { items: [{ id: "3" }, { id: "4" }], nextCursor: "4" },
+        { items: [{ id: "5" }], nextCursor: null },
+      ],
+      pageParams: [undefined, "4"],
+    };
+    expect(listRows(paged)).toEqual([{ id: "3" }, { id: "4" }, { id: "5" }]);
   });
 });

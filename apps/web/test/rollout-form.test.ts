@@ -65,6 +65,24 @@ describe("the new-rollout form, judged by the rollout strategy schema", () => {
     ).toBeTruthy();
   });
 
+  it("turns a site uplink budget in MB/s into bytes per second, and puts a zero on its field", async () => {
+    const form = rolloutFormDefaults(VERSION);
+    form.siteBandwidth = { megabytesPerSecond: "2.5", concurrentDownloads: "3" };
+    const { values, errors } = await judge(form);
+    expect(errors).toEqual({});
+    expect((values as { strategy: { siteBandwidth: unknown } }).strategy.siteBandwidth).toEqual({
+      bytesPerSecond: 2_500_000,
+      concurrentDownloads: 3,
+    });
+    form.siteBandwidth = { megabytesPerSecond: "0", concurrentDownloads: "0" };
+    const refused = (await judge(form)).errors as unknown as {
+      siteBandwidth?: Record<string, { message: string }>;
+    };
+    expect(refused.siteBandwidth?.megabytesPerSecond?.message).toMatch(/at least 1 byte per second/);
+    expect(refused.siteBandwidth?.concurrentDownloads?.message).toMatch(/at least 1/);
+    expect((await judge(rolloutFormDefaults(VERSION))).values).not.toHaveProperty("strategy.siteBandwidth");
+  });
+
   it("groups windows per site in the order given", async () => {
     const form = rolloutFormDefaults(VERSION);
     form.windows = [

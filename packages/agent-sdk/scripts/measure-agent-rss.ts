@@ -28,7 +28,7 @@ if (!natsUrl) throw new Error("NATS_URL is required (a private no-auth nats-serv
 const nc = await connect({ servers: natsUrl });
 const jsm = await jetstreamManager(nc);
 await jsm.streams
-  .add({ name: "EF_UP", subjects: ["ef.up.*.st", "ef.up.*.mx", "ef.up.*.ack"] })
+  .add({ name: "EF_UP", subjects: ["ef.up.*.*.st", "ef.up.*.*.mx", "ef.up.*.*.ack"] })
   .catch(() => undefined);
 const responder = new EnrollResponder(nc);
 responder.start();

@@ -7,7 +7,7 @@ import { DiskOutbox } from "./agent/disk-outbox.js";
 import { FileStateStore } from "./agent/state-store.js";
 import { type AgentConfig, ConfigError, loadConfig } from "./config.js";
 import { EnrollmentRejectedError, enroll } from "./enroll/enroll.js";
-import { credsPath, type NodeIdentity } from "./enroll/identity.js";
+import { credsPath, loadIdentity, type NodeIdentity, saveIdentity } from "./enroll/identity.js";
 import { type HollowNodeSpec, startHollowFleet } from "./hollow.js";
 import { jsonLogger, type Logger } from "./logger.js";
 import { LinuxHostSampler } from "./metrics/host.js";
@@ -28,6 +28,9 @@ const USAGE = `usage:
 class UsageError extends Error {}
 
 async function enrollFromConfig(config: AgentConfig, logger: Logger): Promise<NodeIdentity> {
+  // Enrolled already: the token is not needed any more (the native agent does the same).
+  const existing = await loadIdentity(config.stateDir);
+  if (existing) return existing;
   if (!config.enroll.token) {
     throw new ConfigError(
       `not enrolled yet (no ${credsPath(config.stateDir)}) and no enroll.token in the config`,
@@ -58,8 +61,10 @@ async function runAgent(config: AgentConfig, logger: Logger): Promise<void> {
   const runtime = new ProcessRuntime({ appsDir: join(config.stateDir, "apps"), logger });
   const agent = await Agent.start({
     servers: config.servers,
-    wid: identity.wid,
-    authenticator: nativeCredsAuthenticator(await readFile(credsPath(config.stateDir))),
+    credentials: { jwt: identity.jwt, seed: identity.seed },
+    // Re-issued credentials (a site move, or the first Hello after subject layout 2) replace
+    // node.creds before the agent connects with them.
+    saveCredentials: (jwt) => saveIdentity(config.stateDir, { ...identity, jwt }),
     runtime,
     outbox: await DiskOutbox.open({
       dir: join(config.stateDir, "outbox"),

@@ -7,7 +7,7 @@ import { enroll } from "./enroll/enroll.js";
 import type { NodeIdentity } from "./enroll/identity.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { SyntheticHostSampler } from "./metrics/host.js";
-import { nativeCredsAuthenticator, nativeJwtAuthenticator } from "./nkeys/native.js";
+import { nativeCredsAuthenticator } from "./nkeys/native.js";
 import { HollowRuntime, type HollowUsage } from "./runtime/hollow.js";
 
 /** One agent of a fleet whose nodes are named and placed one by one (see `nodes`). */
@@ -118,8 +118,11 @@ export async function startHollowFleet(options: HollowFleetOptions): Promise<Hol
     while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
     const agent = await Agent.start({
       servers: nodes[index]?.servers ?? options.servers,
-      wid: identity.wid,
-      authenticator: nativeJwtAuthenticator(identity.jwt, identity.seed),
+      credentials: { jwt: identity.jwt, seed: identity.seed },
+      // Re-issued credentials stay in memory: a hollow fleet enrolls again at its next start.
+      saveCredentials: async (jwt) => {
+        identity.jwt = jwt;
+      },
       runtime: new HollowRuntime({
         fetchArtifacts: options.fetchArtifacts ?? false,
         ...(options.appUsage ? { usage: options.appUsage } : {}),

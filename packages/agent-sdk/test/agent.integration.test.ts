@@ -9,6 +9,7 @@ import { encodeMessage, type MessageOf } from "../src/protocol/index.js";
 import type { ProcessRuntime } from "../src/runtime/process.js";
 import { type RunningNats, sleep, waitFor } from "../src/testing.js";
 import { startTestAgent } from "./support/agent-fixture.js";
+import { testCredentials, testNodeJwt, testUp } from "./support/credentials.js";
 import { connectPlatform, createUpStream, startTestNats } from "./support/nats-server.js";
 import { readUpStream, TestPlatform } from "./support/platform.js";
 
@@ -67,14 +68,14 @@ describe("agent", () => {
         (message.body as MessageOf<"statusReport">).inst.some((instance) => instance.st === "running"),
       ),
     );
-    expect(status.subject).toBe("ef.up.n1.st");
+    expect(status.subject).toBe(testUp("n1", "st"));
     expect((status.body as MessageOf<"statusReport">).inst).toEqual([
       { app: "sleeper", ver: "1.0", st: "running", rs: 0 },
     ]);
     // Idempotence is the report's own sequence, never a header the node picks (issue 8, #1).
     expect(status.msgId).toBeUndefined();
 
-    // A live delta on ef.down.<wid>: the app is removed and the removal acknowledged.
+    // A live delta on its downlink: the app is removed and the removal acknowledged.
     platform.change("n1", { del: "sleeper" });
     await waitFor("sleeper gone", () => (runtime?.instances().length === 0 ? true : undefined));
     await waitFor("ack of revision 2", async () =>
@@ -96,7 +97,7 @@ describe("agent", () => {
         ack: encodeMessage("desiredAck", { v: 1, rev: seq }),
       };
       for (const [type, payload] of Object.entries(forged)) {
-        await js.publish(`ef.up.attacker.${type}`, payload, { msgID: `n1.${type}.${seq}` });
+        await js.publish(testUp("attacker", type as "st" | "ack"), payload, { msgID: `n1.${type}.${seq}` });
       }
     }
     platform.change("n1", { put: sleeper("1.0") });
@@ -104,26 +105,26 @@ describe("agent", () => {
     const status = await waitFor("n1's running status in the stream", async () =>
       (await stored("st")).find(
         (message) =>
-          message.subject === "ef.up.n1.st" &&
+          message.subject === testUp("n1", "st") &&
           (message.body as MessageOf<"statusReport">).inst.some((instance) => instance.st === "running"),
       ),
     );
     expect(status.msgId).toBeUndefined();
     await waitFor("n1's ack of revision 1", async () =>
-      (await stored("ack")).some((message) => message.subject === "ef.up.n1.ack") ? true : undefined,
+      (await stored("ack")).some((message) => message.subject === testUp("n1", "ack")) ? true : undefined,
     );
   });
 
   it("heartbeats, sends metrics with host gauges, RTT and control bytes", async () => {
     const heartbeats: string[] = [];
-    platformConnection.subscribe("ef.up.*.hb", {
+    platformConnection.subscribe("ef.up.*.*.hb", {
       callback: (_error, msg) => {
         heartbeats.push(msg.subject);
       },
     });
     ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n2"));
     await waitFor("3 heartbeats", () => (heartbeats.length >= 3 ? true : undefined));
-    expect(new Set(heartbeats)).toEqual(new Set(["ef.up.n2.hb"]));
+    expect(new Set(heartbeats)).toEqual(new Set([testUp("n2", "hb")]));
     const metrics = await waitFor("2 metrics reports", async () => {
       const found = await stored("mx");
       return found.length >= 2 ? found : undefined;
@@ -145,8 +146,11 @@ describe("agent", () => {
   it("rejects a malformed delta with a counted reason and keeps working", async () => {
     ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n3"));
     await waitFor("connected", () => (agent?.stats().hellosAnswered ? true : undefined));
-    platformConnection.publish("ef.down.n3", new Uint8Array([0xc1]));
-    platformConnection.publish("ef.down.n3", new Uint8Array([0x82, 0xa1, 0x76, 0x07, 0xa1, 0x73, 0x01]));
+    platformConnection.publish(platform.downlink("n3"), new Uint8Array([0xc1]));
+    platformConnection.publish(
+      platform.downlink("n3"),
+      new Uint8Array([0x82, 0xa1, 0x76, 0x07, 0xa1, 0x73, 0x01]),
+    );
     await waitFor("two rejections", () => {
       const rejected = agent?.stats().rejected;
       return rejected?.not_msgpack === 1 && rejected.unknown_version === 1 ? true : undefined;
@@ -179,6 +183,67 @@ describe("agent", () => {
     await waitFor("hello after reconnect", () => (platform.hellos.length > hellosBefore ? true : undefined));
     expect(platform.hellos.at(-1)?.hello.rev).toBe(3);
     expect(platform.deltaSince("n4", 3)).toBeNull();
+  });
+});
+
+describe("re-issued credentials (issue 8 #2, #12)", () => {
+  it("migrates from subject layout 1 at its first Hello: switches, resyncs, reports on the new subjects", async () => {
+    // Enrolled before site scoping: its credentials name `ef.up.<wid>.>` and `ef.down.<wid>`.
+    platform.change("m1", { put: sleeper("1.0") });
+    platform.reissueAtHello("m1", testNodeJwt("m1"));
+    let saved: string | undefined;
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "m1", {
+      credentials: testCredentials("m1", null),
+      saveCredentials: async (jwt) => {
+        saved = jwt;
+      },
+    }));
+    await waitFor("a Hello on the layout-2 subjects", () =>
+      platform.hellos.some((entry) => entry.wid === "m1" && entry.site === "_t") ? true : undefined,
+    );
+    // The first Hello came on layout 1; nothing durable went out before the switch.
+    expect(platform.hellos[0]).toMatchObject({ wid: "m1", site: null });
+    expect(saved).toBe(testNodeJwt("m1"));
+    expect(agent.stats()).toMatchObject({ credentialSwitches: 1, address: { site: "_t", wid: "m1" } });
+    await waitFor("sleeper running", () => (runtime?.instances()[0]?.st === "running" ? true : undefined));
+    await waitFor("ack and status on the new subjects", async () => {
+      const all = await readUpStream(platformConnection);
+      return all.some((message) => message.subject === testUp("m1", "ack")) &&
+        all.some((message) => message.subject === testUp("m1", "st"))
+        ? true
+        : undefined;
+    });
+    expect(
+      (await readUpStream(platformConnection)).every((message) => message.subject.startsWith("ef.up._t.")),
+    ).toBe(true);
+    // Its new downlink works.
+    platform.change("m1", { del: "sleeper" });
+    await waitFor("sleeper removed", () => (runtime?.instances().length === 0 ? true : undefined));
+  });
+
+  it("moves to another site when credentials are pushed on its downlink, and keeps reporting", async () => {
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "m2"));
+    await waitFor("first Hello", () => (agent?.stats().hellosAnswered ? true : undefined));
+    const hellos = platform.hellos.length;
+    platform.pushCredentials("m2", testNodeJwt("m2", "_u"));
+    await waitFor("a Hello from the new site", () =>
+      platform.hellos.slice(hellos).some((entry) => entry.site === "_u") ? true : undefined,
+    );
+    expect(agent.stats()).toMatchObject({ credentialSwitches: 1, address: { site: "_u" } });
+    // A fresh status snapshot on the new site's subjects, and the new downlink in use.
+    await waitFor("status on the new subjects", async () =>
+      (await stored("st")).some((message) => message.subject === testUp("m2", "st", "_u")) ? true : undefined,
+    );
+    platform.change("m2", { put: sleeper("1.0") });
+    await waitFor("sleeper running", () => (runtime?.instances()[0]?.st === "running" ? true : undefined));
+  });
+
+  it("ignores credentials of another node", async () => {
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "m3"));
+    await waitFor("first Hello", () => (agent?.stats().hellosAnswered ? true : undefined));
+    platform.pushCredentials("m3", testNodeJwt("m4", "_u"));
+    await sleep(500);
+    expect(agent.stats()).toMatchObject({ credentialSwitches: 0, address: { site: "_t", wid: "m3" } });
   });
 });
 

@@ -86,7 +86,7 @@ describe("edgefleet-agent CLI", () => {
       );
       expect(isAlive(appPid)).toBe(true);
       await waitFor("running status in the stream", async () => {
-        const reports = (await readUpStream(nc)).filter((message) => message.subject === "ef.up.n0.st");
+        const reports = (await readUpStream(nc)).filter((message) => message.subject === "ef.up._t.n0.st");
         return reports.some((message) =>
           (message.body as MessageOf<"statusReport">).inst.some((instance) => instance.st === "running"),
         )

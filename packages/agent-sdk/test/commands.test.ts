@@ -89,10 +89,13 @@ describe("answering commands (reference agent)", () => {
     }
   });
 
-  it("tells commands from deltas on the one downlink", () => {
+  it("tells commands, credentials and deltas apart on the one downlink", () => {
     expect(downlinkMessageType(encodeMessage("commandRequest", { v: 1, id: "x", cmd: "diag" }))).toBe(
       "commandRequest",
     );
+    // A real JWT is ~1 KiB: over a command's limit, within the credentials update's.
+    const jwt = `${"a".repeat(1200)}.${"b".repeat(40)}.c`;
+    expect(downlinkMessageType(encodeMessage("credentialsUpdate", { v: 1, jwt }))).toBe("credentialsUpdate");
     expect(
       downlinkMessageType(encodeMessage("desiredDelta", { v: 1, from: 0, to: 1, put: [], del: [] })),
     ).toBe("desiredDelta");

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { EnrollmentRejectedError, enroll } from "../src/enroll/enroll.js";
 import { credsPath, loadIdentity, parseCreds } from "../src/enroll/identity.js";
 import { type RunningNats, waitFor } from "../src/testing.js";
+import { testNodeJwt } from "./support/credentials.js";
 import { EnrollResponder } from "./support/enroll-responder.js";
 import { connectPlatform, startTestNats } from "./support/nats-server.js";
 
@@ -52,7 +53,7 @@ describe("enrollment client", () => {
       // Only the public key left the node, and it matches the stored seed.
       const key = responder.requests[0]?.key;
       expect(fromSeed(new TextEncoder().encode(identity.seed)).getPublicKey()).toBe(key);
-      expect(identity).toMatchObject({ wid: "n0", org: "o1", jwt: `test-jwt-for-${key}` });
+      expect(identity).toMatchObject({ wid: "n0", org: "o1", jwt: testNodeJwt("n0") });
 
       const creds = await readFile(credsPath(stateDir), "utf8");
       expect(parseCreds(creds)).toEqual({ jwt: identity.jwt, seed: identity.seed });

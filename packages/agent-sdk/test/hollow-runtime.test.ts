@@ -33,6 +33,50 @@ describe("hollow runtime", () => {
     await runtime.shutdown();
   });
 
+  it("crash-loops a version as its crash model says: failed, restarted with the count up, running again", async () => {
+    const runtime = new HollowRuntime({
+      stepMs: [1, 3],
+      usage: (_app, _version, runningForMs) => ({ cpu: 100, mem: 1000 + runningForMs }),
+      crashes: (_app, version, crashes) =>
+        version === "loop" && crashes < 2 ? { afterMs: 30, downMs: 20 } : null,
+    });
+    const seen = record(runtime);
+    runtime.put("web", "1", { command: ["web"] });
+    await waitFor("1 running", () => (runtime.instances()[0]?.st === "running" ? true : undefined));
+    runtime.put("web", "loop", { command: ["web"] });
+    await waitFor("two restarts, running again", () => {
+      const [one] = runtime.instances();
+      return one?.rs === 2 && one.st === "running" ? true : undefined;
+    });
+    const loop = seen.filter((status) => status.ver === "loop" || status.tgt === "loop");
+    // A crash reports the crashed version failed (not the one before it), then its restart.
+    expect(loop.filter((s) => s.st === "failed")).toEqual([
+      { app: "web", ver: "loop", st: "failed", why: "exited with code 1", rs: 0 },
+      { app: "web", ver: "loop", st: "failed", why: "exited with code 1", rs: 1 },
+    ]);
+    expect(loop.filter((s) => s.st === "starting").map((s) => s.rs)).toEqual([0, 1, 2]);
+    // Usage: the leak model sees the time since the last restart.
+    const [usage] = await runtime.sampleUsage();
+    expect(usage?.mem).toBeGreaterThanOrEqual(1000);
+    expect(usage?.mem).toBeLessThan(1000 + 1000);
+    // No third crash (the model said so): still running, restarts stay at 2.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(runtime.instances()[0]).toMatchObject({ st: "running", ver: "loop", rs: 2 });
+    await runtime.shutdown();
+  });
+
+  it("reports no usage for a crashed app waiting for its restart", async () => {
+    const runtime = new HollowRuntime({
+      stepMs: [1, 3],
+      usage: () => ({ cpu: 100, mem: 1000 }),
+      crashes: () => ({ afterMs: 5, downMs: 60_000 }),
+    });
+    runtime.put("web", "1", { command: ["web"] });
+    await waitFor("crashed", () => (runtime.instances()[0]?.st === "failed" ? true : undefined));
+    expect(await runtime.sampleUsage()).toEqual([]);
+    await runtime.shutdown();
+  });
+
   it("simulates pulling an artifact (progress, no bytes) while the old version keeps running", async () => {
     const source = new MemoryChunkSource();
     const runtime = new HollowRuntime({ stepMs: [1, 5], simulatedArtifactBytes: 1000 });

@@ -26,9 +26,9 @@ describe("hollow mode", () => {
     const platform = new TestPlatform(nc, { hb: 1, mx: 30 });
     platform.start();
     const heartbeatsByNode = new Map<string, number>();
-    nc.subscribe("ef.up.*.hb", {
+    nc.subscribe("ef.up.*.*.hb", {
       callback: (_error, msg) => {
-        const wid = msg.subject.split(".")[2] as string;
+        const wid = msg.subject.split(".")[3] as string;
         heartbeatsByNode.set(wid, (heartbeatsByNode.get(wid) ?? 0) + 1);
       },
     });

@@ -7,6 +7,10 @@ import {
   type MessageOf,
   type MessageType,
   ProtocolEncodeError,
+  SITE_CACHE_CHUNK_BYTES,
+  SITE_CACHE_DIRECT_GET_SUBJECT,
+  siteCacheDirectGetRequest,
+  siteCacheHit,
 } from "../src/protocol/index.js";
 
 interface Vector {
@@ -121,5 +125,38 @@ describe("bad input", () => {
   it("rejects an approved enrollment reply without credentials", () => {
     const bytes = Buffer.from("82a17601a27374a8617070726f766564", "hex");
     expect(decodeMessage("enrollReply", bytes)).toMatchObject({ ok: false, reason: "invalid" });
+  });
+});
+
+// The site cache's direct get (not MessagePack): the same file is read by the Go agent's tests.
+describe("site cache direct get vectors", () => {
+  const vectors = JSON.parse(readFileSync(vectorUrl("site-cache/direct-get.json"), "utf8")) as {
+    chunkBytes: number;
+    requests: Array<{ obj: string; offset: number; subject: string; payload: string }>;
+    replies: Array<{
+      name: string;
+      offset: number;
+      status: number;
+      size: string | null;
+      dataBytes: number;
+      hit: number | null;
+    }>;
+  };
+
+  it("cuts at the agents' chunk size", () => {
+    expect(vectors.chunkBytes).toBe(SITE_CACHE_CHUNK_BYTES);
+  });
+
+  it.each(vectors.requests)("asks for chunk at $offset with the pinned bytes", (vector) => {
+    expect(SITE_CACHE_DIRECT_GET_SUBJECT).toBe(vector.subject);
+    expect(new TextDecoder().decode(siteCacheDirectGetRequest(vector.obj, vector.offset))).toBe(
+      vector.payload,
+    );
+  });
+
+  it.each(vectors.replies)("$name: judged as the vector says", (vector) => {
+    expect(
+      siteCacheHit({ status: vector.status, size: vector.size, dataBytes: vector.dataBytes }, vector.offset),
+    ).toBe(vector.hit);
   });
 });

@@ -122,7 +122,14 @@ async function call<T>(
 
 export function requestLeafBundle(
   gateway: GatewayConnection | null,
-  input: { organizationId: string; siteId: string; listen: string; credentialsPath: string },
+  input: {
+    organizationId: string;
+    siteId: string;
+    listen: string;
+    credentialsPath: string;
+    /** The site artifact cache on the leaf; null: none (its nodes fetch from the hub). */
+    siteCache: { storeDir: string; maxBytes: number } | null;
+  },
 ): Promise<LeafBundleFiles> {
   const { siteId, ...body } = input;
   return call(

@@ -12,7 +12,13 @@ export {
   pushActionInput,
 } from "./domain/push-actions";
 export { ROLES, roleAtLeast } from "./domain/roles";
-export { DEFAULT_FAIR_SHARE, FairShare, type FairShareOptions, RateLimited } from "./fair-share";
+export {
+  DEFAULT_FAIR_SHARE,
+  defaultConcurrency,
+  FairShare,
+  type FairShareOptions,
+  RateLimited,
+} from "./fair-share";
 export type { GatewayConnection } from "./gateway-client";
 export {
   internalErrorMessage,

@@ -156,6 +156,8 @@ describe("authorization matrix (generated from appRouter)", () => {
       "rollout.byId",
       "rollout.nodes",
       "rollout.gates",
+      // Each site's budget use (issue 11, #4).
+      "rollout.siteUplinks",
       "rollout.checkGateQuery",
       "rollout.start",
       "rollout.pause",

@@ -1,4 +1,5 @@
 import type { Db } from "@edgefleet/db";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FairShare, handleRestRequest, REST_BASE_PATH } from "../src";
 import { apiKeysByRole, ORG, OTHER_ORG } from "./actors";
@@ -18,7 +19,8 @@ describe("FairShare bookkeeping", () => {
   });
 
   it("hands freed slots to organizations in turn: one org's 50 queued calls do not delay another's one", async () => {
-    const share = new FairShare(options(() => 0));
+    // No cap (an organization may take every slot): the turns alone keep B's wait short.
+    const share = new FairShare({ ...options(() => 0), maxPerOrganization: 2 });
     const order: string[] = [];
     const running: Array<() => void> = [];
     const call = (org: string, label: string) =>
@@ -30,7 +32,7 @@ describe("FairShare bookkeeping", () => {
     const a = Array.from({ length: 52 }, (_, i) => call("A", `A${i}`));
     const b = call("B", "B0");
     await Promise.resolve();
-    expect(share.stats()).toEqual({ running: 2, waiting: { A: 50, B: 1 } });
+    expect(share.stats()).toEqual({ running: 2, runningByOrganization: { A: 2 }, waiting: { A: 50, B: 1 } });
     // Finish one call at a time: B's call is the second to start, not the 51st.
     for (let i = 0; i < 6; i++) {
       running.shift()?.();
@@ -42,7 +44,88 @@ describe("FairShare bookkeeping", () => {
       await new Promise((resolve) => setImmediate(resolve));
     }
     await Promise.all([...a, b]);
-    expect(share.stats()).toEqual({ running: 0, waiting: {} });
+    expect(share.stats()).toEqual({ running: 0, runningByOrganization: {}, waiting: {} });
+  });
+
+  it("caps one organization at half the slots by default, so another's call starts at once", async () => {
+    const share = new FairShare({ ...options(() => 0), concurrency: 4 });
+    const releases: Array<() => void> = [];
+    const started: string[] = [];
+    const call = (org: string, label: string) =>
+      share.admit(org, null).then((release) => {
+        started.push(label);
+        releases.push(release);
+      });
+    const burst = Array.from({ length: 30 }, (_, i) => call("A", `A${i}`));
+    await new Promise((resolve) => setImmediate(resolve));
+    // A holds its 2 of 4 slots; two stay free although 28 of A's calls wait.
+    expect(share.stats()).toMatchObject({ running: 2, runningByOrganization: { A: 2 }, waiting: { A: 28 } });
+    const b = call("B", "B0");
+    await new Promise((resolve) => setImmediate(resolve));
+    // B's call started without waiting for any of A's to finish.
+    expect(started).toEqual(["A0", "A1", "B0"]);
+    while (releases.length > 0) {
+      releases.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all([...burst, b]);
+    expect(started).toHaveLength(31);
+    expect(share.stats()).toEqual({ running: 0, runningByOrganization: {}, waiting: {} });
+  });
+
+  it("keeps its bounds under any interleaving of calls and releases (property)", async () => {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant("call" as const), org: fc.constantFrom("A", "B", "C") }),
+      fc.record({ kind: fc.constant("release" as const), index: fc.nat() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(step, { maxLength: 60 }),
+        async (concurrency, cap, steps) => {
+          const maxPerOrganization = Math.min(cap, concurrency);
+          const share = new FairShare({ ...options(() => 0), concurrency, maxPerOrganization });
+          const running: Array<{ org: string; release: () => void }> = [];
+          const pending: Array<Promise<void>> = [];
+          const check = () => {
+            const stats = share.stats();
+            expect(stats.running).toBe(running.length);
+            expect(stats.running).toBeLessThanOrEqual(concurrency);
+            for (const held of Object.values(stats.runningByOrganization))
+              expect(held).toBeLessThanOrEqual(maxPerOrganization);
+            // Work-conserving up to the caps: nothing waits while its organization could start.
+            for (const [org, waiting] of Object.entries(stats.waiting))
+              if (waiting > 0)
+                expect(
+                  stats.running === concurrency ||
+                    (stats.runningByOrganization[org] ?? 0) === maxPerOrganization,
+                ).toBe(true);
+          };
+          for (const s of steps) {
+            if (s.kind === "call") {
+              pending.push(
+                share.admit(s.org, null).then((release) => {
+                  running.push({ org: s.org, release });
+                }),
+              );
+            } else if (running.length > 0) {
+              running.splice(s.index % running.length, 1)[0]?.release();
+            }
+            await new Promise((resolve) => setImmediate(resolve));
+            check();
+          }
+          while (running.length > 0) {
+            running.shift()?.release();
+            await new Promise((resolve) => setImmediate(resolve));
+            check();
+          }
+          await Promise.all(pending);
+          expect(share.stats()).toEqual({ running: 0, runningByOrganization: {}, waiting: {} });
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it("refuses past an API key's rate with when to retry, and refills", async () => {

@@ -211,6 +211,7 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     body: { command: "report" },
   }),
   "POST /nodes/{id}/probes": () => ({ path: `/nodes/${ids.onlineNode}/probes`, body: { target: "leaf" } }),
+  "POST /nodes/{id}/site": () => ({ path: `/nodes/${ids.pendingNode}/site`, body: { siteId: ids.site } }),
   "GET /nodes/{id}/probes": () => ({ path: `/nodes/${ids.onlineNode}/probes`, query: { limit: "5" } }),
   "GET /sites/{id}/probes": () => ({ path: `/sites/${ids.site}/probes` }),
   "POST /nodes/{nodeId}/approve": () => ({ path: `/nodes/${ids.pendingNode}/approve`, body: {} }),
@@ -245,6 +246,7 @@ const calls: Record<string, () => { path: string; body?: unknown; query?: Record
     query: { batch: "0", limit: "10" },
   }),
   "GET /rollouts/{id}/gates": () => ({ path: `/rollouts/${ids["rollout-approve"]}/gates` }),
+  "GET /rollouts/{id}/site-uplinks": () => ({ path: `/rollouts/${ids["rollout-approve"]}/site-uplinks` }),
   "POST /rollouts/gate-queries/check": () => ({
     path: "/rollouts/gate-queries/check",
     body: { promql: "sum by (node) (edgefleet_node_cpu_usage_ratio)", windowSeconds: 60 },

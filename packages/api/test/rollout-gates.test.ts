@@ -7,8 +7,8 @@
  * never a silent pass. The canary-vs-baseline verdict on real metrics is the gateway's
  * integration test (apps/gateway/test/rollout-gates.integration.test.ts).
  */
-import type { Db } from "@edgefleet/db";
-import { judgeDueGates } from "@edgefleet/rollout-store";
+import { type Db, setDesiredApps } from "@edgefleet/db";
+import { DEFAULT_FRESHNESS_GRACE_MS, judgeDueGates } from "@edgefleet/rollout-store";
 import { TRPCError } from "@trpc/server";
 import { pushTimeseries } from "prometheus-remote-write";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -197,10 +197,18 @@ describe("rollout.gates", () => {
     const windowEnd = gates.batches[0]?.windowEnd?.getTime() as number;
     expect(windowEnd - (gates.batches[0]?.windowStart?.getTime() as number)).toBe(60_000);
 
-    // The controller judges once the window is over: these nodes never reported metrics.
-    const judged = await judgeDueGates(db, created.id, {
+    // Once the window is over the controller waits for the canary's samples of the window's end
+    // to reach Mimir; these nodes never reported metrics, so it waits until the grace is over…
+    const early = await judgeDueGates(db, created.id, {
       mimir: { url: MIMIR_URL },
       now: () => windowEnd + 1,
+    });
+    expect(early).toBeNull();
+    expect((await ops().rollout.gates({ id: created.id })).batches[0]?.state).toBe("watching");
+    // …and then judges on what is there.
+    const judged = await judgeDueGates(db, created.id, {
+      mimir: { url: MIMIR_URL },
+      now: () => windowEnd + DEFAULT_FRESHNESS_GRACE_MS + 1,
     });
     expect(judged?.result.outcome).toBe("inconclusive");
     await settle(db, created.id);
@@ -222,6 +230,129 @@ describe("rollout.gates", () => {
     await expect(callerFor(db, outsider, OTHER_ORG).rollout.gates({ id: created.id })).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
+    await ops().rollout.abort({ id: created.id });
+  });
+
+  it("waits for the canary's samples of the window's end to reach Mimir, then judges at once", async () => {
+    const fresh = await readyApp(db, acmeId, "fresh-app", ["1.0.0", "2.0.0"]);
+    const nodeIds = await labelledNodes(db, acmeId, "fresh", 4, { fleet: "fresh", hw: "pi4" });
+    for (const nodeId of nodeIds)
+      await setDesiredApps(db, acmeId, nodeId, { put: [fresh.versions["1.0.0"] as string] });
+    await agentsRun(db, fresh.appId, fresh.versions["1.0.0"] as string);
+    const created = await ops().rollout.create({
+      appVersionId: fresh.versions["2.0.0"] as string,
+      target: { selector: "fleet=fresh" },
+      strategy: { batches: [{ count: 2, gates: [gate()] }, { percent: 100 }] },
+    } as CreateInput);
+    await ops().rollout.start({ id: created.id });
+    await settle(db, created.id);
+    await agentsRun(db, fresh.appId, fresh.versions["2.0.0"] as string);
+    await settle(db, created.id);
+    const watched = (await ops().rollout.gates({ id: created.id })).batches[0];
+    expect(watched?.state).toBe("watching");
+    const windowEnd = watched?.windowEnd?.getTime() as number;
+    const canary = (
+      await db.rolloutNode.findMany({ where: { rolloutId: created.id, dispatchedAt: { not: null } } })
+    ).map((n) => n.nodeId);
+    expect(canary).toHaveLength(2);
+    const judge = () =>
+      judgeDueGates(db, created.id, { mimir: { url: MIMIR_URL }, now: () => windowEnd + 1 });
+
+    // The window is over but no canary sample at or after its end is in Mimir yet: no verdict.
+    expect(await judge()).toBeNull();
+    // The canary's reports of the window's end arrive (as the gateway writes them; Mimir takes
+    // samples up to 10 min ahead, and the window ends about a minute from now).
+    const pushed = await pushTimeseries(
+      canary.map((node) => ({
+        labels: { __name__: "edgefleet_node_cpu_usage_ratio", org: acmeId, node },
+        samples: [{ value: 0.2, timestamp: windowEnd + 1 }],
+      })),
+      {
+        url: new URL("/api/v1/push", MIMIR_URL).toString(),
+        headers: { "X-Scope-OrgID": acmeId },
+        fetch: (url, init) =>
+          fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as Uint8Array }),
+      },
+    );
+    expect(pushed.status, pushed.errorMessage).toBe(200);
+    // Judged at once, well inside the grace.
+    const judged = await judge();
+    expect(judged?.batch).toBe(0);
+    expect(judged?.result.evaluatedAt).toBeLessThan(windowEnd + DEFAULT_FRESHNESS_GRACE_MS);
+    await ops().rollout.abort({ id: created.id });
+  });
+
+  it("charts the watched batch's canary against its baseline while the window is open, before any verdict", async () => {
+    const live = await readyApp(db, acmeId, "live-app", ["1.0.0", "2.0.0"]);
+    const nodeIds = await labelledNodes(db, acmeId, "live", 6, { fleet: "live", hw: "pi4" });
+    // Every node runs 1.0.0: those left out of the first batch are the baseline's candidates.
+    for (const nodeId of nodeIds)
+      await setDesiredApps(db, acmeId, nodeId, { put: [live.versions["1.0.0"] as string] });
+    await agentsRun(db, live.appId, live.versions["1.0.0"] as string);
+    const metric = `gate_live_${Date.now()}`;
+    const created = await ops().rollout.create({
+      appVersionId: live.versions["2.0.0"] as string,
+      target: { selector: "fleet=live" },
+      strategy: {
+        batches: [
+          {
+            count: 2,
+            gates: [
+              gate({
+                name: "load",
+                metric: { promql: `max by (node) (max_over_time(${metric}[$window]))` },
+                criterion: { kind: "threshold", max: 10 },
+              }),
+            ],
+          },
+          { percent: 100 },
+        ],
+      },
+    } as CreateInput);
+    await ops().rollout.start({ id: created.id });
+    await settle(db, created.id);
+    await agentsRun(db, live.appId, live.versions["2.0.0"] as string);
+    await settle(db, created.id);
+    // The window opened when the batch's nodes all ran the version (read from the state: the page's
+    // first read would keep its charts for a few seconds, before there are any samples).
+    const state = (await db.rollout.findUniqueOrThrow({ where: { id: created.id } })).state as {
+      batches: Array<{ finishedAt: number | null }>;
+    };
+    const windowStart = state.batches[0]?.finishedAt as number;
+    expect(windowStart).toBeGreaterThan(0);
+    const canary = new Set(
+      (await db.rolloutNode.findMany({ where: { rolloutId: created.id, dispatchedAt: { not: null } } })).map(
+        (n) => n.nodeId,
+      ),
+    );
+    expect(canary.size).toBe(2);
+    // The nodes' load as the gateway writes it: the canary at 5, the old version at 1.
+    const at = windowStart - 1_000;
+    const result = await pushTimeseries(
+      nodeIds.map((node) => ({
+        labels: { __name__: metric, node },
+        samples: [{ value: canary.has(node) ? 5 : 1, timestamp: at }],
+      })),
+      {
+        url: new URL("/api/v1/push", MIMIR_URL).toString(),
+        headers: { "X-Scope-OrgID": acmeId },
+        fetch: (url, init) =>
+          fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as Uint8Array }),
+      },
+    );
+    expect(result.status, result.errorMessage).toBe(200);
+
+    const gates = await callerFor(db, viewer, ORG).rollout.gates({ id: created.id });
+    const batch = gates.batches[0];
+    expect(batch).toMatchObject({ state: "watching", outcome: null, verdicts: [] });
+    expect(batch?.live).toMatchObject({ canaryNodes: 2 });
+    expect(batch?.live?.baselineNodes).toBeGreaterThan(0);
+    const chart = batch?.live?.charts[0];
+    expect(chart).toMatchObject({ gate: "load", error: null });
+    expect(chart?.canary.at(0)?.[1]).toBe(5);
+    expect(chart?.baseline.at(0)?.[1]).toBe(1);
+    // Judged batches and batches not watched carry no live chart.
+    expect(gates.batches.slice(1).every((b) => b.live === null)).toBe(true);
     await ops().rollout.abort({ id: created.id });
   });
 });

@@ -182,7 +182,13 @@ describe("site.leafBundle", () => {
       method: "POST",
       path: `/internal/sites/${site.id}/leaf-bundle`,
       auth: `Bearer ${SECRET}`,
-      body: { organizationId: acme.id, listen: "0.0.0.0:4222", credentialsPath: "/etc/edgefleet/site.creds" },
+      body: {
+        organizationId: acme.id,
+        listen: "0.0.0.0:4222",
+        credentialsPath: "/etc/edgefleet/site.creds",
+        // The site artifact cache is on by default, as with the site-leaf CLI (issue 11).
+        siteCache: { storeDir: "/var/lib/edgefleet/site-cache", maxBytes: 4 * 1024 ** 3 },
+      },
     });
     // Audited, without the credentials.
     const audit = await db.auditLog.findFirstOrThrow({
@@ -191,6 +197,37 @@ describe("site.leafBundle", () => {
     expect(JSON.stringify(audit)).not.toContain("secret");
     expect(JSON.stringify(audit)).not.toContain("system-link");
     expect(audit.after).toMatchObject({ minted: "site leaf credentials" });
+  });
+
+  it("passes the site cache's directory and size on, or asks for none", async () => {
+    const site = await callerFor(db, alice, ORG).site.create({ name: "leafy-cache" });
+    await withGateway(alice, gateway).site.leafBundle({
+      id: site.id,
+      siteCacheDir: "/srv/edgefleet/cache",
+      siteCacheMaxMiB: 512,
+    });
+    expect(standIn.received.at(-1)?.body).toMatchObject({
+      siteCache: { storeDir: "/srv/edgefleet/cache", maxBytes: 512 * 1024 * 1024 },
+    });
+    await withGateway(alice, gateway).site.leafBundle({ id: site.id, siteCache: false });
+    expect(standIn.received.at(-1)?.body).toMatchObject({ siteCache: null });
+    const audit = await db.auditLog.findFirstOrThrow({
+      where: { action: "site.leafBundle", targetId: site.id },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(audit.after).toMatchObject({ siteCache: { dir: "/srv/edgefleet/cache", maxMiB: 512 } });
+  });
+
+  it("refuses a cache smaller than 16 MiB or a relative directory, naming the field, asking nothing", async () => {
+    const site = await callerFor(db, alice, ORG).site.create({ name: "leafy-bad-cache" });
+    const before = standIn.received.length;
+    await expect(
+      withGateway(alice, gateway).site.leafBundle({ id: site.id, siteCacheMaxMiB: 8 }),
+    ).rejects.toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("at least 16 MiB") });
+    await expect(
+      withGateway(alice, gateway).site.leafBundle({ id: site.id, siteCacheDir: "cache" }),
+    ).rejects.toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("siteCacheDir") });
+    expect(standIn.received.length).toBe(before);
   });
 
   it("needs the admin role", async () => {

@@ -12,12 +12,12 @@ import {
   MemoryStateStore,
   type NodeIdentity,
   nativeCredsAuthenticator,
-  nativeJwtAuthenticator,
   SyntheticHostSampler,
 } from "@edgefleet/agent-sdk";
 import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { connect } from "@nats-io/transport-node";
 import { type DeliveryLedger, RecordingOutbox } from "./delivery-ledger.js";
+import { type BehaviourTable, crashModel, nodeProfile, usageModel } from "./rollout/gates/behaviour.js";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
 
 /** Version switches a node's runtime was asked for, kept across restarts of its agent. */
@@ -75,6 +75,10 @@ const nodes = new Map<string, HollowNode>();
 let natsUrl = "";
 let fetchArtifacts = false;
 let statusRefreshSeconds: number | undefined;
+let appModels = false;
+/** What each version does (set by the driver before each rollout; read at every sample). */
+let behaviours: BehaviourTable = {};
+const currentBehaviours = () => behaviours;
 let enrolled = 0;
 let started = 0;
 
@@ -88,6 +92,7 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
   natsUrl = command.natsUrl;
   fetchArtifacts = command.fetchArtifacts ?? false;
   statusRefreshSeconds = command.statusRefreshSeconds;
+  appModels = command.appModels ?? false;
   const connection = await connect({
     servers: command.natsUrl,
     authenticator: nativeCredsAuthenticator(command.enrollCreds),
@@ -102,10 +107,11 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
       const index = command.firstIndex + next++;
       const name = `${command.namePrefix}-${index}`;
       const urls = command.agentUrls?.length ? command.agentUrls : [command.natsUrl];
+      const tokens = command.agentTokens?.length ? command.agentTokens : [command.token];
       try {
         const identity = await enroll({
           connection,
-          token: command.token,
+          token: tokens[index % tokens.length] as string,
           name,
           retry: { baseMs: 500, maxMs: 5_000 },
         });
@@ -143,11 +149,21 @@ async function startAgent(node: HollowNode): Promise<void> {
   node.outbox = new RecordingOutbox(new MemoryOutbox(), node.ledger);
   node.agent = await Agent.start({
     servers: [node.url || natsUrl],
-    wid: node.identity.wid,
-    // Native Ed25519: nats.js's jwtAuthenticator signs each connect's nonce with tweetnacl (~15 ms
-    // of CPU with the key derivation), which alone saturates a process connecting thousands.
-    authenticator: nativeJwtAuthenticator(node.identity.jwt, node.identity.seed),
-    runtime: new CountingHollowRuntime(node.switchCount, { fetchArtifacts }),
+    // The agent signs each connect's nonce natively (nats.js's jwtAuthenticator uses tweetnacl,
+    // ~15 ms of CPU with the key derivation, which alone saturates a process connecting thousands).
+    credentials: { jwt: node.identity.jwt, seed: node.identity.seed },
+    saveCredentials: async (jwt) => {
+      node.identity.jwt = jwt;
+    },
+    runtime: new CountingHollowRuntime(node.switchCount, {
+      fetchArtifacts,
+      ...(appModels
+        ? {
+            usage: usageModel(currentBehaviours, nodeProfile(node.name)),
+            crashes: crashModel(currentBehaviours),
+          }
+        : {}),
+    }),
     outbox: node.outbox,
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
@@ -265,6 +281,9 @@ process.on("message", (message: ToWorker) => {
         return restartSome(message.nids);
       case "watch-hellos":
         return watchHellos(message.timeoutMs, message.nids);
+      case "behaviours":
+        behaviours = message.table;
+        return send({ type: "behaviours-set" });
       case "updates":
         return send({
           type: "updates",

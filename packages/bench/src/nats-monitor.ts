@@ -96,3 +96,32 @@ export async function serverTraffic(
   };
   return { inBytes: varz.in_bytes, outBytes: varz.out_bytes, inMsgs: varz.in_msgs, outMsgs: varz.out_msgs };
 }
+
+interface JszAccounts {
+  account_details?: Array<{
+    stream_detail?: Array<{
+      name: string;
+      consumer_detail?: Array<{ name: string; num_pending?: number; num_ack_pending?: number }> | null;
+    }>;
+  }>;
+}
+
+/** Messages JetStream holds for consumers (`/jsz`): not yet delivered plus delivered and unacknowledged. */
+export function consumerBacklogOf(jsz: JszAccounts, stream?: string): number {
+  let backlog = 0;
+  for (const account of jsz.account_details ?? [])
+    for (const detail of account.stream_detail ?? []) {
+      if (stream !== undefined && detail.name !== stream) continue;
+      for (const consumer of detail.consumer_detail ?? [])
+        backlog += (consumer.num_pending ?? 0) + (consumer.num_ack_pending ?? 0);
+    }
+  return backlog;
+}
+
+export async function consumerBacklog(monitorUrl: string, stream?: string): Promise<number> {
+  const response = await fetch(`${monitorUrl}/jsz?accounts=true&consumers=true`, {
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new Error(`${monitorUrl}/jsz answered HTTP ${response.status}`);
+  return consumerBacklogOf((await response.json()) as JszAccounts, stream);
+}

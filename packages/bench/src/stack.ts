@@ -14,6 +14,7 @@ import { createConnection } from "node:net";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { killProcessGroup, stopProcessGroup } from "./process-group.js";
+import { step } from "./progress.js";
 
 /**
  * The benchmark's own stack: the `bench` profile of scripts/stack (the scale scenario's `scale`,
@@ -106,6 +107,27 @@ export async function stackUp(options: { keycloak?: boolean } = {}): Promise<Rec
     options.keycloak === false ? { EDGEFLEET_SKIP_KEYCLOAK: "1" } : {},
   );
   return readStackEnv();
+}
+
+/**
+ * stackUp, tried again when a port was taken: the scale and work* profiles' ports lie in Linux's
+ * ephemeral range (32768–60999), so on a busy machine an outgoing connection of any process can hold
+ * one for a moment ("address already in use"). up.sh stops what it started on failure, so trying
+ * again is clean.
+ */
+export async function stackUpRetrying(attempts = 4): Promise<Record<string, string>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await stackUp({ keycloak: false });
+    } catch (error) {
+      const busy = error instanceof Error && /address already in use|already in use/.test(error.message);
+      if (!busy || attempt >= attempts) throw error;
+      step(
+        `a port of the stack was taken by another process's connection; trying again (${attempt + 1}/${attempts})`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    }
+  }
 }
 
 export async function stackDown(): Promise<void> {

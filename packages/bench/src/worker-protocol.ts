@@ -1,5 +1,6 @@
 /** Messages between the benchmark driver and its hollow-agent worker processes (Node IPC). */
 import type { NodeDeliveries } from "./delivery-ledger.js";
+import type { BehaviourTable } from "./rollout/gates/behaviour.js";
 
 export interface EnrollCommand {
   type: "enroll";
@@ -10,6 +11,11 @@ export interface EnrollCommand {
   natsUrl: string;
   /** Where the agents connect when not `natsUrl` (site leaves): node `i` uses `agentUrls[i % length]`. */
   agentUrls?: string[];
+  /**
+   * Per site leaf, its site's enrollment token (node `i` uses `agentTokens[i % length]`): a node's
+   * credentials name its site, and a site's leaf carries only that site's nodes (issue 8 #2).
+   */
+  agentTokens?: string[];
   enrollCreds: string;
   namePrefix: string;
   concurrency: number;
@@ -17,6 +23,11 @@ export interface EnrollCommand {
   fetchArtifacts?: boolean;
   /** A status report also goes out this often without a change (the agent's default: 600 s). */
   statusRefreshSeconds?: number;
+  /**
+   * Per-app CPU, memory and crashes modelled by version (rollout/gates/behaviour.ts, the table set
+   * by "behaviours"); default off: no per-app series, no crashes.
+   */
+  appModels?: boolean;
 }
 
 export type ToWorker =
@@ -28,6 +39,8 @@ export type ToWorker =
   /** From now, note when each running agent gets its next Hello answered (a reconnect); reply
    * "hellos" once every one has, or after `timeoutMs` with those that have. */
   | { type: "watch-hellos"; timeoutMs: number; nids?: string[] }
+  /** The behaviour of each version label (for agents enrolled with `appModels`); reply "behaviours-set". */
+  | { type: "behaviours"; table: BehaviourTable }
   /** Reply "updates": per node, how many times its runtime was told to switch to each version. */
   | { type: "updates" }
   /** Reply "deliveries": per node, every report whose PubAck its agent got (delivery-ledger.ts). */
@@ -60,6 +73,7 @@ export type FromWorker =
   | { type: "hellos"; nodes: NodeTime[]; watched: number }
   | { type: "updates"; nodes: NodeUpdates[] }
   | { type: "deliveries"; nodes: NodeDeliveries[] }
+  | { type: "behaviours-set" }
   | { type: "error"; message: string };
 
 /** Version switches one hollow node's runtime was told to make (version label → times). */

@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeDeliveries } from "./delivery-ledger.js";
+import type { BehaviourTable } from "./rollout/gates/behaviour.js";
 import type { EnrollCommand, FromWorker, NodeTime, NodeUpdates, ToWorker } from "./worker-protocol.js";
 
 /** The driver's side of the hollow-agent worker processes. */
@@ -195,6 +196,13 @@ export class WorkerPool {
       nodes: replies.flatMap((reply) => reply.nodes),
       watched: replies.reduce((sum, reply) => sum + reply.watched, 0),
     };
+  }
+
+  /** Tells every worker what each version label does (rollout/gates/behaviour.ts). */
+  async setBehaviours(table: BehaviourTable): Promise<void> {
+    await Promise.all(
+      this.workers.map((worker) => worker.request({ type: "behaviours", table }, "behaviours-set")),
+    );
   }
 
   /** Per node, the version switches its runtime was told to make (see CountingHollowRuntime). */

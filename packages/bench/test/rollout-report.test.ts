@@ -216,6 +216,27 @@ describe("the rollout report", () => {
     expect(report).toContain("- kill -9 mid-batch: the rollout did not complete (status failed).");
     expect(report).toContain("- A note.");
   });
+
+  it("does not call the nodes of a rollout still moving at the deadline left behind", () => {
+    const report = renderRolloutReport(
+      fixture({
+        runs: [
+          killed({
+            status: "running",
+            wallSeconds: null,
+            leftBehind: 3961,
+            kill: { ...(killed().kill as NonNullable<RolloutRun["kill"]>) },
+          }),
+        ],
+        problems: ["kill -9 mid-batch: the rollout did not complete (status running)."],
+      }),
+      [],
+    );
+    expect(report).toContain(
+      '| kill -9 mid-batch: nodes not yet on the version when the benchmark stopped (the rollout was still moving, so not "left behind") | 3961 of 100 | – |',
+    );
+    expect(report).not.toContain("nodes left behind |");
+  });
 });
 
 describe("rollout charts", () => {

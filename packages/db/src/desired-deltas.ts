@@ -20,6 +20,8 @@ export interface NodeDelta {
   nodeId: string;
   organizationWireId: bigint;
   nodeWireId: bigint;
+  /** Site token of the subjects the node listens on (`node.subject_site`); null: subject layout 1. */
+  subjectSite: string | null;
   status: string;
   appliedRevision: number;
   /** null when the node is at the requested revision already. */
@@ -47,13 +49,14 @@ export async function desiredDeltasSince(db: Db, requests: readonly DeltaRequest
           id: string;
           org: bigint;
           wid: bigint;
+          subject_site: string | null;
           status: string;
           applied: number;
           to: number;
           from: number;
         }>
       >(Prisma.sql`
-        SELECT r.idx, n.id::text, o.wire_id AS org, n.wire_id AS wid, n.status::text AS status,
+        SELECT r.idx, n.id::text, o.wire_id AS org, n.wire_id AS wid, n.subject_site, n.status::text AS status,
                n.applied_revision AS applied, n.desired_revision AS to,
                coalesce(r.from_revision, n.applied_revision) AS from
         FROM unnest(${ids}::uuid[], ${requested}::int[]) WITH ORDINALITY AS r(node_id, from_revision, idx)
@@ -128,6 +131,7 @@ export async function desiredDeltasSince(db: Db, requests: readonly DeltaRequest
           nodeId: node.id,
           organizationWireId: BigInt(node.org),
           nodeWireId: BigInt(node.wid),
+          subjectSite: node.subject_site,
           status: node.status,
           appliedRevision: node.applied,
           delta,

@@ -42,7 +42,13 @@ export {
   type OrganizationMembership,
   syncUserFromIdentity,
 } from "./identity";
-export { ACCOUNT_CHANGED_CHANNEL, approveNode, revokeNode } from "./node-lifecycle";
+export {
+  ACCOUNT_CHANGED_CHANNEL,
+  approveNode,
+  moveNodeToSite,
+  NODE_MOVED_CHANNEL,
+  revokeNode,
+} from "./node-lifecycle";
 export {
   FLEET_CHANGED_CHANNEL,
   pruneStatusEvents,

@@ -35,3 +35,43 @@ export async function revokeNode(db: Db, organizationId: string, nodeId: string)
     return revoked;
   });
 }
+
+/**
+ * Channel on which a node's move to another site is announced (payload: the node id). Every
+ * gateway forgets what it cached about the node; the one publishing desired state sends the node
+ * credentials for its new site (docs/protocol.md "Credentials").
+ */
+export const NODE_MOVED_CHANNEL = "edgefleet_node_moved";
+
+/** How long a site a node was moved away from is remembered (EF_UP keeps a report at most a day). */
+const FORMER_SITE_MS = 24 * 3_600_000;
+
+/**
+ * Moves a node to another site of its organization, or to none (`siteId` null). Its credentials
+ * name its site in every subject (issue 8 #2), so the gateway re-issues them when it hears of the
+ * move: the node must then reach the hub through its new site's leaf (or directly). The site it
+ * leaves is remembered in `former_sites` (`{"<site wire id>" | "none": <unix ms>}`, the last day's):
+ * reports it sent from there before the move are still its own. False when there is no such node,
+ * it is revoked, or it is at that site already.
+ */
+export async function moveNodeToSite(
+  db: Db,
+  organizationId: string,
+  nodeId: string,
+  siteId: string | null,
+): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const moved = await tx.$executeRaw`
+      UPDATE node n SET site_id = ${siteId}::uuid, updated_at = now(),
+        former_sites = (
+          SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM jsonb_each(n.former_sites)
+          WHERE (value #>> '{}')::bigint > (extract(epoch FROM now()) * 1000)::bigint - ${FORMER_SITE_MS}
+        ) || jsonb_build_object(
+          coalesce((SELECT s.wire_id::text FROM site s WHERE s.id = n.site_id), 'none'),
+          (extract(epoch FROM now()) * 1000)::bigint)
+      WHERE n.organization_id = ${organizationId}::uuid AND n.id = ${nodeId}::uuid
+        AND n.status <> 'revoked' AND n.site_id IS DISTINCT FROM ${siteId}::uuid`;
+    if (moved === 1) await tx.$executeRaw`SELECT pg_notify(${NODE_MOVED_CHANNEL}, ${nodeId})`;
+    return moved === 1;
+  });
+}

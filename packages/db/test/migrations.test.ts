@@ -49,6 +49,7 @@ describe("migrations", () => {
       "rollout_event",
       "rollout_gate_verdict",
       "rollout_node",
+      "rollout_site_uplink",
       "site",
       "site_leaf_credential",
       "user",

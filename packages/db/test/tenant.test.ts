@@ -130,6 +130,7 @@ describe("tenantDb reads", () => {
         "RolloutEvent",
         "RolloutGateVerdict",
         "RolloutNode",
+        "RolloutSiteUplink",
         "Site",
         "SiteLeafCredential",
       ].sort(),

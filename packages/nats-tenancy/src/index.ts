@@ -7,6 +7,7 @@ export {
   tenancySecretsSchema,
   upgradeTenancySecrets,
 } from "./bootstrap";
+export { downlinkToken, nodeAddress } from "./downlink";
 export { loadTenancySecrets, writeTenancyFiles } from "./files";
 export { formatCreds, keyPairFromSeed, seedOf } from "./keys";
 export { type LeafNodeConfigInput, leafNodeConfig, SITE_CACHE_DEFAULT_MAX_BYTES } from "./leaf";

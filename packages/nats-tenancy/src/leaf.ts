@@ -1,8 +1,7 @@
-import { siteCacheDomain } from "@edgefleet/agent-sdk/protocol";
+import { SITE_CACHE_DEFAULT_MAX_BYTES, siteCacheDomain } from "@edgefleet/agent-sdk/protocol";
 import type { TenancySecrets } from "./bootstrap";
 
-/** Default bound of a site's artifact cache (the leaf's JetStream file store). */
-export const SITE_CACHE_DEFAULT_MAX_BYTES = 4 * 1024 * 1024 * 1024;
+export { SITE_CACHE_DEFAULT_MAX_BYTES };
 
 export interface LeafNodeConfigInput {
   serverName: string;

@@ -2,8 +2,11 @@
 // generic harness lives in the agent SDK (nats-tenancy depends on it, not the other way round).
 
 import { join } from "node:path";
+import { SITE_CACHE_DIRECT_GET_SUBJECT } from "@edgefleet/agent-sdk/protocol";
 import { freePort, type RunningNats, startNats } from "@edgefleet/agent-sdk/testing";
+import { Algorithms, encodeUser } from "@nats-io/jwt";
 import { serverAuthConfig, type TenancySecrets } from "./bootstrap";
+import { keyPairFromSeed } from "./keys";
 
 export {
   freePort,
@@ -74,4 +77,27 @@ ${serverAuthConfig(secrets, join(dir, "jwt"))}`,
       await Promise.all(nodes.map((node) => node.stop()));
     },
   };
+}
+
+/**
+ * The user JWT a node enrolled before site-scoped subjects holds (subject layout 1: `ef.up.<wid>.>`,
+ * `ef.down.<wid>`, `_INBOX.<wid>.>`): what the gateway minted then, for migration tests.
+ */
+export function layout1NodeUserJwt(
+  secrets: TenancySecrets,
+  node: { nodeId: string; wid: string; publicKey: string; accountPublicKey: string },
+): Promise<string> {
+  return encodeUser(
+    node.nodeId,
+    node.publicKey,
+    node.accountPublicKey,
+    {
+      pub: { allow: [`ef.up.${node.wid}.>`, SITE_CACHE_DIRECT_GET_SUBJECT], deny: [] },
+      sub: { allow: [`ef.down.${node.wid}`, `_INBOX.${node.wid}.>`], deny: [] },
+      subs: 16,
+      payload: -1,
+      data: -1,
+    },
+    { algorithm: Algorithms.v2, signer: keyPairFromSeed(secrets.tenantSigningSeed) },
+  );
 }

@@ -5,32 +5,49 @@ import {
 } from "@edgefleet/agent-sdk/protocol";
 import { Algorithms, encodeUser } from "@nats-io/jwt";
 import type { TenancySecrets } from "./bootstrap";
+import { nodeAddress } from "./downlink";
 import { keyPairFromSeed } from "./keys";
-import { accountClaimsUpdate, nodeDownlink, nodeInboxPrefix, nodeUplink } from "./subjects";
+import {
+  accountClaimsUpdate,
+  nodeDownlink,
+  nodeInbox,
+  nodeUplink,
+  siteDownlink,
+  siteInbox,
+  siteUplink,
+} from "./subjects";
 
 export interface NodeIdentity {
   nodeId: string;
+  /** Organization wire id (the downlink token is derived from it). */
+  org: string;
   /** Short wire id used in the node's subjects. */
   wid: string;
+  /** Token of the node's site in its subjects (`siteToken`: `_<site wire id>`, `_` without a site). */
+  site: string;
   /** The node's own `U…` public nkey: the private half never leaves the node. */
   publicKey: string;
   accountPublicKey: string;
 }
 
 /**
- * A node's user JWT: it may publish only on its own uplink and hear only its own downlink
- * and inbox, so no payload field can ever make it speak for another node. It may also read its
- * site's artifact cache (a JetStream direct get on EF_SITE_CACHE, served by its own leaf in its own
- * organization's account): read only, and nothing else of JetStream.
+ * A node's user JWT (subject layout 2): it may publish only on its own uplink
+ * `ef.up.<site>.<wid>.>` and hear only its own downlink `ef.down.<site>.<wid>.<token>` and inbox
+ * `_INBOX.<site>.<wid>.>`, so no payload field can ever make it speak for another node, and no
+ * other node can name its downlink (the token). The agent reads its subjects from these
+ * permissions (`nodeAddressFromJwt`). It may also read its site's artifact cache (a JetStream
+ * direct get on EF_SITE_CACHE, served by its own leaf in its own organization's account): read
+ * only, and nothing else of JetStream.
  */
 export function nodeUserJwt(secrets: TenancySecrets, node: NodeIdentity): Promise<string> {
+  const address = nodeAddress(secrets, node);
   return encodeUser(
     node.nodeId,
     node.publicKey,
     node.accountPublicKey,
     {
-      pub: { allow: [nodeUplink(node.wid), SITE_CACHE_DIRECT_GET_SUBJECT], deny: [] },
-      sub: { allow: [nodeDownlink(node.wid), `${nodeInboxPrefix(node.wid)}.>`], deny: [] },
+      pub: { allow: [nodeUplink(address), SITE_CACHE_DIRECT_GET_SUBJECT], deny: [] },
+      sub: { allow: [nodeDownlink(address), nodeInbox(address)], deny: [] },
       subs: 16,
       payload: -1,
       data: -1,
@@ -41,6 +58,8 @@ export function nodeUserJwt(secrets: TenancySecrets, node: NodeIdentity): Promis
 
 export interface SiteIdentity {
   siteId: string;
+  /** The site's token in its nodes' subjects (`siteToken` of its wire id). */
+  site: string;
   publicKey: string;
   accountPublicKey: string;
   /** When the credentials stop working (the JWT's `exp`): a leaf must be re-issued its bundle before. */
@@ -49,10 +68,12 @@ export interface SiteIdentity {
 
 /**
  * The credentials a site's leaf node uses towards the hub. The leaf enforces each node's own
- * permissions locally (it runs in operator mode too); towards the hub the site may carry any
- * of its organization's node subjects, and nothing outside its organization's account. For the
- * site artifact cache the hub may also send it JetStream API requests for the site's own domain
- * and chunks on the site's own seed subjects; the leaf answers on the seeder's inbox prefix.
+ * permissions locally (it runs in operator mode too); towards the hub the site may carry only its
+ * own nodes' subjects (issue 8 #2): up `ef.up.<site>.>`, down `ef.down.<site>.>` and
+ * `_INBOX.<site>.>`. So whoever holds the site's credentials (the leaf machine's operator) can
+ * neither speak for nor listen to another site's nodes. For the site artifact cache the hub may also
+ * send it JetStream API requests for the site's own domain and chunks on the site's own seed
+ * subjects; the leaf answers on the seeder's inbox prefix.
  */
 export function siteLeafUserJwt(secrets: TenancySecrets, site: SiteIdentity): Promise<string> {
   return encodeUser(
@@ -60,11 +81,11 @@ export function siteLeafUserJwt(secrets: TenancySecrets, site: SiteIdentity): Pr
     site.publicKey,
     site.accountPublicKey,
     {
-      pub: { allow: ["ef.up.>", `${SITE_CACHE_SEEDER_INBOX}.>`], deny: [] },
+      pub: { allow: [siteUplink(site.site), `${SITE_CACHE_SEEDER_INBOX}.>`], deny: [] },
       sub: {
         allow: [
-          "ef.down.>",
-          "_INBOX.>",
+          siteDownlink(site.site),
+          siteInbox(site.site),
           `$JS.${siteCacheDomain(site.siteId)}.API.>`,
           siteCacheSeedSubjects(site.siteId),
         ],

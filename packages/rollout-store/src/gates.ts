@@ -11,16 +11,21 @@
  */
 import { type Db, Prisma, type Tx } from "@edgefleet/db";
 import {
+  awaitsGates,
   type Baseline,
   type BatchGateResult,
+  type BatchProgress,
+  batchGates,
   type CohortNode,
   type CohortSelector,
   chooseBaseline,
   type DueGates,
+  freshnessQuery,
   type Gate,
   type GateVerdict,
   gateQuery,
   gatesDue,
+  gatesWindowEnd,
   judgeBatch,
   judgeGate,
   type NodeSample,
@@ -28,7 +33,14 @@ import {
   recordGateResult,
 } from "@edgefleet/rollout";
 import { type MimirReader, PromqlError, queryMatrix, queryVector } from "./mimir";
-import { insertEvents, loadRolloutState, lockRollout, type RolloutRow, saveRolloutState } from "./store";
+import {
+  insertEvents,
+  loadRolloutState,
+  lockRollout,
+  type RolloutRow,
+  readRollout,
+  saveRolloutState,
+} from "./store";
 
 /** The series behind one gate's verdict: each cohort's mean per node over time. */
 export interface GateChart {
@@ -60,6 +72,49 @@ export interface JudgeGatesOptions {
   /** Mimir; without it every gate is inconclusive (never a silent pass). */
   mimir: MimirReader | null;
   now?: () => number;
+  /**
+   * How long past the window's end a verdict waits for the canary's samples to reach Mimir
+   * (DEFAULT_FRESHNESS_GRACE_MS); then it judges on what is there.
+   */
+  freshnessGraceMs?: number;
+}
+
+/** A verdict waits at most this long past the window's end for the canary's samples. */
+export const DEFAULT_FRESHNESS_GRACE_MS = 60_000;
+
+/** Share of the canary's nodes whose samples must have reached the window's end. */
+const CAUGHT_UP_SHARE = 0.9;
+
+/** The baseline's seed: its own sample of the fleet per rollout and batch, the same for the judge and the live chart. */
+function baselineSeed(rolloutId: string, batch: number): string {
+  return `${rolloutId}:${batch}`;
+}
+
+/**
+ * Whether Mimir holds, for at least 90 % of the canary's nodes, a node sample at or after the
+ * window's end (every report carries the node series, whatever its apps do). A node that went
+ * offline never catches up: the share and the grace keep it from holding the verdict forever.
+ */
+async function canaryCaughtUp(
+  mimir: MimirReader,
+  tenant: string,
+  canaryIds: readonly string[],
+  windowEnd: number,
+  now: number,
+): Promise<boolean> {
+  if (canaryIds.length === 0) return true;
+  try {
+    const newest = await queryVector(mimir, tenant, freshnessQuery(canaryIds), now);
+    const wanted = new Set(canaryIds);
+    const caughtUp = newest.filter(
+      (s) => s.labels.node !== undefined && wanted.has(s.labels.node) && s.value * 1000 >= windowEnd,
+    ).length;
+    return caughtUp >= Math.ceil(CAUGHT_UP_SHARE * canaryIds.length);
+  } catch (error) {
+    // A query Mimir refuses cannot become fresher: judge now (the gate's own query will say why).
+    if (error instanceof PromqlError) return true;
+    throw error;
+  }
 }
 
 /** Points a chart aims for over a window. */
@@ -87,7 +142,25 @@ export async function judgeDueGates(
   if (!prepared) return null;
   const { row, due, context } = prepared;
 
-  const baseline = chooseBaseline({ canary: context.canary, candidates: context.candidates });
+  // Judged only once the canary's samples of the window's end are in Mimir (or the grace is
+  // over): a verdict on a window whose last part has not arrived yet would read a lagging ingest
+  // as "no data", or judge on fewer samples than the window holds.
+  const graceMs = options.freshnessGraceMs ?? DEFAULT_FRESHNESS_GRACE_MS;
+  if (options.mimir && now < due.windowEnd + graceMs) {
+    const caughtUp = await canaryCaughtUp(
+      options.mimir,
+      row.organizationId,
+      context.canary.map((n) => n.id),
+      due.windowEnd,
+      now,
+    );
+    if (!caughtUp) return null;
+  }
+  const baseline = chooseBaseline({
+    canary: context.canary,
+    candidates: context.candidates,
+    seed: baselineSeed(row.id, due.batch),
+  });
   const gates: StoredGateVerdict[] = [];
   for (const gate of due.gates) {
     gates.push(await judgeOne(options.mimir, row.organizationId, gate, due, context, baseline.nodeIds));
@@ -151,7 +224,7 @@ interface CohortContext {
  * dispatched.
  */
 async function cohortContext(
-  tx: Tx,
+  tx: Pick<Tx, "$queryRaw">,
   row: RolloutRow,
   state: RolloutState,
   due: DueGates,
@@ -206,7 +279,7 @@ async function judgeOne(
     version: { isNot: context.targetVersion },
   };
   const queries = { canary: gateQuery(gate, canarySelector), baseline: gateQuery(gate, baselineSelector) };
-  const stepSeconds = Math.max(15, Math.ceil((due.windowEnd - due.windowStart) / 1000 / CHART_POINTS));
+  const stepSeconds = chartStepSeconds(due);
   const empty = {
     queries,
     samples: { canary: [], baseline: [] },
@@ -222,29 +295,141 @@ async function judgeOne(
   try {
     const canary = await perNode(mimir, tenant, queries.canary, due.windowEnd, canarySelector.nodeIds);
     const baseline = await perNode(mimir, tenant, queries.baseline, due.windowEnd, baselineIds);
-    // The chart: the same per-node expression over a short trailing window, averaged per cohort.
-    const chartGate = { ...gate, windowSeconds: Math.max(60, 2 * stepSeconds) };
-    // Steps counted back from the window's end, so the chart always has the instant judged (a
-    // window shorter than a step would otherwise get only its start, before the first sample).
-    const stepMs = stepSeconds * 1000;
-    const from = due.windowEnd - Math.floor((due.windowEnd - due.windowStart) / stepMs) * stepMs;
-    const range = { from, to: due.windowEnd, stepSeconds };
-    const chart: GateChart = {
-      stepSeconds,
-      canary: await cohortMean(
-        mimir,
-        tenant,
-        gateQuery(chartGate, canarySelector),
-        range,
-        canarySelector.nodeIds,
-      ),
-      baseline: await cohortMean(mimir, tenant, gateQuery(chartGate, baselineSelector), range, baselineIds),
-    };
+    const chart = await gateChart(mimir, tenant, gate, due, due.windowEnd, {
+      canary: canarySelector,
+      baseline: baselineSelector,
+    });
     return { ...judgeGate(gate, canary, baseline), queries, samples: { canary, baseline }, chart };
   } catch (error) {
     if (error instanceof PromqlError) return inconclusive(`the query failed: ${error.message}`);
     throw error;
   }
+}
+
+function chartStepSeconds(window: { windowStart: number; windowEnd: number }): number {
+  return Math.max(15, Math.ceil((window.windowEnd - window.windowStart) / 1000 / CHART_POINTS));
+}
+
+/**
+ * A gate's chart: the same per-node expression over a short trailing window, averaged per cohort,
+ * at steps counted back from the window's end (so the judged instant is always a point: a window
+ * shorter than a step would otherwise get only its start), up to `to` (the window's end for a
+ * verdict, now while the window is open).
+ */
+async function gateChart(
+  mimir: MimirReader,
+  tenant: string,
+  gate: Gate,
+  window: { windowStart: number; windowEnd: number },
+  to: number,
+  cohorts: { canary: CohortSelector; baseline: CohortSelector },
+): Promise<GateChart> {
+  const stepSeconds = chartStepSeconds(window);
+  const chartGate = { ...gate, windowSeconds: Math.max(60, 2 * stepSeconds) };
+  const stepMs = stepSeconds * 1000;
+  const from = window.windowEnd - Math.floor((window.windowEnd - window.windowStart) / stepMs) * stepMs;
+  if (to < from) return { stepSeconds, canary: [], baseline: [] };
+  const range = { from, to, stepSeconds };
+  return {
+    stepSeconds,
+    canary: await cohortMean(
+      mimir,
+      tenant,
+      gateQuery(chartGate, cohorts.canary),
+      range,
+      cohorts.canary.nodeIds,
+    ),
+    baseline: await cohortMean(
+      mimir,
+      tenant,
+      gateQuery(chartGate, cohorts.baseline),
+      range,
+      cohorts.baseline.nodeIds,
+    ),
+  };
+}
+
+/** A batch's gates while their window is open (or being judged), charted so far (issue 11, #2). */
+export interface LiveGateCharts {
+  batch: number;
+  windowStart: number;
+  windowEnd: number;
+  /** The charts end here (now, or the window's end once it is over). */
+  asOf: number;
+  canaryNodes: number;
+  /** The baseline as the judge will choose it from the fleet now. */
+  baselineNodes: number;
+  gates: Array<{ gate: string; chart: GateChart; error: string | null }>;
+}
+
+/**
+ * The canary-vs-baseline charts of the batch whose gates are being watched, before the verdict:
+ * the same cohorts (the batch's nodes; the baseline chosen as the judge does) and the same series
+ * as the verdict's chart, from the window's start to now. Reads without locking (a console poll
+ * must not hold up the controller); null when no batch awaits its gates.
+ */
+export async function liveGateCharts(
+  db: Db,
+  organizationId: string,
+  rolloutId: string,
+  options: { mimir: MimirReader; now?: () => number },
+): Promise<LiveGateCharts | null> {
+  const now = options.now?.() ?? Date.now();
+  const row = await readRollout(db, rolloutId, organizationId);
+  if (!row) return null;
+  const state = await loadRolloutState(db, row).catch(() => null);
+  if (!state) return null;
+  const batch = state.batches.length - 1;
+  if (batch < 0 || !awaitsGates(state, batch)) return null;
+  const gates = batchGates(state, batch);
+  const windowStart = state.batches[batch]?.finishedAt as number;
+  const windowEnd = gatesWindowEnd(state.batches[batch] as BatchProgress, gates) as number;
+  const due: DueGates = { batch, gates, windowStart, windowEnd };
+  const context = await cohortContext(db, row, state, due);
+  const baseline = chooseBaseline({
+    canary: context.canary,
+    candidates: context.candidates,
+    seed: baselineSeed(row.id, batch),
+  });
+  const asOf = Math.min(now, windowEnd);
+  const charts: LiveGateCharts["gates"] = [];
+  for (const gate of gates) {
+    const cohorts = {
+      canary: {
+        nodeIds: context.canary.map((n) => n.id),
+        app: context.appName,
+        version: { is: context.targetVersion },
+      },
+      baseline: {
+        nodeIds: baseline.nodeIds,
+        app: context.appName,
+        version: { isNot: context.targetVersion },
+      },
+    };
+    try {
+      charts.push({
+        gate: gate.name,
+        chart: await gateChart(options.mimir, organizationId, gate, due, asOf, cohorts),
+        error: null,
+      });
+    } catch (error) {
+      if (!(error instanceof PromqlError)) throw error;
+      charts.push({
+        gate: gate.name,
+        chart: { stepSeconds: chartStepSeconds(due), canary: [], baseline: [] },
+        error: error.message,
+      });
+    }
+  }
+  return {
+    batch,
+    windowStart,
+    windowEnd,
+    asOf,
+    canaryNodes: context.canary.length,
+    baselineNodes: baseline.nodeIds.length,
+    gates: charts,
+  };
 }
 
 async function perNode(

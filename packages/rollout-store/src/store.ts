@@ -36,14 +36,32 @@ export async function lockRollout(
   rolloutId: string,
   organizationId?: string,
 ): Promise<RolloutRow | null> {
-  const rows = await tx.$queryRaw<RolloutRow[]>(Prisma.sql`
+  return selectRollout(tx, rolloutId, organizationId, Prisma.sql`FOR UPDATE`);
+}
+
+/** The rollout's row without a lock (readers that must not wait for, or hold up, the controller). */
+export function readRollout(
+  db: Pick<Tx, "$queryRaw">,
+  rolloutId: string,
+  organizationId: string,
+): Promise<RolloutRow | null> {
+  return selectRollout(db, rolloutId, organizationId, Prisma.empty);
+}
+
+async function selectRollout(
+  db: Pick<Tx, "$queryRaw">,
+  rolloutId: string,
+  organizationId: string | undefined,
+  lock: Prisma.Sql,
+): Promise<RolloutRow | null> {
+  const rows = await db.$queryRaw<RolloutRow[]>(Prisma.sql`
     SELECT id::text, organization_id::text AS "organizationId", app_id::text AS "appId",
       app_version_id::text AS "appVersionId", selector, site_ids::text[] AS "siteIds", status::text AS status,
       state, state_version AS "stateVersion", lease_owner AS "leaseOwner", lease_until AS "leaseUntil"
     FROM rollout
     WHERE id = ${rolloutId}::uuid
       ${organizationId ? Prisma.sql`AND organization_id = ${organizationId}::uuid` : Prisma.empty}
-    FOR UPDATE`);
+    ${lock}`);
   return rows[0] ?? null;
 }
 

@@ -17,4 +17,5 @@ export * from "./state";
 export * from "./strategy";
 export * from "./time";
 export * from "./time-zones";
+export * from "./uplink-use";
 export * from "./view";

@@ -66,10 +66,11 @@ describe("chooseBaseline", () => {
 
   it("takes distinct candidates only, never a canary node, as many as baselineSize says, whatever the input order", () => {
     fc.assert(
-      fc.property(nodes("c"), nodes("n"), (canary, others) => {
+      fc.property(nodes("c"), nodes("n"), fc.option(fc.string()), (canary, others, maybeSeed) => {
+        const seed = maybeSeed ?? undefined;
         // Some candidates are canary nodes too (a caller's overlap): they must be left out.
         const candidates = [...others, ...canary.slice(0, 3)];
-        const baseline = chooseBaseline({ canary, candidates });
+        const baseline = chooseBaseline({ canary, candidates, seed });
         const ids = new Set(baseline.nodeIds);
         expect(ids.size).toBe(baseline.nodeIds.length);
         for (const id of ids) expect(id.startsWith("n")).toBe(true);
@@ -79,10 +80,36 @@ describe("chooseBaseline", () => {
         const again = chooseBaseline({
           canary: [...canary].reverse(),
           candidates: [...candidates].reverse(),
+          seed,
         });
         expect(again).toEqual(baseline);
       }),
     );
+  });
+
+  it("with a seed, draws its own sample per seed, still best match first, not the lowest ids every time", () => {
+    const canary = [node("c1", "s1", "pi4")];
+    const candidates = [
+      ...Array.from({ length: 200 }, (_, i) => node(`p${String(i).padStart(3, "0")}`, "s1", "pi4")),
+      ...Array.from({ length: 50 }, (_, i) => node(`x${String(i).padStart(3, "0")}`, "s2", "x86")),
+    ];
+    const unseeded = chooseBaseline({ canary, candidates });
+    expect(unseeded.nodeIds).toEqual(Array.from({ length: 10 }, (_, i) => `p${String(i).padStart(3, "0")}`));
+    const samples = ["rollout-a:0", "rollout-a:1", "rollout-b:0"].map(
+      (seed) => chooseBaseline({ canary, candidates, seed }).nodeIds,
+    );
+    for (const ids of samples) {
+      expect(ids).toHaveLength(10);
+      // Still the best tier only: 200 candidates of the canary's site and hardware.
+      for (const id of ids) expect(id.startsWith("p")).toBe(true);
+    }
+    // Each seed its own sample: no two share more than a few nodes, and none is the lowest ids.
+    const overlap = (a: string[], b: string[]) => a.filter((id) => b.includes(id)).length;
+    expect(overlap(samples[0] ?? [], samples[1] ?? [])).toBeLessThan(5);
+    expect(overlap(samples[0] ?? [], samples[2] ?? [])).toBeLessThan(5);
+    expect(overlap(samples[0] ?? [], unseeded.nodeIds)).toBeLessThan(5);
+    // Deterministic for a seed.
+    expect(chooseBaseline({ canary, candidates, seed: "rollout-a:0" }).nodeIds).toEqual(samples[0]);
   });
 
   it("proportionalShares always sums to the total", () => {

@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/edgefleet/edgefleet/apps/agent/agent"
 	"github.com/edgefleet/edgefleet/apps/agent/backoff"
 	"github.com/edgefleet/edgefleet/apps/agent/config"
@@ -137,8 +135,15 @@ func runAgent(ctx context.Context, cfg config.Config, identity enroll.Identity, 
 		return err
 	}
 	running, err := agent.Start(agent.Options{
-		Servers: cfg.Servers, Wid: identity.Wid,
-		Auth:    []nats.Option{nats.UserJWTAndSeed(identity.JWT, identity.Seed)},
+		Servers:     cfg.Servers,
+		Credentials: agent.Credentials{JWT: identity.JWT, Seed: identity.Seed},
+		// Re-issued credentials (a site move, or the first Hello after subject layout 2) replace
+		// node.creds before the agent connects with them.
+		SaveCredentials: func(jwt string) error {
+			renewed := identity
+			renewed.JWT = jwt
+			return enroll.Save(cfg.StateDir, renewed)
+		},
 		Runtime: apps, Outbox: box, StatePath: filepath.Join(cfg.StateDir, "state.json"),
 		HostSampler: metrics.NewHostSampler(cfg.StateDir),
 		Heartbeat:   cfg.Intervals.Heartbeat, Metrics: cfg.Intervals.Metrics, StatusRefresh: cfg.Intervals.StatusRefresh,

@@ -61,14 +61,63 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
-// The binary as a node runs it: SIGTERM stops the apps (no orphans), delivers, and exits 0.
-func TestRunStopsCleanlyOnSIGTERM(t *testing.T) {
+func buildAgent(t *testing.T) string {
+	t.Helper()
 	binary := filepath.Join(t.TempDir(), "edgefleet-agent")
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	return binary
+}
+
+// A node enrolled before subject layout 2 runs the new binary: its first Hello gets new
+// credentials, which replace node.creds (same key) before the agent connects with them.
+func TestRunMigratesLayout1CredentialsOnDisk(t *testing.T) {
+	binary := buildAgent(t)
+	server := testnats.Start(t)
+	platform := testnats.NewPlatform(t, server, "k1")
+	layout2 := testnats.NodeJWT("k1", testnats.Site)
+	platform.ReissueAtHello(layout2)
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	if err := enroll.Save(stateDir, enroll.Identity{Nid: "node-k1", Wid: "k1", Org: "o1", JWT: testnats.NodeJWT("k1", ""), Seed: testnats.Seed}); err != nil {
+		t.Fatal(err)
+	}
+	configPath := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(configPath, []byte(fmt.Sprintf("stateDir: ./state\nservers: [%q]\n", server.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	agent := exec.Command(binary, "run", "--config", configPath)
+	agent.Stderr = &logs
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = agent.Process.Signal(syscall.SIGTERM)
+		_ = agent.Wait()
+	}()
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		sites := platform.HelloSites()
+		if len(sites) >= 2 && sites[len(sites)-1] == testnats.Site {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Hello on the new subjects (sites %q); agent log:\n%s", sites, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	identity, ok, err := enroll.Load(stateDir)
+	if !ok || err != nil || identity.JWT != layout2 || identity.Seed != testnats.Seed || identity.Nid != "node-k1" {
+		t.Fatalf("stored identity %+v %v %v", identity, ok, err)
+	}
+}
+
+// The binary as a node runs it: SIGTERM stops the apps (no orphans), delivers, and exits 0.
+func TestRunStopsCleanlyOnSIGTERM(t *testing.T) {
+	binary := buildAgent(t)
 	server := testnats.Start(t)
 	platform := testnats.NewPlatform(t, server, "k1")
 	marker := filepath.Join(t.TempDir(), "app.pid")
@@ -78,7 +127,7 @@ func TestRunStopsCleanlyOnSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	stateDir := filepath.Join(dir, "state")
 	// Already enrolled (the test server has no auth: any JWT does).
-	if err := enroll.Save(stateDir, enroll.Identity{Nid: "node-k1", Wid: "k1", Org: "o1", JWT: "test-jwt", Seed: "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU"}); err != nil {
+	if err := enroll.Save(stateDir, enroll.Identity{Nid: "node-k1", Wid: "k1", Org: "o1", JWT: testnats.NodeJWT("k1", testnats.Site), Seed: testnats.Seed}); err != nil {
 		t.Fatal(err)
 	}
 	configPath := filepath.Join(dir, "agent.yaml")

@@ -1,16 +1,21 @@
 // Package testnats runs a private nats-server with JetStream for the agent's tests, and a small
 // stand-in for the gateway's Hello and desired-state handling (the TypeScript tests' platform.ts).
 // Without operator mode there is no account mapping, so the EF_UP stream captures the agent-view
-// subjects `ef.up.*.{st,mx,ack}` directly.
+// subjects `ef.up.*.*.{st,mx,ack}` (and layout 1's `ef.up.*.{st,mx,ack}`) directly. Nodes get test
+// credentials (NodeJWT): unsigned, the server checks nothing, the agent reads their permissions.
 package testnats
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -109,6 +114,40 @@ func (s *Server) Stop() {
 	}
 }
 
+// Site is the site token of the tests' nodes.
+const Site = "_t"
+
+// Address is the address the test credentials of node wid at site name ("" : layout 1).
+func Address(wid, site string) protocol.Address {
+	if site == "" {
+		return protocol.Address{Wid: wid}
+	}
+	sum := sha256.Sum256([]byte(site + "." + wid))
+	return protocol.Address{Wid: wid, Site: site, Down: base64.RawURLEncoding.EncodeToString(sum[:16])}
+}
+
+// NodeJWT is a node user JWT with the permissions the gateway gives (layout 2 at site, or layout 1
+// for site ""), unsigned (the test server has no auth; the agent reads the permissions).
+func NodeJWT(wid, site string) string {
+	address := Address(wid, site)
+	pub := []string{"ef.up." + wid + ".>"}
+	sub := []string{address.DownSubject(), address.InboxPrefix() + ".>"}
+	if site != "" {
+		pub = []string{"ef.up." + site + "." + wid + ".>"}
+	}
+	part := func(value any) string {
+		data, _ := json.Marshal(value)
+		return base64.RawURLEncoding.EncodeToString(data)
+	}
+	return part(map[string]string{"typ": "JWT", "alg": "ed25519-nkey"}) + "." + part(map[string]any{
+		"sub":  "node-" + wid,
+		"nats": map[string]any{"pub": map[string]any{"allow": pub}, "sub": map[string]any{"allow": sub}, "type": "user", "version": 2},
+	}) + ".dGVzdA"
+}
+
+// Seed is a fixed user nkey seed for test agents (the server checks no signatures).
+const Seed = "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU"
+
 // Stored is one message of the EF_UP stream.
 type Stored struct {
 	Subject string
@@ -117,8 +156,9 @@ type Stored struct {
 	Headers nats.Header
 }
 
-// Platform stands in for the gateway: answers Hello with the delta since the agent's revision,
-// publishes live deltas, and reads what the agent stored in EF_UP.
+// Platform stands in for the gateway: answers Hello (on either subject layout) with the delta
+// since the agent's revision, publishes live deltas on the downlink of the site the node last said
+// Hello from, hands out re-issued credentials, and reads what the agent stored in EF_UP.
 type Platform struct {
 	t   *testing.T
 	nc  *nats.Conn
@@ -127,10 +167,13 @@ type Platform struct {
 	Hb  int64
 	Mx  int64
 
-	mu      sync.Mutex
-	rev     int64
-	changes []change
-	Hellos  []protocol.Hello
+	mu         sync.Mutex
+	rev        int64
+	changes    []change
+	Hellos     []protocol.Hello
+	helloSites []string
+	site       string
+	reissue    string
 }
 
 type change struct {
@@ -154,7 +197,8 @@ func NewPlatform(t *testing.T, server *Server, wid string) *Platform {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: "EF_UP", Subjects: []string{"ef.up.*.st", "ef.up.*.mx", "ef.up.*.ack"}, Storage: jetstream.FileStorage,
+		Name: "EF_UP", Subjects: []string{"ef.up.*.*.st", "ef.up.*.*.mx", "ef.up.*.*.ack", "ef.up.*.st", "ef.up.*.mx", "ef.up.*.ack"},
+		Storage: jetstream.FileStorage,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -162,11 +206,37 @@ func NewPlatform(t *testing.T, server *Server, wid string) *Platform {
 	if err := stream.Purge(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p := &Platform{t: t, nc: nc, js: js, wid: wid, Hb: 1, Mx: 1}
-	if _, err := nc.Subscribe(protocol.UpSubject(wid, protocol.UpHello), p.onHello); err != nil {
-		t.Fatal(err)
+	p := &Platform{t: t, nc: nc, js: js, wid: wid, Hb: 1, Mx: 1, site: Site}
+	for _, subject := range []string{"ef.up.*." + wid + ".hello", "ef.up." + wid + ".hello"} {
+		if _, err := nc.Subscribe(subject, p.onHello); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return p
+}
+
+// HelloSites lists the site of each Hello ("" : layout 1).
+func (p *Platform) HelloSites() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.helloSites...)
+}
+
+// ReissueAtHello makes the node's next HelloReply carry these credentials.
+func (p *Platform) ReissueAtHello(jwt string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reissue = jwt
+}
+
+// PushCredentials sends a CredentialsUpdate down the node's downlink (a site move).
+func (p *Platform) PushCredentials(jwt string) { p.Publish(protocol.CredentialsUpdate{JWT: jwt}) }
+
+// Address is where the node listens: the site it last said Hello from (Site before any Hello).
+func (p *Platform) Address() protocol.Address {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Address(p.wid, p.site)
 }
 
 func (p *Platform) onHello(msg *nats.Msg) {
@@ -175,9 +245,16 @@ func (p *Platform) onHello(msg *nats.Msg) {
 		p.t.Errorf("bad hello: %v", err)
 		return
 	}
+	site := ""
+	if tokens := strings.Split(msg.Subject, "."); len(tokens) == 5 {
+		site = tokens[2]
+	}
 	p.mu.Lock()
 	p.Hellos = append(p.Hellos, hello)
-	reply := protocol.HelloReply{Hb: p.Hb, Mx: p.Mx}
+	p.helloSites = append(p.helloSites, site)
+	p.site = site
+	reply := protocol.HelloReply{Hb: p.Hb, Mx: p.Mx, JWT: p.reissue}
+	p.reissue = ""
 	if hello.Rev < p.rev {
 		delta := p.deltaSince(hello.Rev)
 		reply.D = &delta
@@ -255,7 +332,7 @@ func (p *Platform) Publish(msg protocol.Message) {
 
 // PublishRaw sends raw bytes to the node's down subject.
 func (p *Platform) PublishRaw(data []byte) {
-	if err := p.nc.Publish(protocol.DownSubject(p.wid), data); err != nil {
+	if err := p.nc.Publish(p.Address().DownSubject(), data); err != nil {
 		p.t.Fatal(err)
 	}
 	_ = p.nc.Flush()
@@ -340,7 +417,7 @@ func ApproveEnrollments(t *testing.T, server *Server, prefix string) {
 		wid := fmt.Sprintf("%s%d", prefix, issued)
 		issued++
 		mu.Unlock()
-		reply, err := protocol.SealEnrollReply(protocol.EnrollReplyBody{St: "approved", Nid: "node-" + wid, Wid: wid, Org: "o1", JWT: "test-jwt"}, request.Xk)
+		reply, err := protocol.SealEnrollReply(protocol.EnrollReplyBody{St: "approved", Nid: "node-" + wid, Wid: wid, Org: "o1", JWT: NodeJWT(wid, Site)}, request.Xk)
 		if err != nil {
 			t.Error(err)
 			return
@@ -363,7 +440,7 @@ func AnswerHellos(t *testing.T, server *Server, put protocol.DesiredPut) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	_, err = nc.Subscribe("ef.up.*.hello", func(msg *nats.Msg) {
+	_, err = nc.Subscribe("ef.up.*.*.hello", func(msg *nats.Msg) {
 		hello, err := protocol.DecodeAs[protocol.Hello](msg.Data)
 		if err != nil {
 			t.Errorf("bad hello: %v", err)
@@ -383,10 +460,11 @@ func AnswerHellos(t *testing.T, server *Server, put protocol.DesiredPut) {
 }
 
 // Command sends a CommandRequest down to the node and waits for its CommandReply on the node's
-// `ef.up.<wid>.cmd` (what the gateway does on the platform side).
+// `ef.up.<site>.<wid>.cmd` (what the gateway does on the platform side).
 func (p *Platform) Command(request protocol.CommandRequest, timeout time.Duration) (protocol.CommandReply, error) {
 	replies := make(chan *nats.Msg, 8)
-	sub, err := p.nc.ChanSubscribe(protocol.UpSubject(p.wid, protocol.UpCmd), replies)
+	address := p.Address()
+	sub, err := p.nc.ChanSubscribe(address.UpSubject(protocol.UpCmd), replies)
 	if err != nil {
 		return protocol.CommandReply{}, err
 	}
@@ -394,7 +472,7 @@ func (p *Platform) Command(request protocol.CommandRequest, timeout time.Duratio
 	if err := p.nc.Flush(); err != nil {
 		return protocol.CommandReply{}, err
 	}
-	if err := p.nc.Publish(protocol.DownSubject(p.wid), protocol.MustEncode(request)); err != nil {
+	if err := p.nc.Publish(address.DownSubject(), protocol.MustEncode(request)); err != nil {
 		return protocol.CommandReply{}, err
 	}
 	deadline := time.After(timeout)

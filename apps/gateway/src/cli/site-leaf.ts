@@ -9,12 +9,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrismaClient } from "@edgefleet/db";
-import { SITE_CACHE_DEFAULT_MAX_BYTES } from "@edgefleet/nats-tenancy";
 import { createEnrollment, enrollmentConfigFromEnv } from "../enrollment/index.js";
 import { loadGatewayEnvOrExit } from "../env.js";
 import { createLogger } from "../logger.js";
 import { createGatewayMetrics } from "../metrics.js";
-import { createLeafBundle } from "../sites/leaf-bundle.js";
+import { createLeafBundle, siteCacheOptions } from "../sites/leaf-bundle.js";
 
 const { values } = parseArgs({
   options: {
@@ -35,10 +34,15 @@ if (!values.org || !values.site || !values.hub?.length || !values.out) {
   );
   process.exit(2);
 }
-const cacheBytes =
-  values["cache-bytes"] === undefined ? SITE_CACHE_DEFAULT_MAX_BYTES : Number(values["cache-bytes"]);
-if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 16 * 1024 * 1024) {
-  process.stderr.write("site-leaf: --cache-bytes must be a whole number of bytes, at least 16 MiB\n");
+// The cache options go through the same schema as the console's bundle (internal API).
+const siteCache = values["no-cache"]
+  ? null
+  : siteCacheOptions.safeParse({
+      storeDir: resolve(values["cache-dir"] ?? join(values.out, "jetstream")),
+      ...(values["cache-bytes"] !== undefined ? { maxBytes: Number(values["cache-bytes"]) } : {}),
+    });
+if (siteCache && !siteCache.success) {
+  process.stderr.write(`site-leaf: ${siteCache.error.issues.map((issue) => issue.message).join("; ")}\n`);
   process.exit(2);
 }
 const env = loadGatewayEnvOrExit();
@@ -67,14 +71,7 @@ try {
     hubLeafUrls: values.hub,
     listen: values.listen,
     credentialsPath: values["creds-path"] ?? join(out, "site.creds"),
-    ...(values["no-cache"]
-      ? {}
-      : {
-          siteCache: {
-            storeDir: resolve(values["cache-dir"] ?? join(out, "jetstream")),
-            maxBytes: cacheBytes,
-          },
-        }),
+    siteCache: siteCache?.data ?? null,
   });
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "leaf.conf"), bundle.config);

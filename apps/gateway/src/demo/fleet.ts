@@ -24,6 +24,9 @@ import { createLeafBundle } from "../sites/leaf-bundle.js";
  * the next `up`; the file is the demo's secret (mode 0600, under var/).
  */
 
+/** Bound of each demo site's artifact cache. */
+const DEMO_SITE_CACHE_BYTES = 64 * 1024 * 1024;
+
 export interface DemoFleetOptions {
   /** Where the leaf configs and fleet.json go (var/<profile>/demo). */
   dir: string;
@@ -100,6 +103,8 @@ export async function prepareDemoFleet(
         hubLeafUrls: options.hubLeafUrls,
         listen: `127.0.0.1:${port}`,
         credentialsPath: credsPath,
+        // Its own store per leaf (five leaves on one machine), small: the demo's artifacts are 96 KiB.
+        siteCache: { storeDir: join(options.dir, `${name}-cache`), maxBytes: DEMO_SITE_CACHE_BYTES },
       });
       const configPath = join(options.dir, `${name}.conf`);
       writeSecret(configPath, bundle.config);

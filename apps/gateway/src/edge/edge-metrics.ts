@@ -25,6 +25,12 @@ export function createEdgeMetrics(registry: Registry) {
       labelNames: ["via"] as const,
       registers,
     }),
+    credentialsIssued: new Counter({
+      name: `${METRIC_PREFIX}node_credentials_issued_total`,
+      help: "Node credentials re-issued because a node spoke on subjects that are not its current ones (hello: in a HelloReply to a node of subject layout 1 or one moved to another site; push: on the downlink of a moved node)",
+      labelNames: ["via"] as const,
+      registers,
+    }),
     desiredFullLists: new Counter({
       name: `${METRIC_PREFIX}desired_full_lists_total`,
       help: "Re-lists: the whole desired state sent again to a node that had applied a revision (it reported one the control plane never gave it, or lost its state); a first sync is not one, a reconnect must not raise it",

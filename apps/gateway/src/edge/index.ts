@@ -1,16 +1,21 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONNECT_TO_ONLINE_SERIES, OrgHistograms } from "@edgefleet/alerts";
-import type { Db } from "@edgefleet/db";
+import { type Db, NODE_MOVED_CHANNEL } from "@edgefleet/db";
+import type { TenancySecrets } from "@edgefleet/nats-tenancy";
 import { jetstream } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
 import type { Registry } from "prom-client";
+import { NotificationListener } from "../db-notifications.js";
 import type { Logger } from "../logger.js";
 import { SiteUplinkPacer } from "../sites/uplink-pacer.js";
 import { ArtifactAccess } from "./artifacts/artifact-access.js";
 import { ArtifactCache } from "./artifacts/artifact-cache.js";
 import { ChunkReplies } from "./artifacts/chunk-replies.js";
 import { ArtifactChunkService } from "./artifacts/chunk-service.js";
+import { type AccountDirectory, CredentialIssuer } from "./credentials/credential-issuer.js";
+import { CredentialsPusher } from "./credentials/credentials-pusher.js";
+import { Downlinks } from "./credentials/downlinks.js";
 import { DesiredPublisher } from "./desired/desired-publisher.js";
 import { HelloService } from "./desired/hello-service.js";
 import { createEdgeMetrics } from "./edge-metrics.js";
@@ -47,6 +52,12 @@ export interface EdgeConfig {
   artifactCache?: { dir: string; maxBytes: number; maxArtifactBytes?: number; memoryBytes?: number };
   /** Replicas of EF_UP: the hub's JetStream cluster size, at most 3 (HubReplicas). */
   streamReplicas: () => Promise<number>;
+  /**
+   * The tenancy secrets and the organizations' accounts: node downlinks of subject layout 2 are
+   * derived from the secrets, and nodes on subjects that are not their current ones get new
+   * credentials. Without them (no NATS_TENANCY_FILE) only nodes of layout 1 can be served.
+   */
+  credentials?: { secrets: TenancySecrets; accounts: AccountDirectory } | undefined;
 }
 
 /**
@@ -62,7 +73,19 @@ export function createEdgeServices(
 ): EdgeService[] {
   const metrics = createEdgeMetrics(registry);
   const rejections = new Rejections(metrics, logger.child({ component: "edge-rejections" }));
-  const intake = { directory: new NodeDirectory(db), rejections };
+  const directory = new NodeDirectory(db);
+  const intake = { directory, rejections };
+  const downlinks = new Downlinks(config.credentials?.secrets ?? null);
+  const issuer = config.credentials
+    ? new CredentialIssuer(db, config.credentials.secrets, config.credentials.accounts)
+    : null;
+  // Every replica forgets what it cached about a node that moved to another site.
+  const moves = new NotificationListener(
+    config.databaseUrl,
+    NODE_MOVED_CHANNEL,
+    async (nodeId) => directory.forgetNode(nodeId),
+    logger.child({ component: "node-moves" }),
+  );
   const timing = livenessTiming(config.heartbeatIntervalS * 1000, config.livenessFlushMs);
   const livenessLogger = logger.child({ component: "liveness" });
   const ingestLogger = logger.child({ component: "up-ingest" });
@@ -82,6 +105,7 @@ export function createEdgeServices(
   const mimirWriter = new MimirWriter(config.mimirUrl, metrics);
   const connectToOnline = new OrgHistograms(CONNECT_TO_ONLINE_SERIES);
   return [
+    { name: "node-moves", start: () => moves.start(), stop: () => moves.stop() },
     new HeartbeatService(
       intake,
       new HeartbeatBatcher(db, timing, metrics, livenessLogger),
@@ -96,12 +120,17 @@ export function createEdgeServices(
       metrics,
       logger.child({ component: "hello" }),
       connectToOnline,
+      issuer,
     ),
     new DesiredPublisher(
       db,
       { databaseUrl: config.databaseUrl, rescanMs: config.desiredRescanMs },
       metrics,
       logger.child({ component: "desired-publisher" }),
+      downlinks,
+      issuer
+        ? new CredentialsPusher(db, issuer, downlinks, metrics, logger.child({ component: "credentials" }))
+        : null,
     ),
     new UpIngestService(
       db,

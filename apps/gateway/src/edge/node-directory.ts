@@ -1,4 +1,4 @@
-import { parseWireId } from "@edgefleet/agent-sdk/protocol";
+import { parseWireId, siteToken } from "@edgefleet/agent-sdk/protocol";
 import { type Db, Prisma } from "@edgefleet/db";
 
 /** A node as the edge path needs it, found from the wire ids of a subject. */
@@ -9,6 +9,12 @@ export interface EdgeNode {
   org: string;
   wid: string;
   revoked: boolean;
+  /** The token of the node's current site (`_<site wire id>`, `_` without a site). */
+  site: string;
+  /** Site token of the subjects the node listens on (its last Hello, or enrollment); null: layout 1. */
+  subjectSite: string | null;
+  /** Sites it was moved away from (the last day's), each with when (unix ms). */
+  formerSites: Record<string, number>;
 }
 
 export interface NodeDirectoryOptions {
@@ -65,6 +71,11 @@ export class NodeDirectory {
     this.cache.delete(`${org}.${wid}`);
   }
 
+  /** Forgets a node by its id (a move: its site changed). A scan of the cache: moves are rare. */
+  forgetNode(nodeId: string): void {
+    for (const [key, entry] of this.cache) if (entry.node?.id === nodeId) this.cache.delete(key);
+  }
+
   private async flush(): Promise<void> {
     this.timer = null;
     const batch = this.pending;
@@ -75,13 +86,24 @@ export class NodeDirectory {
     let found = new Map<string, EdgeNode>();
     try {
       const rows = await this.db.$queryRaw<
-        Array<{ id: string; organization_id: string; org: string; wid: string; revoked: boolean }>
+        Array<{
+          id: string;
+          organization_id: string;
+          org: string;
+          wid: string;
+          revoked: boolean;
+          site_wire_id: string | null;
+          subject_site: string | null;
+          former_sites: Record<string, number> | null;
+        }>
       >(Prisma.sql`
         SELECT n.id, n.organization_id, q.org::text AS org, q.wid::text AS wid,
-               (n.status = 'revoked' OR n.revoked_at IS NOT NULL) AS revoked
+               (n.status = 'revoked' OR n.revoked_at IS NOT NULL) AS revoked,
+               s.wire_id::text AS site_wire_id, n.subject_site, n.former_sites
         FROM unnest(${orgIds}::bigint[], ${nodeIds}::bigint[]) AS q(org, wid)
         JOIN organization o ON o.wire_id = q.org
-        JOIN node n ON n.wire_id = q.wid AND n.organization_id = o.id`);
+        JOIN node n ON n.wire_id = q.wid AND n.organization_id = o.id
+        LEFT JOIN site s ON s.id = n.site_id`);
       found = new Map(
         rows.map((row) => {
           const node: EdgeNode = {
@@ -90,6 +112,9 @@ export class NodeDirectory {
             org: BigInt(row.org).toString(36),
             wid: BigInt(row.wid).toString(36),
             revoked: row.revoked,
+            site: siteToken(row.site_wire_id === null ? null : BigInt(row.site_wire_id)),
+            subjectSite: row.subject_site,
+            formerSites: formerSiteTokens(row.former_sites ?? {}),
           };
           return [`${node.org}.${node.wid}`, node];
         }),
@@ -116,4 +141,14 @@ export class NodeDirectory {
     this.cache.delete(key);
     this.cache.set(key, { node, expiresAt });
   }
+}
+
+/** `node.former_sites` (`{"<site wire id>" | "none": ms}`) keyed by site token. */
+function formerSiteTokens(stored: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(stored).map(([site, at]) => [
+      siteToken(site === "none" ? null : BigInt(site)),
+      Number(at),
+    ]),
+  );
 }

@@ -6,6 +6,9 @@ export type RejectReason =
   | "bad_subject"
   | "unknown_node"
   | "revoked"
+  // The subject's site is not the node's (issue 8 #2): another site's leaf, or reports sent on the
+  // site a node was moved away from.
+  | "wrong_site"
   | "too_large"
   | "not_msgpack"
   | "unknown_version"

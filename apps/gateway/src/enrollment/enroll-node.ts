@@ -6,7 +6,7 @@ import {
   verifyEnrollProof,
 } from "@edgefleet/agent-sdk/protocol";
 import { type Db, hashEnrollmentToken, recordEnrollmentEvents } from "@edgefleet/db";
-import { nodeUserJwt, type TenancySecrets } from "@edgefleet/nats-tenancy";
+import type { CredentialIssuer } from "../edge/credentials/credential-issuer.js";
 import type { TenantAccounts } from "./tenant-accounts.js";
 
 /** Why an enrollment was refused: the counter label, and what the agent is told. */
@@ -30,8 +30,9 @@ const PENDING_RETRY_SECONDS = 15;
 
 export interface EnrollDeps {
   db: Db;
-  secrets: TenancySecrets;
   accounts: TenantAccounts;
+  /** Mints the node's credentials for its site (subject layout 2). */
+  issuer: CredentialIssuer;
 }
 
 const reject = (reason: EnrollRejection): EnrollOutcome => ({
@@ -119,12 +120,10 @@ async function answer(deps: EnrollDeps, node: NodeForReply, created: boolean): P
   }
   const account = await deps.accounts.ensure(node.organizationId);
   const wid = formatWireId(node.wireId);
-  const jwt = await nodeUserJwt(deps.secrets, {
-    nodeId: node.id,
-    wid,
-    publicKey: node.publicKey ?? "",
-    accountPublicKey: account.accountPublicKey,
-  });
+  // Credentials for the node's site: the agent listens there from its first connection.
+  const issued = await deps.issuer.issue(node.id, "enrollment");
+  if (!issued) throw new Error(`node ${node.id} has no key to issue credentials for`);
+  const jwt = issued.jwt;
   return {
     status: "approved",
     nodeId: node.id,

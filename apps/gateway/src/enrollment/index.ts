@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
-import type { Db } from "@edgefleet/db";
+import { ACCOUNT_CHANGED_CHANNEL, type Db } from "@edgefleet/db";
 import { loadTenancySecrets } from "@edgefleet/nats-tenancy";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import { AccountChangeListener } from "./account-change-listener.js";
+import { NotificationListener } from "../db-notifications.js";
+import { CredentialIssuer } from "../edge/credentials/credential-issuer.js";
 import { EnrollmentService } from "./enrollment-service.js";
 import { FailureBudget } from "./failure-budget.js";
 import { TenantAccounts } from "./tenant-accounts.js";
@@ -65,14 +66,16 @@ export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logge
     return system;
   };
   const accounts = new TenantAccounts(db, secrets, systemConnection, logger.child({ component: "accounts" }));
+  const issuer = new CredentialIssuer(db, secrets, accounts);
   const service = new EnrollmentService(
-    { db, secrets, accounts },
+    { db, accounts, issuer },
     logger.child({ component: "enrollment" }),
     registry,
     new FailureBudget(config.failureBurst, config.failureRatePerSecond),
   );
-  const listener = new AccountChangeListener(
+  const listener = new NotificationListener(
     config.databaseUrl,
+    ACCOUNT_CHANGED_CHANNEL,
     (organizationId) => accounts.publish(organizationId),
     logger.child({ component: "accounts" }),
   );

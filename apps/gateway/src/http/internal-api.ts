@@ -12,7 +12,12 @@ import {
 } from "../artifacts/store-artifact.js";
 import { type LogSessionService, openLogSessionRequest } from "../edge/commands/log-sessions.js";
 import type { NodeCommandService } from "../edge/commands/node-command-service.js";
-import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sites/leaf-bundle.js";
+import {
+  type LeafBundle,
+  type LeafBundleInput,
+  SiteNotFoundError,
+  siteCacheOptions,
+} from "../sites/leaf-bundle.js";
 
 /**
  * The gateway's internal API, for the control plane's own services (the console's API) and
@@ -20,7 +25,9 @@ import { type LeafBundle, type LeafBundleInput, SiteNotFoundError } from "../sit
  * leaf credentials) is asked of it here. Every call carries the shared secret
  * GATEWAY_INTERNAL_TOKEN as `Authorization: Bearer …`; without the variable the API is off.
  *
- *   POST /internal/sites/{siteId}/leaf-bundle   {organizationId, listen?, credentialsPath?} → {config, creds}
+ *   POST /internal/sites/{siteId}/leaf-bundle   {organizationId, listen?, credentialsPath?,
+ *        siteCache?: {storeDir?, maxBytes?} | null} → {config, creds, companions, expiresAt}; the
+ *        site artifact cache is on unless siteCache is null (the site-leaf CLI's code path)
  *   GET  /internal/enroll-credentials           → {creds}  (the public enrollment credentials)
  *   PUT  /internal/orgs/{orgId}/artifacts       body = the artifact (streamed), optional header
  *        `x-artifact-sha256` (the content must hash to it) → {sha256, size, deduplicated};
@@ -114,6 +121,8 @@ export const leafBundleRequest = z
       .regex(/^\/[^\s"\\]*$/, "credentialsPath must be an absolute path without spaces or quotes")
       .max(500)
       .default("/etc/edgefleet/site.creds"),
+    /** The site artifact cache on the leaf: on unless null (defaults: siteCacheOptions). */
+    siteCache: siteCacheOptions.nullable().prefault({}),
   })
   .strict();
 

@@ -3,7 +3,7 @@ import { type Db, Prisma } from "@edgefleet/db";
 import { type RolloutStrategy, siteUplinkBudget } from "@edgefleet/rollout";
 import { insertEvents, type RolloutEventInput } from "@edgefleet/rollout-store";
 import type { Logger } from "../logger.js";
-import { type UplinkUse, watchLeafLink } from "../sites/leaf-links.js";
+import { siteLeafName, type UplinkUse, watchLeafLink } from "../sites/leaf-links.js";
 import type { SiteCacheOutcome, SiteCacheSeeder } from "../sites/site-cache-seeder.js";
 
 /** Timeline event of one site's cache for a rollout (`data`: SiteCacheEventData). */
@@ -110,7 +110,7 @@ export class RolloutSiteCachePrep {
     for (const site of sites) {
       const budget = siteUplinkBudget(facts.strategy, site.id).bytesPerSecond ?? null;
       const watch = this.options.monitorUrls
-        ? watchLeafLink(this.options.monitorUrls, `${facts.orgSlug}-${site.name}`)
+        ? watchLeafLink(this.options.monitorUrls, siteLeafName(facts.orgSlug, site.name))
         : null;
       const outcome = await this.seeder.seed({
         siteId: site.id,

@@ -1,4 +1,11 @@
 import { basename, dirname, join } from "node:path";
+import {
+  SITE_CACHE_DEFAULT_DIR,
+  SITE_CACHE_DEFAULT_MAX_BYTES,
+  SITE_CACHE_MAX_BYTES,
+  SITE_CACHE_MIN_BYTES,
+  siteToken,
+} from "@edgefleet/agent-sdk/protocol";
 import { type Db, recordSiteCredential, SITE_CREDENTIALS_DEFAULT_DAYS } from "@edgefleet/db";
 import {
   formatCreds,
@@ -8,7 +15,9 @@ import {
   type TenancySecrets,
 } from "@edgefleet/nats-tenancy";
 import { createUser } from "@nats-io/nkeys";
+import { z } from "zod";
 import type { TenantAccounts } from "../enrollment/tenant-accounts.js";
+import { siteLeafName } from "./leaf-links.js";
 
 /** The site does not exist in that organization (also: another tenant's site). */
 export class SiteNotFoundError extends Error {
@@ -56,9 +65,33 @@ export interface LeafBundleInput {
   credentialsPath: string;
   /** Days the site credentials work (default SITE_CREDENTIALS_DEFAULT_DAYS). */
   validDays?: number;
-  /** Run the site artifact cache on the leaf (JetStream in the site's domain), bounded. */
-  siteCache?: { storeDir: string; maxBytes: number };
+  /**
+   * The site artifact cache on the leaf (JetStream in the site's domain), bounded; null: none, the
+   * site's nodes fetch from the hub. Every caller states it (siteCacheOptions gives the defaults).
+   */
+  siteCache: SiteCacheOptions | null;
 }
+
+/**
+ * A bundle's site cache, as the console's internal API and the site-leaf CLI both parse it: on the
+ * leaf machine at `storeDir` (default /var/lib/edgefleet/site-cache), bounded to `maxBytes`
+ * (default 4 GiB, 16 MiB to 1 TiB).
+ */
+export const siteCacheOptions = z
+  .object({
+    storeDir: z
+      .string()
+      .regex(/^\/[^\s"\\]*$/, "storeDir must be an absolute path without spaces or quotes")
+      .max(500)
+      .default(SITE_CACHE_DEFAULT_DIR),
+    maxBytes: z
+      .int("maxBytes must be a whole number of bytes")
+      .min(SITE_CACHE_MIN_BYTES, `maxBytes must be at least ${SITE_CACHE_MIN_BYTES} (16 MiB)`)
+      .max(SITE_CACHE_MAX_BYTES, `maxBytes must be at most ${SITE_CACHE_MAX_BYTES} (1 TiB)`)
+      .default(SITE_CACHE_DEFAULT_MAX_BYTES),
+  })
+  .strict();
+export type SiteCacheOptions = z.output<typeof siteCacheOptions>;
 
 /**
  * Everything an operator needs to run a site's leaf node: its config (operator mode, the
@@ -74,7 +107,7 @@ export async function createLeafBundle(
 ): Promise<LeafBundle> {
   const site = await db.site.findFirst({
     where: { id: input.siteId, organizationId: input.organizationId },
-    select: { id: true, name: true },
+    select: { id: true, name: true, wireId: true },
   });
   if (!site) throw new SiteNotFoundError(input.siteId, input.organizationId);
   // The hub must know the account before the site's leaf connects to it.
@@ -92,6 +125,8 @@ export async function createLeafBundle(
   const { account, jwt: accountJwt } = await accounts.currentJwt(input.organizationId);
   const identity = {
     siteId: site.id,
+    // The site user may carry only this site's nodes' subjects (issue 8 #2).
+    site: siteToken(site.wireId),
     publicKey: siteKey.getPublicKey(),
     accountPublicKey: account.accountPublicKey,
     expiresAt,
@@ -110,7 +145,7 @@ export async function createLeafBundle(
         }
       : {},
     config: leafNodeConfig(secrets, {
-      serverName: `${account.slug}-${site.name}`,
+      serverName: siteLeafName(account.slug, site.name),
       listen: input.listen,
       hubLeafUrls: input.hubLeafUrls,
       credentialsPath: input.credentialsPath,

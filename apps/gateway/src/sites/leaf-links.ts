@@ -12,9 +12,20 @@ export interface LeafLinkCounters {
 }
 
 interface Leafz {
+  /** The answering server's id (changes when it restarts). */
+  server_id?: string;
   /** When the server read its counters (its own clock: the only honest time base for a rate). */
   now?: string;
-  leafs?: Array<{ name?: string; in_bytes?: number; out_bytes?: number }>;
+  leafs?: Array<{ id?: number; name?: string; in_bytes?: number; out_bytes?: number }>;
+}
+
+export interface LeafzReading {
+  /** The hub's time of the reading (null: it did not say). */
+  at: number | null;
+  /** Per leaf name, the sum of its connections. */
+  links: Map<string, LeafLinkCounters>;
+  /** Per leaf name, the down byte counter of each of its connections, by connection id. */
+  connections: Map<string, Record<string, number>>;
 }
 
 /** One hub server's monitoring URL, or every node's of a hub cluster (a leaf links to any of them). */
@@ -24,9 +35,11 @@ export async function readLeafLinks(monitor: HubMonitor): Promise<Map<string, Le
   return (await readLeafz(monitor)).links;
 }
 
-async function readLeafz(
-  monitor: HubMonitor,
-): Promise<{ at: number | null; links: Map<string, LeafLinkCounters> }> {
+/**
+ * Every hub node's /leafz at once. A node that does not answer fails the reading: a link missing
+ * from it would later count its whole counter again as if it were new.
+ */
+export async function readLeafz(monitor: HubMonitor): Promise<LeafzReading> {
   const urls = typeof monitor === "string" ? [monitor] : monitor;
   const answers = await Promise.all(
     urls.map(async (monitorUrl) => {
@@ -36,22 +49,34 @@ async function readLeafz(
     }),
   );
   const links = new Map<string, LeafLinkCounters>();
+  const connections = new Map<string, Record<string, number>>();
   let at: number | null = null;
-  for (const leafz of answers) {
-    for (const leaf of leafz.leafs ?? []) {
+  for (const [node, leafz] of answers.entries()) {
+    // Connection ids are per server: on a cluster they carry the server's id (a restarted node
+    // has a new one, so its connections count as new, not as counters that went back).
+    const server = urls.length > 1 ? `${leafz.server_id ?? `node${node}`}/` : "";
+    for (const [index, leaf] of (leafz.leafs ?? []).entries()) {
       if (!leaf.name) continue;
       const known = links.get(leaf.name);
-      // Several connections of one leaf (the site's links, a reconnect overlapping, links to
-      // several nodes of a cluster): their sum is the link.
+      // A leaf has several connections (its organization, system and enrollment links; a
+      // reconnect overlapping; links to several nodes of a cluster): their sum is the link.
       links.set(leaf.name, {
         downBytes: (known?.downBytes ?? 0) + (leaf.out_bytes ?? 0),
         upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
       });
+      const ofLeaf = connections.get(leaf.name) ?? {};
+      ofLeaf[`${server}${leaf.id ?? `#${index}`}`] = leaf.out_bytes ?? 0;
+      connections.set(leaf.name, ofLeaf);
     }
     const now = leafz.now ? Date.parse(leafz.now) : Number.NaN;
     if (Number.isFinite(now)) at = Math.max(at ?? now, now);
   }
-  return { at, links };
+  return { at, links, connections };
+}
+
+/** The name a site's leaf has on the hub: the leaf bundle's `server_name`. */
+export function siteLeafName(organizationSlug: string, siteName: string): string {
+  return `${organizationSlug}-${siteName}`;
 }
 
 export interface UplinkUse {

@@ -69,7 +69,7 @@ afterAll(async () => {
 
 async function ask(node: TestNode, obj: string, off: number, len = MAX_ARTIFACT_CHUNK_BYTES) {
   const reply = await harness.nc.request(
-    platformUpSubject(node.org, node.wid, "art"),
+    platformUpSubject(node.org, node.address, "art"),
     encodeMessage("artifactChunkRequest", { v: 1, obj, off, len }),
     { timeout: 5_000 },
   );
@@ -176,7 +176,7 @@ describe("artifact chunks", () => {
     const plain = await version(orgA, "plain", "1.0", { artifactUrl: "builtin:plain" });
     await setDesiredApps(harness.db, orgA.id, node.id, { put: [mislabelled.id, plain.id] });
     const reply = await harness.nc.request(
-      platformUpSubject(node.org, node.wid, "hello"),
+      platformUpSubject(node.org, node.address, "hello"),
       encodeMessage("hello", { v: 1, av: "0.1.0", os: "linux", arch: "x64", boot: "b", rev: 0 }),
       { timeout: 5_000 },
     );
@@ -216,7 +216,7 @@ describe("artifact chunks", () => {
       0x00,
     ]);
     await expect(
-      harness.nc.request(platformUpSubject(node.org, node.wid, "art"), tooLong, { timeout: 500 }),
+      harness.nc.request(platformUpSubject(node.org, node.address, "art"), tooLong, { timeout: 500 }),
     ).rejects.toThrow();
     expect(
       await harness.metric("edgefleet_gateway_rejected_messages_total", { type: "art", reason: "invalid" }),

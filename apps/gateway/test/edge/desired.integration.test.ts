@@ -54,7 +54,7 @@ const version = (key: string) => {
 
 async function hello(node: TestNode, rev: number): Promise<HelloReply> {
   const reply = await harness.nc.request(
-    platformUpSubject(node.org, node.wid, "hello"),
+    platformUpSubject(node.org, node.address, "hello"),
     encodeMessage("hello", { v: 1, av: "0.1.0", os: "linux", arch: "x64", boot: "boot-1", rev }),
     { timeout: 5_000 },
   );
@@ -65,7 +65,7 @@ async function hello(node: TestNode, rev: number): Promise<HelloReply> {
 
 function collectDeltas(node: TestNode): DesiredDelta[] {
   const received: DesiredDelta[] = [];
-  const subscription = harness.nc.subscribe(platformDownSubject(node.org, node.wid));
+  const subscription = harness.nc.subscribe(platformDownSubject(node.org, node.address));
   void (async () => {
     for await (const msg of subscription) {
       const decoded = decodeMessage("desiredDelta", msg.data);
@@ -175,7 +175,7 @@ describe("desired state down", () => {
     await setDesiredApps(harness.db, org.id, node.id, { put: [version("web@1.0").id] });
     await setDesiredApps(harness.db, org.id, node.id, { put: [version("web@2.0").id] });
     const js = jetstream(harness.nc, { domain: "hub" });
-    const subject = platformUpSubject(node.org, node.wid, "ack");
+    const subject = platformUpSubject(node.org, node.address, "ack");
     const applied = async () =>
       (await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).appliedRevision;
     await js.publish(subject, encodeMessage("desiredAck", { v: 1, rev: 2 }));
@@ -204,7 +204,7 @@ describe("desired state down", () => {
     });
     const bad = Uint8Array.from([0x81, 0xa1, 0x76, 0x07]); // {v:7}
     await expect(
-      harness.nc.request(platformUpSubject(node.org, node.wid, "hello"), bad, { timeout: 500 }),
+      harness.nc.request(platformUpSubject(node.org, node.address, "hello"), bad, { timeout: 500 }),
     ).rejects.toThrow();
     expect(
       await harness.metric("edgefleet_gateway_rejected_messages_total", {
@@ -225,7 +225,7 @@ describe("desired state down", () => {
       // Hostile bytes: encodeMessage would refuse them, so they are packed without the schema.
       const huge = encode({ v: 1, av: "0.1.0", os: "linux", arch: "x64", boot: "b", rev });
       await expect(
-        harness.nc.request(platformUpSubject(node.org, node.wid, "hello"), huge, { timeout: 500 }),
+        harness.nc.request(platformUpSubject(node.org, node.address, "hello"), huge, { timeout: 500 }),
       ).rejects.toThrow();
     }
     expect(await invalid()).toBe(before + 2);

@@ -95,7 +95,7 @@ describe("EF_UP ingest under property-based fuzzing", () => {
       } else {
         message[field] = value;
       }
-      await js.publish(platformUpSubject(node.org, node.wid, type), encode(message));
+      await js.publish(platformUpSubject(node.org, node.address, type), encode(message));
     }
     await waitFor(
       "EF_UP drained",

@@ -85,7 +85,7 @@ async function listen(channel: string) {
 describe("EF_UP status ingest", () => {
   it("stores a StatusReport; redelivery and older reports never duplicate or regress it", async () => {
     const node = await nodeWithWeb("st-1");
-    const subject = platformUpSubject(node.org, node.wid, "st");
+    const subject = platformUpSubject(node.org, node.address, "st");
     await js.publish(subject, status(5, "running"));
     await waitFor("running", async () => ((await instance(node)).state === "running" ? true : undefined));
     const stored = await instance(node);
@@ -118,7 +118,7 @@ describe("EF_UP status ingest", () => {
 
   it("stores a version switch (tgt, pb, pt) and when the state changed, and wakes rollout controllers only on changes", async () => {
     const node = await nodeWithWeb("st-switch");
-    const subject = platformUpSubject(node.org, node.wid, "st");
+    const subject = platformUpSubject(node.org, node.address, "st");
     const listener = await listen(INSTANCES_CHANGED_CHANNEL);
     await js.publish(subject, status(1, "running"));
     await waitFor("running", async () => ((await instance(node)).state === "running" ? true : undefined));
@@ -170,7 +170,7 @@ describe("EF_UP status ingest", () => {
   it("terminates malformed, oversized, unknown-version and foreign-subject reports without touching rows", async () => {
     const node = await nodeWithWeb("st-bad");
     const other = await harness.createOrganization(`ingest-other-${randomUUID().slice(0, 8)}`);
-    const subject = platformUpSubject(node.org, node.wid, "st");
+    const subject = platformUpSubject(node.org, node.address, "st");
     const before = {
       not_msgpack: await rejected("st", "not_msgpack"),
       too_large: await rejected("st", "too_large"),
@@ -182,7 +182,7 @@ describe("EF_UP status ingest", () => {
     await js.publish(subject, new Uint8Array(64 * 1024 + 1));
     await js.publish(subject, Uint8Array.from([0x81, 0xa1, 0x76, 0x02]));
     await js.publish(subject, encodeMessage("heartbeat", { v: 1, s: 1 })); // valid msgpack, wrong schema
-    await js.publish(platformUpSubject(other.org, node.wid, "st"), status(10, "running"));
+    await js.publish(platformUpSubject(other.org, node.address, "st"), status(10, "running"));
     for (const [reason, count] of Object.entries(before)) await waitForCount("st", reason, count + 1);
     expect(await instance(node)).toMatchObject({ state: "pending", statusSeq: 0n, restarts: 0 });
 
@@ -253,9 +253,9 @@ describe("EF_UP metrics ingest", () => {
     const node = await nodeWithWeb("mx-1");
     const other = await harness.createOrganization(`mx-other-${randomUUID().slice(0, 8)}`);
     // The instance runs 1.0 with 4 restarts: the per-app series carry both (issue 11).
-    await js.publish(platformUpSubject(node.org, node.wid, "st"), status(4, "running"));
+    await js.publish(platformUpSubject(node.org, node.address, "st"), status(4, "running"));
     await waitFor("running", async () => ((await instance(node)).state === "running" ? true : undefined));
-    const subject = platformUpSubject(node.org, node.wid, "mx");
+    const subject = platformUpSubject(node.org, node.address, "mx");
     await js.publish(subject, report(1, Date.now() - 1_000));
 
     const selector = `{node="${node.id}"}`;
@@ -292,7 +292,7 @@ describe("EF_UP metrics ingest", () => {
 
   it("creates per-app series only for desired apps and caps interfaces, so one node cannot exhaust its organization's series (issue 8, #5)", async () => {
     const node = await nodeWithWeb("mx-budget");
-    const subject = platformUpSubject(node.org, node.wid, "mx");
+    const subject = platformUpSubject(node.org, node.address, "mx");
     const before = await rejected("mx", "series_budget");
     const base = decodeMessage("metricsReport", report(1, 0));
     if (!base.ok) throw new Error("fixture");
@@ -334,7 +334,7 @@ describe("EF_UP metrics ingest", () => {
 
   it("writes a report that came after a newer one once, and drops repeats (two replicas, redeliveries)", async () => {
     const node = await nodeWithWeb("mx-2");
-    const subject = platformUpSubject(node.org, node.wid, "mx");
+    const subject = platformUpSubject(node.org, node.address, "mx");
     const now = Date.now();
     await js.publish(subject, report(1, now - 3_000));
     await js.publish(subject, report(3, now - 1_000));
@@ -362,7 +362,7 @@ describe("EF_UP metrics ingest", () => {
 
   it("rejects a metrics report older than the node's window", async () => {
     const node = await nodeWithWeb("mx-3");
-    const subject = platformUpSubject(node.org, node.wid, "mx");
+    const subject = platformUpSubject(node.org, node.address, "mx");
     await js.publish(subject, report(100, Date.now() - 1_000));
     await waitFor("seq 100 stored", async () =>
       (await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq === 100n

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEdgeMetrics } from "../../src/edge/edge-metrics.js";
 import { HeartbeatBatcher } from "../../src/edge/liveness/heartbeat-batcher.js";
 import { livenessTiming } from "../../src/edge/liveness/timing.js";
-import { type EdgeHarness, startEdgeHarness } from "../support/edge-harness.js";
+import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
 
 // Heartbeat interval 1 s, flush 200 ms: offline after 2 intervals + 0.8 s slack.
 const timing = livenessTiming(1_000, 200);
@@ -18,8 +18,11 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-const heartbeat = (node: { org: string; wid: string }, s = 1) =>
-  harness.nc.publish(platformUpSubject(node.org, node.wid, "hb"), encodeMessage("heartbeat", { v: 1, s }));
+const heartbeat = (node: TestNode, s = 1) =>
+  harness.nc.publish(
+    platformUpSubject(node.org, node.address, "hb"),
+    encodeMessage("heartbeat", { v: 1, s }),
+  );
 const nodeRow = (id: string) => harness.db.node.findUniqueOrThrow({ where: { id } });
 
 describe("liveness", () => {
@@ -102,14 +105,14 @@ describe("liveness", () => {
     );
     // The node's wire id under another organization's token: not this node.
     harness.nc.publish(
-      platformUpSubject(other.org, node.wid, "hb"),
+      platformUpSubject(other.org, node.address, "hb"),
       encodeMessage("heartbeat", { v: 1, s: 1 }),
     );
     harness.nc.publish(
-      platformUpSubject(org.org, "zzzzzz", "hb"),
+      platformUpSubject(org.org, { ...node.address, wid: "zzzzzz" }, "hb"),
       encodeMessage("heartbeat", { v: 1, s: 1 }),
     );
-    const subject = platformUpSubject(org.org, node.wid, "hb");
+    const subject = platformUpSubject(org.org, node.address, "hb");
     harness.nc.publish(subject, new Uint8Array([0xc1]));
     harness.nc.publish(subject, Uint8Array.from([0x82, 0xa1, 0x76, 0x02, 0xa1, 0x73, 0x01])); // {v:2,s:1}
     harness.nc.publish(subject, new Uint8Array(65));

@@ -2,9 +2,11 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { formatWireId } from "@edgefleet/agent-sdk/protocol";
+import { formatWireId, type NodeAddress, siteToken } from "@edgefleet/agent-sdk/protocol";
 import { createPrismaClient, type Db } from "@edgefleet/db";
+import { createTenancySecrets, nodeAddress, type TenancySecrets } from "@edgefleet/nats-tenancy";
 import { startPlainHub } from "@edgefleet/nats-tenancy/testing";
+import { createAccount, createUser } from "@nats-io/nkeys";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
 import { pino } from "pino";
@@ -51,6 +53,8 @@ export interface TestNode {
   organizationId: string;
   org: string;
   wid: string;
+  /** Its subjects: layout 2 on its site (`_` without one), or layout 1 (`createNode`'s `layout1`). */
+  address: NodeAddress;
 }
 
 export interface EdgeHarness {
@@ -61,7 +65,18 @@ export interface EdgeHarness {
   logs: Array<Record<string, unknown>>;
   services: EdgeService[];
   createOrganization(slug: string): Promise<{ id: string; org: string }>;
-  createNode(organization: { id: string; org: string }, name: string): Promise<TestNode>;
+  /** The tenancy secrets the gateway derives downlinks and mints credentials with. */
+  secrets: TenancySecrets;
+  /**
+   * A node that listens on its site's subjects (`site`: a site of the organization; none by
+   * default), or on layout 1's (`layout1`: enrolled before site scoping), with a key.
+   */
+  createNode(
+    organization: { id: string; org: string },
+    name: string,
+    options?: { siteId?: string; layout1?: boolean },
+  ): Promise<TestNode>;
+  createSite(organization: { id: string }, name: string): Promise<{ id: string; token: string }>;
   metric(name: string, labels?: Record<string, string>): Promise<number>;
   stop(): Promise<void>;
 }
@@ -76,6 +91,8 @@ export async function startEdgeHarness(overrides: Partial<EdgeConfig> = {}): Pro
   const nats = await startPlainHub();
   const nc = await connect({ servers: nats.url, name: "gateway-under-test" });
   const registry = new Registry();
+  const secrets = await createTenancySecrets("edge-harness");
+  const accountKey = createAccount().getPublicKey();
   const logs: Array<Record<string, unknown>> = [];
   const logger = pino(
     { level: "info" },
@@ -92,6 +109,7 @@ export async function startEdgeHarness(overrides: Partial<EdgeConfig> = {}): Pro
       desiredRescanMs: 1_000,
       metricsBatch: { maxBatch: 100, maxDelayMs: 100 },
       streamReplicas: async () => 1,
+      credentials: { secrets, accounts: { ensure: async () => ({ accountPublicKey: accountKey }) } },
       ...overrides,
     },
     logger,
@@ -110,16 +128,36 @@ export async function startEdgeHarness(overrides: Partial<EdgeConfig> = {}): Pro
       const row = await database.db.organization.create({ data: { slug, name: slug } });
       return { id: row.id, org: formatWireId(row.wireId) };
     },
-    async createNode(organization, name) {
+    secrets,
+    async createNode(organization, name, options = {}) {
+      const site = options.siteId
+        ? await database.db.site.findUniqueOrThrow({ where: { id: options.siteId } })
+        : null;
+      const token = siteToken(site?.wireId ?? null);
       const row = await database.db.node.create({
-        data: { organizationId: organization.id, name, status: "offline" },
+        data: {
+          organizationId: organization.id,
+          name,
+          status: "offline",
+          siteId: site?.id ?? null,
+          subjectSite: options.layout1 ? null : token,
+          publicKey: createUser().getPublicKey(),
+        },
       });
+      const wid = formatWireId(row.wireId);
       return {
         id: row.id,
         organizationId: organization.id,
         org: organization.org,
-        wid: formatWireId(row.wireId),
+        wid,
+        address: options.layout1
+          ? { wid, site: null, down: null }
+          : nodeAddress(secrets, { org: organization.org, site: token, wid }),
       };
+    },
+    async createSite(organization, name) {
+      const row = await database.db.site.create({ data: { organizationId: organization.id, name } });
+      return { id: row.id, token: siteToken(row.wireId) };
     },
     async metric(name, labels = {}) {
       const metric = registry.getSingleMetric(name);

@@ -15,6 +15,9 @@ export const chartTheme = {
       fontSize: 12,
     },
     labelStyle: { color: "var(--popover-foreground)" },
+    // Recharts writes each item in its series' colour, which some series fail contrast with on the
+    // popover (axe: color-contrast); the series' name says which it is.
+    itemStyle: { color: "var(--popover-foreground)" },
   },
   legend: { fontSize: 11, color: "var(--foreground)" },
   series: ["var(--chart-1)", "var(--chart-4)", "var(--chart-3)", "var(--chart-2)", "var(--chart-5)"],

@@ -13,7 +13,6 @@ import {
   AlertDialogTrigger,
 } from "./ui/alert-dialog";
 import { Button, type ButtonProps } from "./ui/button";
-import { Hint } from "./ui/tooltip";
 
 /**
  * The one confirmation for destructive actions: a button that opens an alert dialog saying what
@@ -34,31 +33,21 @@ export function ConfirmAction(props: {
   variant?: ButtonProps["variant"];
 }) {
   const [open, setOpen] = useState(false);
-  const disabled = Boolean(props.disabledReason) || props.pending;
   const trigger = (
     <Button
       type="button"
       variant={props.variant ?? "outline"}
       size={props.size ?? "sm"}
-      disabled={disabled}
-      aria-disabled={disabled}
+      disabled={props.pending}
+      disabledReason={props.disabledReason}
     >
       {props.label}
     </Button>
   );
   return (
     <AlertDialog open={open} onOpenChange={setOpen}>
-      {props.disabledReason ? (
-        // A disabled button gets no hover or focus: the hint sits on a wrapper that does.
-        <Hint text={props.disabledReason}>
-          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: focusable so keyboard users reach the reason */}
-          <span tabIndex={0} className="inline-flex rounded-md">
-            {trigger}
-          </span>
-        </Hint>
-      ) : (
-        <AlertDialogTrigger asChild>{trigger}</AlertDialogTrigger>
-      )}
+      {/* A disabled trigger opens nothing; the button itself shows why. */}
+      {props.disabledReason ? trigger : <AlertDialogTrigger asChild>{trigger}</AlertDialogTrigger>}
       <AlertDialogContent>
         <AlertDialogHeader>
           <AlertDialogTitle>{props.question}</AlertDialogTitle>

@@ -1,5 +1,6 @@
 import { ROLES } from "@edgefleet/api/roles";
 import { NativeSelect } from "./ui/native-select";
+import { DisabledHint } from "./ui/tooltip";
 
 export type Role = (typeof ROLES)[number];
 
@@ -18,14 +19,14 @@ export function RoleSelect(props: {
   allowed: (role: Role) => boolean;
   onChange: (role: Role) => void;
   disabled?: boolean;
-  title?: string;
+  /** Disables the picker and says why, as `Button`'s `disabledReason` does. */
+  disabledReason?: string | null;
 }) {
-  return (
+  const select = (
     <NativeSelect
       aria-label={props.label}
       value={props.value}
-      title={props.title}
-      disabled={props.disabled}
+      disabled={props.disabled || Boolean(props.disabledReason)}
       containerClassName="w-auto"
       className="h-8 min-w-28"
       onChange={(event) => props.onChange(event.target.value as Role)}
@@ -37,4 +38,5 @@ export function RoleSelect(props: {
       ))}
     </NativeSelect>
   );
+  return props.disabledReason ? <DisabledHint reason={props.disabledReason}>{select}</DisabledHint> : select;
 }

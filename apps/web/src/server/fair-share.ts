@@ -1,5 +1,6 @@
 import "server-only";
-import { DEFAULT_FAIR_SHARE, FairShare } from "@edgefleet/api";
+import { availableParallelism } from "node:os";
+import { DEFAULT_FAIR_SHARE, defaultConcurrency, FairShare } from "@edgefleet/api";
 import { env } from "~/env";
 
 // One per process: rate limits and fair queuing across organizations for tRPC and REST alike.
@@ -8,7 +9,8 @@ const globalForFairShare = globalThis as unknown as { edgefleetFairShare?: FairS
 if (!globalForFairShare.edgefleetFairShare) {
   globalForFairShare.edgefleetFairShare = new FairShare({
     ...DEFAULT_FAIR_SHARE,
-    concurrency: env.EDGEFLEET_API_CONCURRENCY,
+    concurrency: env.EDGEFLEET_API_CONCURRENCY ?? defaultConcurrency(availableParallelism()),
+    maxPerOrganization: env.EDGEFLEET_API_MAX_PER_ORG,
     organization: { ratePerSecond: env.EDGEFLEET_ORG_RATE, burst: env.EDGEFLEET_ORG_BURST },
     apiKey: { ratePerSecond: env.EDGEFLEET_API_KEY_RATE, burst: env.EDGEFLEET_API_KEY_BURST },
   });

@@ -1,17 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { arch as osArch, platform } from "node:os";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
-import {
-  type Authenticator,
-  connect,
-  type Msg,
-  type NatsConnection,
-  type Server,
-} from "@nats-io/transport-node";
+import { connect, type Msg, type NatsConnection, type Server } from "@nats-io/transport-node";
 import type { ChunkAnswer, ChunkSource } from "../artifacts/chunk-source.js";
 import { siteCacheFirst } from "../artifacts/site-cache-source.js";
 import { type Logger, silentLogger } from "../logger.js";
 import type { HostSampler } from "../metrics/host.js";
+import { nativeJwtAuthenticator } from "../nkeys/native.js";
 import {
   AGENT_MAX_COMMANDS_IN_FLIGHT,
   AGENT_MAX_LOG_SESSIONS,
@@ -26,6 +21,8 @@ import {
   decodeMessage,
   downlinkMessageType,
   encodeMessage,
+  type NodeAddress,
+  nodeAddressFromJwt,
   nodeInboxPrefix,
   PROTOCOL_VERSION,
 } from "../protocol/index.js";
@@ -42,10 +39,17 @@ import type { AgentState, StateStore } from "./state-store.js";
 export interface AgentOptions {
   /** NATS URLs: the site's leaf node, or the hub's leaf port. */
   servers: string[];
-  /** The node's wire id (from enrollment); names every subject the node may use. */
-  wid: string;
-  /** Node credentials (`credsAuthenticator` / `jwtAuthenticator`). */
-  authenticator: Authenticator;
+  /**
+   * The node's credentials: its user JWT, whose permissions name every subject the node may use
+   * (`nodeAddressFromJwt`), and its nkey seed.
+   */
+  credentials: NodeCredentials;
+  /**
+   * Stores credentials the control plane re-issued (HelloReply.jwt, CredentialsUpdate: a site
+   * move, or credentials of subject layout 1), before the agent connects with them. Without it
+   * they live in memory only (hollow agents).
+   */
+  saveCredentials?: (jwt: string) => Promise<void>;
   runtime: Runtime;
   outbox: Outbox;
   stateStore: StateStore;
@@ -68,8 +72,18 @@ export interface AgentOptions {
   logger?: Logger;
 }
 
+export interface NodeCredentials {
+  jwt: string;
+  /** The node's nkey seed ("SU…"); never leaves the node. */
+  seed: string;
+}
+
 export interface AgentStats {
   connected: boolean;
+  /** The subjects the node speaks on now (from its current credentials). */
+  address: NodeAddress;
+  /** Times the agent connected again with re-issued credentials. */
+  credentialSwitches: number;
   appliedRevision: number;
   heartbeatsSent: number;
   hellosAnswered: number;
@@ -118,7 +132,23 @@ export class Agent {
   private helloRunning = false;
   private helloAgain = false;
   private connectionLoop: Promise<void> = Promise.resolve();
-  private readonly counters = { heartbeatsSent: 0, hellosAnswered: 0, durableDelivered: 0 };
+  private readonly counters = {
+    heartbeatsSent: 0,
+    hellosAnswered: 0,
+    durableDelivered: 0,
+    credentialSwitches: 0,
+  };
+  /** Current credentials and the subjects they name (replaced when the control plane re-issues them). */
+  private credentials: NodeCredentials;
+  private address: NodeAddress;
+  /**
+   * Whether this connection's Hello was answered. Buffered reports wait for it: a HelloReply may
+   * carry new credentials (a site move while offline), and reports sent on the old subjects
+   * after the move would be refused by the gateway.
+   */
+  private synced = false;
+  /** Set while the connection is closed to connect again with new credentials (no backoff). */
+  private switching = false;
   private markFirstConnection: () => void = () => undefined;
   /** Settles once: at the first connection (handshake and authentication done) or at stop(). */
   private readonly firstConnection = new Promise<void>((resolve) => {
@@ -135,6 +165,10 @@ export class Agent {
 
   private constructor(private readonly options: AgentOptions) {
     this.logger = this.recentLog.tee(options.logger ?? silentLogger);
+    this.credentials = options.credentials;
+    const address = nodeAddressFromJwt(options.credentials.jwt);
+    if (!address) throw new Error("the node credentials name no node subjects (ef.up.<site>.<wid>.>)");
+    this.address = address;
     this.backoff = new ReconnectBackoff(
       options.reconnect ?? DEFAULT_RECONNECT,
       Math.random,
@@ -173,6 +207,7 @@ export class Agent {
   stats(): AgentStats {
     return {
       connected: this.connected,
+      address: { ...this.address },
       appliedRevision: this.state.rev,
       ...this.counters,
       rejected: { ...this.rejected },
@@ -234,9 +269,9 @@ export class Agent {
       try {
         nc = await connect({
           servers: this.options.servers,
-          authenticator: this.options.authenticator,
-          inboxPrefix: nodeInboxPrefix(this.options.wid),
-          name: this.options.name ?? `edgefleet-agent ${this.options.wid}`,
+          authenticator: nativeJwtAuthenticator(this.credentials.jwt, this.credentials.seed),
+          inboxPrefix: nodeInboxPrefix(this.address),
+          name: this.options.name ?? `edgefleet-agent ${this.address.wid}`,
           maxReconnectAttempts: -1,
           waitOnFirstConnect: true,
           reconnectDelayHandler: this.backoff.delay,
@@ -265,8 +300,14 @@ export class Agent {
       this.attach(nc);
       const closedWith = await nc.closed();
       this.connected = false;
+      this.synced = false;
       this.nc = undefined;
       this.js = undefined;
+      if (this.switching) {
+        // Closed on purpose to connect with re-issued credentials: at once.
+        this.switching = false;
+        continue;
+      }
       if (!this.stopping.signal.aborted) {
         this.logger.warn("connection closed, starting over", { error: errorText(closedWith) });
         await sleep(fullJitterDelay(6, this.options.reconnect ?? DEFAULT_RECONNECT), this.stopping.signal);
@@ -286,14 +327,17 @@ export class Agent {
     this.nc = nc;
     this.js = jetstream(nc);
     this.connected = true;
+    this.synced = false;
     this.markFirstConnection();
     this.backoff.reset();
-    this.logger.info("connected", { server: nc.getServer() });
-    // One downlink subscription for deltas and commands (docs/protocol.md, "Commands").
-    nc.subscribe(agentDownSubject(this.options.wid), {
+    this.logger.info("connected", { server: nc.getServer(), site: this.address.site });
+    // One downlink subscription for deltas, commands and credentials (docs/protocol.md, "Commands").
+    nc.subscribe(agentDownSubject(this.address), {
       callback: (error, msg) => {
         if (error) return;
-        if (downlinkMessageType(msg.data) === "commandRequest") this.onCommand(msg);
+        const type = downlinkMessageType(msg.data);
+        if (type === "commandRequest") this.onCommand(msg);
+        else if (type === "credentialsUpdate") this.onCredentialsUpdate(msg);
         else this.onDelta(msg);
       },
     });
@@ -301,6 +345,7 @@ export class Agent {
       for await (const status of nc.status()) {
         if (status.type === "disconnect") {
           this.connected = false;
+          this.synced = false;
           this.logger.warn("disconnected", { server: status.server });
         } else if (status.type === "reconnecting") {
           this.backoff.nextAttempt();
@@ -378,10 +423,10 @@ export class Agent {
 
   /** Hello until answered (while connected); applies the delta in the reply. */
   private async hello(): Promise<void> {
-    const subject = agentUpSubject(this.options.wid, "hello");
     for (let attempt = 0; this.connected && !this.stopping.signal.aborted; attempt++) {
       const nc = this.nc;
       if (!nc) return;
+      const subject = agentUpSubject(this.address, "hello");
       const payload = encodeMessage("hello", {
         v: PROTOCOL_VERSION,
         av: AGENT_VERSION,
@@ -398,7 +443,12 @@ export class Agent {
         if (decoded.ok) {
           this.counters.hellosAnswered++;
           this.setIntervals(decoded.msg.hb, decoded.msg.mx);
+          // New credentials first: this connection's subjects are not the node's any more (the
+          // delta comes with the Hello on the new ones).
+          if (decoded.msg.jwt && (await this.useCredentials(decoded.msg.jwt, "hello"))) return;
           if (decoded.msg.d) await this.applyDelta(decoded.msg.d);
+          this.synced = true;
+          this.kickFlush();
           return;
         }
         this.reject("helloReply", decoded.reason, decoded.detail);
@@ -420,6 +470,53 @@ export class Agent {
       this.metricsMs = metricsMs;
       this.scheduleMetrics();
     }
+  }
+
+  // --- credentials -----------------------------------------------------------------------------
+
+  private onCredentialsUpdate(msg: Msg): void {
+    const decoded = decodeMessage("credentialsUpdate", msg.data);
+    if (!decoded.ok) {
+      this.reject("credentialsUpdate", decoded.reason, decoded.detail);
+      return;
+    }
+    void this.useCredentials(decoded.msg.jwt, "downlink").catch((error) =>
+      this.logger.error("cannot use new credentials", { error: errorText(error) }),
+    );
+  }
+
+  /**
+   * Re-issued credentials (docs/protocol.md, "Credentials"): stored first, then, when they name
+   * other subjects (another site, or subject layout 2 after layout 1), the connection is closed
+   * and opened again with them at once; its Hello resyncs, and buffered reports go out on the new
+   * subjects after it. True when the agent switched.
+   */
+  private async useCredentials(jwt: string, via: "hello" | "downlink"): Promise<boolean> {
+    const address = nodeAddressFromJwt(jwt);
+    if (!address || address.wid !== this.address.wid) {
+      this.logger.warn("ignoring credentials that do not name this node", { via });
+      return false;
+    }
+    await this.options.saveCredentials?.(jwt);
+    this.credentials = { ...this.credentials, jwt };
+    if (address.site === this.address.site && address.down === this.address.down) return false;
+    this.logger.info("switching to re-issued credentials", {
+      via,
+      from: this.address.site,
+      to: address.site,
+    });
+    this.address = address;
+    this.counters.credentialSwitches++;
+    // A fresh snapshot on the new subjects: one sent on the old ones after a move may be refused.
+    void this.reportStatus(true).catch(() => undefined);
+    const nc = this.nc;
+    if (nc && !nc.isClosed()) {
+      this.switching = true;
+      this.connected = false;
+      this.synced = false;
+      await nc.close().catch(() => undefined);
+    }
+    return true;
   }
 
   // --- commands --------------------------------------------------------------------------------
@@ -546,7 +643,7 @@ export class Agent {
   private sendCommandReply(reply: CommandReply): void {
     const nc = this.nc;
     if (!nc || !this.connected) return;
-    const subject = agentUpSubject(this.options.wid, "cmd");
+    const subject = agentUpSubject(this.address, "cmd");
     const payload = encodeCommandReply(reply);
     try {
       nc.publish(subject, payload);
@@ -561,7 +658,7 @@ export class Agent {
     const nc = this.nc;
     if (!nc || !this.connected) return { ...base, ok: false, err: "failed", why: "not connected" };
     try {
-      const prb = await runProbe(nc, this.options.wid, {
+      const prb = await runProbe(nc, this.address, {
         id: request.id,
         to: request.to ?? "leaf",
         bytes: request.by ?? 0,
@@ -582,7 +679,8 @@ export class Agent {
       up: Math.floor((Date.now() - this.startedAt) / 1000),
       cfg: {
         servers: this.options.servers.join(","),
-        wid: this.options.wid,
+        wid: this.address.wid,
+        site: this.address.site ?? "(subject layout 1)",
         heartbeatSeconds: String(this.heartbeatMs / 1000),
         metricsSeconds: String(this.metricsMs / 1000),
         appliedRevision: String(this.state.rev),
@@ -616,7 +714,7 @@ export class Agent {
     chunk: async (obj, off, len): Promise<ChunkAnswer> => {
       const nc = this.nc;
       if (!nc || !this.connected) throw new Error("not connected");
-      const subject = agentUpSubject(this.options.wid, "art");
+      const subject = agentUpSubject(this.address, "art");
       const payload = encodeMessage("artifactChunkRequest", { v: PROTOCOL_VERSION, obj, off, len });
       this.control.sent("art", subject.length + payload.byteLength + FRAMING_BYTES);
       const reply = await nc.request(subject, payload, { timeout: this.options.chunkTimeoutMs ?? 10_000 });
@@ -655,7 +753,7 @@ export class Agent {
   private heartbeat(): void {
     const nc = this.nc;
     if (!nc || !this.connected) return;
-    const subject = agentUpSubject(this.options.wid, "hb");
+    const subject = agentUpSubject(this.address, "hb");
     const payload = encodeMessage("heartbeat", { v: PROTOCOL_VERSION, s: this.heartbeatSequence++ });
     try {
       nc.publish(subject, payload);
@@ -759,15 +857,18 @@ export class Agent {
       });
   }
 
-  /** Sends buffered records strictly in order, one PubAck at a time; stops at the first failure. */
+  /**
+   * Sends buffered records strictly in order, one PubAck at a time; stops at the first failure.
+   * Only once the connection's Hello is answered (see `synced`).
+   */
   private async flush(): Promise<void> {
-    while (this.connected && this.js) {
+    while (this.connected && this.synced && this.js) {
       const batch = await this.options.outbox.peek(FLUSH_BATCH);
       if (batch.length === 0) return;
       for (const record of batch) {
         const js = this.js;
-        if (!this.connected || !js) return;
-        const subject = agentUpSubject(this.options.wid, record.type);
+        if (!this.connected || !this.synced || !js) return;
+        const subject = agentUpSubject(this.address, record.type);
         // No Nats-Msg-Id: EF_UP is one stream for every tenant, so a header the node chooses
         // would let any node make another's report a "duplicate" (dropped, yet acked). The
         // inventory is idempotent on the report's own sequence instead (docs/protocol.md).

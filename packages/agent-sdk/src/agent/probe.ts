@@ -1,6 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import {
   agentUpSubject,
+  type NodeAddress,
   PROBE_CHUNK_BYTES,
   PROBE_WINDOW,
   type ProbeResult,
@@ -27,15 +28,15 @@ export function probeChunkId(chunk: Uint8Array): string | null {
 
 /**
  * Measures throughput from this node, within `bytes` and `ms`:
- * - `leaf`: publishes chunks on `ef.up.<wid>.sink` (nobody subscribes: the server it is connected
+ * - `leaf`: publishes chunks on `ef.up.<site>.<wid>.sink` (nobody subscribes: the server it is connected
  *   to takes and drops them) and waits for a flush: the bytes the server took, and how long.
- * - `hub`: chunks as requests on `ef.up.<wid>.prb`, PROBE_WINDOW in flight, each answered by the
+ * - `hub`: chunks as requests on `ef.up.<site>.<wid>.prb`, PROBE_WINDOW in flight, each answered by the
  *   gateway that asked for the probe: bytes that reached the hub and were acknowledged.
  * Stops at whichever bound comes first; a hub probe whose chunk goes unanswered fails.
  */
 export async function runProbe(
   nc: NatsConnection,
-  wid: string,
+  address: NodeAddress,
   input: { id: string; to: ProbeTarget; bytes: number; ms: number },
 ): Promise<ProbeResult> {
   const chunk = probeChunk(input.id);
@@ -43,7 +44,7 @@ export async function runProbe(
   const deadline = started + input.ms;
   let sent = 0;
   if (input.to === "leaf") {
-    const subject = agentUpSubject(wid, "sink");
+    const subject = agentUpSubject(address, "sink");
     while (sent < input.bytes && performance.now() < deadline) {
       nc.publish(subject, chunk);
       sent += chunk.byteLength;
@@ -52,7 +53,7 @@ export async function runProbe(
     }
     await nc.flush();
   } else {
-    const subject = agentUpSubject(wid, "prb");
+    const subject = agentUpSubject(address, "prb");
     const sendOne = async (): Promise<void> => {
       while (sent < input.bytes && performance.now() < deadline) {
         sent += chunk.byteLength;

@@ -3,7 +3,8 @@ import {
   SITE_CACHE_CHUNK_BYTES,
   SITE_CACHE_DIRECT_GET_SUBJECT,
   SITE_CACHE_SIZE_HEADER,
-  siteCacheChunkSubject,
+  siteCacheDirectGetRequest,
+  siteCacheHit,
 } from "../protocol/index.js";
 import type { ChunkAnswer, ChunkSource } from "./chunk-source.js";
 
@@ -72,19 +73,20 @@ async function directGet(
   timeoutMs: number,
   options: SiteCacheSourceOptions,
 ): Promise<ChunkAnswer | null> {
-  const payload = new TextEncoder().encode(
-    JSON.stringify({ last_by_subj: siteCacheChunkSubject(obj, off / SITE_CACHE_CHUNK_BYTES) }),
-  );
+  const payload = siteCacheDirectGetRequest(obj, off);
   options.onSent?.(SITE_CACHE_DIRECT_GET_SUBJECT.length + payload.byteLength);
   const reply = await nc.request(SITE_CACHE_DIRECT_GET_SUBJECT, payload, { timeout: timeoutMs });
   options.onReceived?.(reply.subject.length + reply.data.byteLength);
-  // 404 (not cached), 408, 503: a status reply with no message.
-  if (!reply.headers || reply.headers.hasError || reply.headers.code >= 300) return null;
-  const size = Number(reply.headers.get(SITE_CACHE_SIZE_HEADER));
-  if (!Number.isSafeInteger(size) || size <= off) return null;
-  // A chunk is whole, or the last one: anything else is not what we stored; ask the gateway.
-  if (reply.data.byteLength !== Math.min(SITE_CACHE_CHUNK_BYTES, size - off)) return null;
-  return { ok: true, size, data: reply.data };
+  // 404 (not cached), 408, 503: a status reply with no message. A stored message has no status.
+  const size = siteCacheHit(
+    {
+      status: reply.headers?.code ?? 0,
+      size: reply.headers?.has(SITE_CACHE_SIZE_HEADER) ? reply.headers.get(SITE_CACHE_SIZE_HEADER) : null,
+      dataBytes: reply.data.byteLength,
+    },
+    off,
+  );
+  return size === null ? null : { ok: true, size, data: reply.data };
 }
 
 function isTimeout(error: unknown): boolean {

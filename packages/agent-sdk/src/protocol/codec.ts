@@ -38,21 +38,27 @@ export function encodeMessage<T extends MessageType>(type: T, msg: MessageOf<T>)
 }
 
 /**
- * What a payload on a node's downlink `ef.down.<wid>` is: a CommandRequest (a map with a `cmd`
- * key) or a DesiredDelta (anything else, whose decoding then says what is wrong with it). One
- * subject for both keeps a node at its two subscriptions (downlink and inbox).
+ * What a payload on a node's downlink is: a CommandRequest (a map with a `cmd` key), a
+ * CredentialsUpdate (a map with a `jwt` key), or a DesiredDelta (anything else, whose decoding
+ * then says what is wrong with it). One subject for all keeps a node at its two subscriptions
+ * (downlink and inbox). Only a payload within the two smaller types' limit is looked into.
  */
-export function downlinkMessageType(bytes: Uint8Array): "commandRequest" | "desiredDelta" {
-  if (bytes.byteLength > MESSAGE_SIZE_LIMITS.commandRequest) return "desiredDelta";
+export function downlinkMessageType(
+  bytes: Uint8Array,
+): "commandRequest" | "credentialsUpdate" | "desiredDelta" {
+  const limit = Math.max(MESSAGE_SIZE_LIMITS.commandRequest, MESSAGE_SIZE_LIMITS.credentialsUpdate);
+  if (bytes.byteLength > limit) return "desiredDelta";
   try {
     const value = decode(bytes, {
-      maxStrLength: 512,
+      maxStrLength: limit,
       maxBinLength: 512,
       maxArrayLength: 64,
       maxMapLength: 64,
     });
-    if (typeof value === "object" && value !== null && !Array.isArray(value) && "cmd" in value)
-      return "commandRequest";
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      if ("cmd" in value) return "commandRequest";
+      if ("jwt" in value) return "credentialsUpdate";
+    }
   } catch {
     // Not MessagePack: the delta decoder reports it.
   }

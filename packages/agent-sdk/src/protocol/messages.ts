@@ -59,6 +59,13 @@ const sha256Hex = z.string().regex(SHA256_HEX_PATTERN, "must be a lowercase hex 
 export const INSTANCE_STATES = ["pending", "pulling", "starting", "running", "failed", "stopped"] as const;
 export type InstanceState = (typeof INSTANCE_STATES)[number];
 
+/** A node's user JWT (header.claims.signature, base64url); its permissions name its subjects. */
+const nodeJwt = z
+  .string()
+  .min(1)
+  .max(6144)
+  .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, "jwt must be a JWT (three base64url parts)");
+
 export const enrollRequestSchema = z.object({
   v: version,
   tok: text(1, 256),
@@ -85,7 +92,7 @@ export const enrollReplyBodySchema = z
     nid: z.string().min(1).max(64).optional(),
     wid: wireId.optional(),
     org: wireId.optional(),
-    jwt: z.string().min(1).max(6144).optional(),
+    jwt: nodeJwt.optional(),
     err: reason.optional(),
     /** Pending only: seconds the agent should wait before asking again. */
     retry: z.int().min(1).max(3600).optional(),
@@ -174,7 +181,19 @@ export const helloReplySchema = z.object({
   mx: z.int().min(1).max(86_400),
   /** Everything stamped after Hello.rev, or null when the agent is up to date. */
   d: desiredDeltaBodySchema.nullable(),
+  /**
+   * New credentials (a user JWT for the node's own key) when the Hello came on subjects that are
+   * not the node's current ones: credentials of subject layout 1, or of the site the node left.
+   * The agent stores them and connects again with them (docs/protocol.md "Credentials").
+   */
+  jwt: nodeJwt.optional(),
 });
+
+/**
+ * New credentials pushed on the node's downlink (a node moved to another site): the agent stores
+ * them and connects again with them, as with HelloReply.jwt.
+ */
+export const credentialsUpdateSchema = z.object({ v: version, jwt: nodeJwt });
 
 export const heartbeatSchema = z.object({ v: version, s: count });
 
@@ -393,6 +412,7 @@ export const messageSchemas = {
   enrollReplyBody: enrollReplyBodySchema,
   hello: helloSchema,
   helloReply: helloReplySchema,
+  credentialsUpdate: credentialsUpdateSchema,
   heartbeat: heartbeatSchema,
   desiredDelta: desiredDeltaSchema,
   desiredAck: desiredAckSchema,
@@ -415,6 +435,7 @@ export const MESSAGE_SIZE_LIMITS: Record<MessageType, number> = {
   enrollReplyBody: 8 * 1024,
   hello: 1024,
   helloReply: 1024 * 1024,
+  credentialsUpdate: 8 * 1024,
   heartbeat: 64,
   desiredDelta: 1024 * 1024,
   desiredAck: 64,
@@ -433,6 +454,7 @@ export type EnrollReply = MessageOf<"enrollReply">;
 export type EnrollReplyBody = MessageOf<"enrollReplyBody">;
 export type Hello = MessageOf<"hello">;
 export type HelloReply = MessageOf<"helloReply">;
+export type CredentialsUpdate = MessageOf<"credentialsUpdate">;
 export type Heartbeat = MessageOf<"heartbeat">;
 export type DesiredDelta = MessageOf<"desiredDelta">;
 export type DesiredDeltaBody = z.output<typeof desiredDeltaBodySchema>;

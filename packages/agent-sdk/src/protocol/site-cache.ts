@@ -11,6 +11,8 @@
 
 import { MAX_ARTIFACT_CHUNK_BYTES } from "./artifacts.js";
 
+export * from "./site-cache-bounds.js";
+
 export const SITE_CACHE_STREAM = "EF_SITE_CACHE";
 
 /** Chunks are cut at this size (the gateway's chunk size: an agent's offsets fall on chunk starts). */
@@ -72,4 +74,35 @@ export interface SiteCacheMarker {
   chunks: number;
   /** When a rollout last needed it (ms): eviction removes the least recently used first. */
   usedAt: number;
+}
+
+/**
+ * The direct get a node sends for chunk `offset` of `obj` (byte for byte what both agents send:
+ * vectors/site-cache/direct-get.json).
+ */
+export function siteCacheDirectGetRequest(obj: string, offset: number): Uint8Array {
+  return new TextEncoder().encode(
+    JSON.stringify({ last_by_subj: siteCacheChunkSubject(obj, offset / SITE_CACHE_CHUNK_BYTES) }),
+  );
+}
+
+/** A direct get's answer as a node judges it: its status, the Ef-Size header, the data's length. */
+export interface SiteCacheReplyFacts {
+  /** 0 for a stored message; 404 (not cached), 408, 503, ... for a status reply. */
+  status: number;
+  /** The Ef-Size header as sent (null: absent). */
+  size: string | null;
+  dataBytes: number;
+}
+
+/**
+ * The artifact's size when the reply is a whole cached chunk at `offset` (or the last one), else
+ * null: a miss, and the node asks the gateway. Anything but what the gateway stored is a miss.
+ */
+export function siteCacheHit(reply: SiteCacheReplyFacts, offset: number): number | null {
+  if (reply.status !== 0 && (reply.status < 200 || reply.status >= 300)) return null;
+  const size = reply.size === null || !/^\d+$/.test(reply.size) ? Number.NaN : Number(reply.size);
+  if (!Number.isSafeInteger(size) || size <= offset) return null;
+  if (reply.dataBytes !== Math.min(SITE_CACHE_CHUNK_BYTES, size - offset)) return null;
+  return size;
 }

@@ -30,10 +30,34 @@ export interface HollowRuntimeOptions {
    * hog for one version in a metric-gate test. Default: none (no per-app series, as before).
    */
   usage?: HollowUsage;
+  /**
+   * When a running app crashes by itself (a crash loop for a metric-gate benchmark): asked each
+   * time the instance reaches `running`. Default: never (hollow apps restart only when asked).
+   */
+  crashes?: HollowCrashes;
 }
 
-/** CPU (‰ of one core) and memory (bytes) of `app` running `version`; null: report nothing. */
-export type HollowUsage = (app: string, version: string) => { cpu: number; mem: number } | null;
+/**
+ * CPU (‰ of one core) and memory (bytes) of `app` running `version`, which has been running for
+ * `runningForMs` (since its last start: a leak grows with it); null: report nothing.
+ */
+export type HollowUsage = (
+  app: string,
+  version: string,
+  runningForMs: number,
+) => { cpu: number; mem: number } | null;
+
+/**
+ * Whether `app` running `version`, just (re)started after `crashesSoFar` crashes of this version on
+ * this node, crashes again: `afterMs` later it exits (state `failed`, as the process runtime reports
+ * an app that died) and `downMs` after that it is started again (the restart count goes up,
+ * `starting`, then `running`), as the process runtime restarts with backoff. null: it keeps running.
+ */
+export type HollowCrashes = (
+  app: string,
+  version: string,
+  crashesSoFar: number,
+) => { afterMs: number; downMs: number } | null;
 
 /** The real fetcher's default chunk retry policy and window (artifacts/fetcher.ts). */
 const CHUNK_RETRY: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
@@ -42,6 +66,7 @@ const CHUNK_WINDOW = 4;
 const PROGRESS_INTERVAL_MS = 2_000;
 
 interface HollowInstance {
+  app: string;
   version: string;
   spec: string;
   art: string;
@@ -52,8 +77,14 @@ interface HollowInstance {
   pulled?: { done: number; total: number };
   timer: NodeJS.Timeout | undefined;
   cancelled: boolean;
-  /** Operator restarts (the only restarts a hollow app has). */
+  /** Restarts: by an operator, or after a crash (`crashes`). */
   restarts: number;
+  /** When the version that runs last started (Date.now()); its usage model may depend on it. */
+  runningSince: number | undefined;
+  /** Crashed and waiting for its restart (no process, so no usage). */
+  crashed: boolean;
+  /** Crashes of this version so far. */
+  crashes: number;
   /** Made at the first log session (10,000 hollow nodes keep no rings they are never asked for). */
   log?: AppLog | undefined;
 }
@@ -88,6 +119,7 @@ export class HollowRuntime implements Runtime {
       current.cancelled = true;
     }
     const instance: HollowInstance = {
+      app,
       version,
       spec: specKey,
       art: artKey,
@@ -96,12 +128,18 @@ export class HollowRuntime implements Runtime {
       timer: undefined,
       cancelled: false,
       restarts: current?.restarts ?? 0,
+      runningSince: current?.state === "running" ? current.runningSince : undefined,
+      crashed: false,
+      crashes: 0,
       log: current?.log,
     };
     instance.log?.append(`hollow: ${app} ${version} requested`);
     this.apps.set(app, instance);
     this.listeners.emit();
-    const start = () => this.advance(instance, "starting", () => this.advance(instance, "running"));
+    const start = () =>
+      this.advance(instance, "starting", () =>
+        this.advance(instance, "running", () => this.started(instance)),
+      );
     if (!artifact) start();
     else if (this.options.fetchArtifacts && this.chunkSource)
       void this.fetchForReal(instance, this.chunkSource, artifact).then(start, (error: unknown) => {
@@ -125,8 +163,12 @@ export class HollowRuntime implements Runtime {
     return [...this.apps.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([app, instance]): InstanceStatus => {
+        // A crash of the version that ran is that version failing (the process runtime's report:
+        // no target); any other failure is a switch that failed, with the old version still on.
         const switching =
-          instance.state === "pending" || instance.state === "pulling" || instance.state === "failed";
+          instance.state === "pending" ||
+          instance.state === "pulling" ||
+          (instance.state === "failed" && !instance.crashed);
         const ver = switching ? instance.running : instance.version;
         return {
           app,
@@ -134,7 +176,9 @@ export class HollowRuntime implements Runtime {
           st: instance.state,
           ...(instance.why !== undefined ? { why: instance.why } : {}),
           rs: instance.restarts,
-          ...(instance.state === "pulling" || instance.state === "failed" ? { tgt: instance.version } : {}),
+          ...(instance.state === "pulling" || (instance.state === "failed" && !instance.crashed)
+            ? { tgt: instance.version }
+            : {}),
           ...(instance.state === "pulling" && instance.pulled
             ? { pb: instance.pulled.done, pt: instance.pulled.total }
             : {}),
@@ -150,9 +194,11 @@ export class HollowRuntime implements Runtime {
       return { ok: false, err: "not_running", why: `app ${app} is ${instance.state}` };
     }
     const status = () => this.instances().find((entry) => entry.app === app) as InstanceStatus;
+    // Every operation leaves a line in the app's output, as a real app's would show the restart
+    // or the probe it answered (what the console's log viewer shows live).
+    instance.log?.append(`hollow: ${app} ${command} by an operator`);
     if (command === "health") return { ok: true, inst: status(), hl: { ok: instance.state === "running" } };
     if (command === "restart") instance.restarts++;
-    instance.log?.append(`hollow: ${app} ${command} by an operator`);
     instance.state = command === "stop" ? "stopped" : "running";
     if (command === "stop") instance.why = "stopped by an operator";
     else delete instance.why;
@@ -181,8 +227,10 @@ export class HollowRuntime implements Runtime {
     const sampled: AppUsage[] = [];
     for (const [app, instance] of [...this.apps.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       // What runs: the version itself once running, else the previous one while the next pulls.
+      if (instance.crashed) continue;
       const runs = instance.state === "running" ? instance.version : instance.running;
-      const one = runs === undefined ? null : usage(app, runs);
+      const runningForMs = Date.now() - (instance.runningSince ?? Date.now());
+      const one = runs === undefined ? null : usage(app, runs, runningForMs);
       if (one)
         sampled.push({ app, cpu: Math.max(0, Math.round(one.cpu)), mem: Math.max(0, Math.round(one.mem)) });
     }
@@ -293,6 +341,37 @@ export class HollowRuntime implements Runtime {
     if (instance.cancelled || answer === null) return null;
     if (!answer.ok) throw new Error(`artifact ${answer.err}${answer.why ? `: ${answer.why}` : ""}`);
     return answer;
+  }
+
+  /**
+   * The instance's version runs (first start or restart): it is now what runs, even when it fails
+   * later (a crash reports this version failed, not the one before), and its crash model is asked.
+   */
+  private started(instance: HollowInstance): void {
+    instance.running = instance.version;
+    instance.runningSince = Date.now();
+    const crash = this.options.crashes?.(instance.app, instance.version, instance.crashes);
+    if (!crash) return;
+    instance.timer = setTimeout(() => {
+      if (instance.cancelled || instance.state !== "running") return;
+      instance.state = "failed";
+      instance.crashed = true;
+      instance.crashes++;
+      instance.why = "exited with code 1";
+      instance.log?.append(`hollow: ${instance.version} crashed`);
+      this.listeners.emit();
+      instance.timer = setTimeout(() => {
+        if (instance.cancelled || !instance.crashed) return;
+        instance.crashed = false;
+        instance.restarts++;
+        delete instance.why;
+        instance.state = "starting";
+        this.listeners.emit();
+        this.advance(instance, "running", () => this.started(instance));
+      }, crash.downMs);
+      instance.timer.unref();
+    }, crash.afterMs);
+    instance.timer.unref();
   }
 
   private later(instance: HollowInstance, task: () => void): void {

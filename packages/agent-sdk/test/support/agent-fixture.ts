@@ -1,12 +1,15 @@
 import { join } from "node:path";
-import { jwtAuthenticator } from "@nats-io/transport-node";
 import { Agent, type AgentOptions } from "../../src/agent/agent.js";
 import { DiskOutbox } from "../../src/agent/disk-outbox.js";
 import { FileStateStore } from "../../src/agent/state-store.js";
 import { LinuxHostSampler } from "../../src/metrics/host.js";
 import { ProcessRuntime } from "../../src/runtime/process.js";
+import { testCredentials } from "./credentials.js";
 
-/** A reference agent (process runtime, disk outbox, file state) on a state dir, as the CLI builds it. */
+/**
+ * A reference agent (process runtime, disk outbox, file state) on a state dir, as the CLI builds
+ * it, with the test credentials of node `wid` (subject layout 2, the tests' site).
+ */
 export async function startTestAgent(
   stateDir: string,
   servers: string[],
@@ -19,9 +22,8 @@ export async function startTestAgent(
   });
   const agent = await Agent.start({
     servers,
-    wid,
-    // The test server has no auth: any JWT is accepted, the point is the agent's connect path.
-    authenticator: jwtAuthenticator("test-jwt"),
+    // The test server has no auth: any JWT is accepted, the point is the subjects it names.
+    credentials: testCredentials(wid),
     runtime,
     outbox: await DiskOutbox.open({ dir: join(stateDir, "outbox"), maxBytes: 1 << 20, sync: false }),
     stateStore: new FileStateStore(join(stateDir, "state.json")),

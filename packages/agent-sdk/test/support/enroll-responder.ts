@@ -7,10 +7,12 @@ import {
   sealEnrollReply,
   verifyEnrollProof,
 } from "../../src/protocol/index.js";
+import { testNodeJwt } from "./credentials.js";
 
 /**
  * Stand-in for the gateway's enrollment handler: the token "approve-me" is approved after
- * `pendingAnswers` pending replies per key, "reject-me" is rejected. Issues wids n0, n1, ….
+ * `pendingAnswers` pending replies per key, "reject-me" is rejected. Issues wids n0, n1, …, with
+ * test credentials of the tests' site.
  */
 export class EnrollResponder {
   readonly requests: EnrollRequest[] = [];
@@ -55,7 +57,7 @@ export class EnrollResponder {
           nid: `node-${wid}`,
           wid,
           org: "o1",
-          jwt: `test-jwt-for-${request.key}`,
+          jwt: testNodeJwt(wid),
         });
       },
     });

@@ -5,7 +5,7 @@ import { type RunningNats, startNats } from "../../src/testing.js";
 
 /**
  * A private no-auth nats-server with JetStream. Its EF_UP stream (createUpStream) captures the
- * agent-view subjects `ef.up.*.{st,mx,ack}` directly: without operator mode there is no account
+ * agent-view subjects `ef.up.*.*.{st,mx,ack}` (and layout 1's `ef.up.*.{st,mx,ack}`) directly: without operator mode there is no account
  * mapping to the platform's `ef.t.<org>.…` names, so this stands in for the platform's stream.
  */
 export function startTestNats(): Promise<RunningNats> {
@@ -27,7 +27,7 @@ export async function createUpStream(nc: NatsConnection): Promise<void> {
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({
     name: "EF_UP",
-    subjects: ["ef.up.*.st", "ef.up.*.mx", "ef.up.*.ack"],
+    subjects: ["ef.up.*.*.st", "ef.up.*.*.mx", "ef.up.*.*.ack", "ef.up.*.st", "ef.up.*.mx", "ef.up.*.ack"],
     duplicate_window: 10 * 60 * 1_000_000_000,
   });
 }

@@ -1,6 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import {
+  agentDownSubject,
   type DesiredPut,
   decodeMessage,
   encodeMessage,
@@ -8,17 +9,23 @@ import {
   type MessageOf,
   parseAgentUpSubject,
 } from "../../src/protocol/index.js";
+import { TEST_SITE, testAddress } from "./credentials.js";
 
 /**
  * A small stand-in for the gateway's Hello handling in these tests (the real gateway is tested by
  * its own suite and by the lead's end-to-end tests): keeps a per-node desired history and answers
- * Hello with exactly the changes stamped after the agent's revision.
+ * Hello with exactly the changes stamped after the agent's revision. It hears both subject
+ * layouts, remembers on which site each node said Hello, and can hand a node new credentials in
+ * its next HelloReply (`reissueAtHello`) or push them on its downlink (`pushCredentials`).
  */
 export class TestPlatform {
-  readonly hellos: Array<{ wid: string; hello: Hello }> = [];
+  readonly hellos: Array<{ wid: string; site: string | null; hello: Hello }> = [];
   /** Revision-stamped desired changes per node, oldest first. */
   private readonly history = new Map<string, Array<{ rev: number; put?: DesiredPut; del?: string }>>();
-  private subscription: Subscription | undefined;
+  private readonly subscriptions: Subscription[] = [];
+  /** The site each node last said Hello on (null: layout 1). */
+  private readonly sites = new Map<string, string | null>();
+  private readonly reissue = new Map<string, string>();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -26,26 +33,49 @@ export class TestPlatform {
   ) {}
 
   start(): void {
-    this.subscription = this.nc.subscribe("ef.up.*.hello", {
-      callback: (error, msg) => {
-        if (error) return;
-        const subject = parseAgentUpSubject(msg.subject);
-        const decoded = decodeMessage("hello", msg.data);
-        if (!subject || !decoded.ok) return;
-        this.hellos.push({ wid: subject.wid, hello: decoded.msg });
-        msg.respond(
-          encodeMessage("helloReply", {
-            v: 1,
-            ...this.intervals,
-            d: this.deltaSince(subject.wid, decoded.msg.rev),
-          }),
-        );
-      },
-    });
+    for (const subject of ["ef.up.*.*.hello", "ef.up.*.hello"])
+      this.subscriptions.push(
+        this.nc.subscribe(subject, {
+          callback: (error, msg) => {
+            if (error) return;
+            const from = parseAgentUpSubject(msg.subject);
+            const decoded = decodeMessage("hello", msg.data);
+            if (!from || !decoded.ok) return;
+            this.hellos.push({ wid: from.wid, site: from.site, hello: decoded.msg });
+            this.sites.set(from.wid, from.site);
+            const jwt = this.reissue.get(from.wid);
+            this.reissue.delete(from.wid);
+            msg.respond(
+              encodeMessage("helloReply", {
+                v: 1,
+                ...this.intervals,
+                d: this.deltaSince(from.wid, decoded.msg.rev),
+                ...(jwt ? { jwt } : {}),
+              }),
+            );
+          },
+        }),
+      );
+  }
+
+  /** The node's next HelloReply carries these credentials. */
+  reissueAtHello(wid: string, jwt: string): void {
+    this.reissue.set(wid, jwt);
+  }
+
+  /** Pushes a CredentialsUpdate on the node's downlink (as the gateway does after a move). */
+  pushCredentials(wid: string, jwt: string): void {
+    this.nc.publish(this.downlink(wid), encodeMessage("credentialsUpdate", { v: 1, jwt }));
+  }
+
+  /** Where the node listens: its test address on the site it last said Hello on. */
+  downlink(wid: string): string {
+    const site = this.sites.has(wid) ? (this.sites.get(wid) ?? null) : TEST_SITE;
+    return site === null ? `ef.down.${wid}` : agentDownSubject(testAddress(wid, site));
   }
 
   stop(): void {
-    this.subscription?.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
   }
 
   revision(wid: string): number {
@@ -55,7 +85,7 @@ export class TestPlatform {
   /** Records a change and pushes it down as a DesiredDelta (from the previous revision). */
   change(wid: string, change: { put?: DesiredPut; del?: string }): MessageOf<"desiredDelta"> {
     const delta = this.record(wid, change);
-    this.nc.publish(`ef.down.${wid}`, encodeMessage("desiredDelta", delta));
+    this.nc.publish(this.downlink(wid), encodeMessage("desiredDelta", delta));
     return delta;
   }
 

@@ -1,18 +1,20 @@
 /**
  * Node operations (issue 13): commands to nodes, run by the gateway over NATS (the console's API
- * holds no NATS credentials) and answered per node. Who may run what, the input bounds, and the
- * readable shape of the nodes' answers live here; the procedures in routers/node.ts are thin.
+ * holds no NATS credentials) and answered per node. Who may run what and the readable shape of
+ * the nodes' answers live here, the input bounds in schemas/node-commands.ts (the console's command
+ * form judges with them too); the procedures in routers/node.ts are thin.
  */
-import { APP_COMMANDS, COMMANDS, type Command, isAppCommand } from "@edgefleet/agent-sdk/commands";
+import { COMMANDS, type Command } from "@edgefleet/agent-sdk/commands";
 import type { Role } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { type GatewayConnection, type NodeCommandAnswer, runNodeCommand } from "../gateway-client";
+import { bulkNodeCommandInput, MAX_COMMAND_NODES, nodeCommandInput } from "../schemas/node-commands";
 import type { TenantDb } from "./nodes";
 import { roleAtLeast } from "./roles";
 
 export type { Command };
-export { COMMANDS };
+export { bulkNodeCommandInput, COMMANDS, MAX_COMMAND_NODES, nodeCommandInput };
 
 /**
  * The least role per command. Viewers run none: every command acts on a node or costs its link.
@@ -27,40 +29,6 @@ export const COMMAND_ROLES: Record<Command, Role> = {
   diag: "operator",
   report: "operator",
 };
-
-/** Nodes one call names (a page of the nodes table's selection). */
-export const MAX_COMMAND_NODES = 100;
-
-const commandFields = {
-  command: z.enum(COMMANDS),
-  /** The app of restart, stop, start and health. */
-  app: z.string().trim().min(1).max(128).optional(),
-  /** How long to wait for each node (default 10 s). */
-  timeoutSeconds: z.int().min(1).max(30).default(10),
-};
-
-function appWhenNeeded(input: { command: Command; app?: string | undefined }) {
-  return !isAppCommand(input.command) || input.app !== undefined;
-}
-const appMessage = { message: `${APP_COMMANDS.join(", ")} name an app`, path: ["app"] };
-
-export const nodeCommandInput = z
-  .object({ id: z.uuid({ error: "node id must be a UUID" }), ...commandFields })
-  .refine(appWhenNeeded, appMessage);
-
-export const bulkNodeCommandInput = z
-  .object({
-    nodeIds: z
-      .array(z.uuid({ error: "node ids must be UUIDs" }))
-      .min(1)
-      .max(MAX_COMMAND_NODES),
-    ...commandFields,
-  })
-  .refine(appWhenNeeded, appMessage)
-  .refine((input) => input.command !== "diag", {
-    message: "diagnostics are collected from one node at a time (POST /nodes/{id}/commands)",
-    path: ["command"],
-  });
 
 const instanceOutput = z.object({
   app: z.string(),

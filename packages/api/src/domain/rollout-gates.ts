@@ -19,7 +19,14 @@ import {
   type RolloutStrategy,
   rolloutStrategySchema,
 } from "@edgefleet/rollout";
-import { loadGateVerdicts, MimirUnavailableError, PromqlError, queryVector } from "@edgefleet/rollout-store";
+import {
+  type LiveGateCharts,
+  liveGateCharts,
+  loadGateVerdicts,
+  MimirUnavailableError,
+  PromqlError,
+  queryVector,
+} from "@edgefleet/rollout-store";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import type { TenantDb } from "./nodes";
@@ -242,6 +249,27 @@ export const rolloutGatesOutput = z.object({
         })
         .nullable(),
       verdicts: z.array(gateVerdictOutput),
+      /**
+       * While the window is open (or the batch is being judged): each gate's canary-vs-baseline
+       * chart so far, the same cohorts and series as the verdict's; null otherwise, or without Mimir.
+       */
+      live: z
+        .object({
+          asOf: z.date(),
+          canaryNodes: z.number().int(),
+          baselineNodes: z.number().int(),
+          charts: z.array(
+            z.object({
+              gate: z.string(),
+              stepSeconds: z.number(),
+              canary: z.array(point),
+              baseline: z.array(point),
+              /** Mimir refused the query (the verdict will say the same). */
+              error: z.string().nullable(),
+            }),
+          ),
+        })
+        .nullable(),
     }),
   ),
 });
@@ -253,6 +281,7 @@ export async function getRolloutGates(
   tenant: TenantDb,
   organizationId: string,
   id: string,
+  mimirUrl: string | null = null,
 ): Promise<RolloutGates> {
   const row = await tenant.rollout.findFirst({
     where: { id },
@@ -294,7 +323,52 @@ export async function getRolloutGates(
       evaluatedAt: stored?.evaluatedAt ?? null,
       baseline: stored ? { nodes: stored.baseline.nodeIds.length, match: stored.baseline.match } : null,
       verdicts: stored?.gates ?? [],
+      live:
+        (state === "watching" || state === "judging") && mimirUrl
+          ? await liveCharts(db, organizationId, row.id, planned.index, mimirUrl)
+          : null,
     });
   }
   return { rolloutId: row.id, actions, batches };
+}
+
+/** Live charts are read from Mimir at most this often per rollout (every viewer polls every 2 s). */
+const LIVE_CHARTS_FOR_MS = 10_000;
+const liveChartsRead = new Map<string, { at: number; charts: Promise<LiveGateCharts | null> }>();
+
+/**
+ * The watched batch's charts so far (liveGateCharts), shared by this process's viewers for a few
+ * seconds. The rollout was found through the tenant-scoped client: the key is its own id.
+ */
+async function liveCharts(
+  db: Db,
+  organizationId: string,
+  rolloutId: string,
+  batch: number,
+  mimirUrl: string,
+): Promise<RolloutGates["batches"][number]["live"]> {
+  const now = Date.now();
+  const key = `${rolloutId}/${batch}`;
+  let read = liveChartsRead.get(key);
+  if (!read || now - read.at > LIVE_CHARTS_FOR_MS) {
+    read = {
+      at: now,
+      charts: liveGateCharts(db, organizationId, rolloutId, { mimir: { url: mimirUrl } }).catch((error) => {
+        // Mimir down: no live chart now (the page says so); the verdict still waits for Mimir.
+        if (error instanceof MimirUnavailableError) return null;
+        throw error;
+      }),
+    };
+    for (const [stale, entry] of liveChartsRead)
+      if (now - entry.at > LIVE_CHARTS_FOR_MS) liveChartsRead.delete(stale);
+    liveChartsRead.set(key, read);
+  }
+  const charts = await read.charts;
+  if (!charts || charts.batch !== batch) return null;
+  return {
+    asOf: new Date(charts.asOf),
+    canaryNodes: charts.canaryNodes,
+    baselineNodes: charts.baselineNodes,
+    charts: charts.gates.map(({ gate, chart, error }) => ({ gate, ...chart, error })),
+  };
 }

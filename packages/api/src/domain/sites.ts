@@ -221,6 +221,9 @@ export async function siteLeafBundle(
     siteId: site.id,
     listen: input.listen,
     credentialsPath: input.credentialsPath,
+    siteCache: input.siteCache
+      ? { storeDir: input.siteCacheDir, maxBytes: input.siteCacheMaxMiB * 1024 * 1024 }
+      : null,
   });
   const configPath = posix.join(posix.dirname(input.credentialsPath), "leaf.conf");
   return {

@@ -35,6 +35,7 @@ import {
   openLogsInput,
   pollLogs,
 } from "../domain/node-logs";
+import { moveNode, moveNodeInput, nodeSiteOutput } from "../domain/node-site";
 import {
   countNodesByAgentVersion,
   countNodesByStatus,
@@ -196,6 +197,31 @@ export const nodeRouter = createTRPCRouter({
       });
       ctx.audit.record({ targetId: id, before: null, after: auditOfRun(run) });
       return run;
+    }),
+
+  /**
+   * Moves a node to another site (or to none). Its credentials name its site, so it gets new
+   * ones and must then reach the hub through its new site's leaf (domain/node-site.ts). Admins:
+   * a node moved while it stays behind its old site's leaf goes offline.
+   */
+  moveToSite: organizationProcedure
+    .meta({
+      role: "admin",
+      audit: { action: "node.move", target: "node" },
+      openapi: {
+        method: "POST",
+        path: "/nodes/{id}/site",
+        tags: ["Nodes"],
+        summary:
+          "Move a node to another site (or none): it gets new credentials and must reach the hub through its new site's leaf",
+      },
+    })
+    .input(moveNodeInput)
+    .output(nodeSiteOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { before, after } = await moveNode(ctx.db, ctx.tenantDb, ctx.organization.id, input);
+      ctx.audit.record({ targetId: input.id, before, after });
+      return after;
     }),
 
   /** Adds and removes labels on the nodes a selector picks, or on a list of node ids. */

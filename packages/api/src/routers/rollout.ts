@@ -9,6 +9,11 @@ import {
   rolloutGatesOutput,
 } from "../domain/rollout-gates";
 import {
+  getRolloutSiteUplinks,
+  rolloutSiteUplinksInput,
+  rolloutSiteUplinksOutput,
+} from "../domain/rollout-site-uplinks";
+import {
   actOn,
   createRollout,
   getRolloutDetail,
@@ -145,7 +150,26 @@ export const rolloutRouter = createTRPCRouter({
     })
     .input(rolloutIdInput)
     .output(rolloutGatesOutput)
-    .query(({ ctx, input }) => getRolloutGates(ctx.db, ctx.tenantDb, ctx.organization.id, input.id)),
+    .query(({ ctx, input }) =>
+      getRolloutGates(ctx.db, ctx.tenantDb, ctx.organization.id, input.id, ctx.mimirUrl),
+    ),
+
+  /**
+   * Each site's budget use (issue 11, #4): its budget, what its uplink carries as measured at the
+   * NATS link (current and peak rate, bytes), its nodes downloading and queued, its artifact cache.
+   */
+  siteUplinks: organizationProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/rollouts/{id}/site-uplinks",
+        tags,
+        summary: "Each site's uplink against the rollout's bandwidth budget, measured at the NATS link",
+      },
+    })
+    .input(rolloutSiteUplinksInput)
+    .output(rolloutSiteUplinksOutput)
+    .query(({ ctx, input }) => getRolloutSiteUplinks(ctx.db, ctx.tenantDb, ctx.organization.id, input)),
 
   /** The nodes of a batch (or of the late joiners, or the rollback) with where each stands and why. */
   nodes: organizationProcedure

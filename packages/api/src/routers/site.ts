@@ -99,6 +99,7 @@ export const siteRouter = createTRPCRouter({
           minted: "site leaf credentials",
           listen: input.listen,
           credentialsPath: input.credentialsPath,
+          siteCache: input.siteCache ? { dir: input.siteCacheDir, maxMiB: input.siteCacheMaxMiB } : null,
         },
       });
       return bundle;

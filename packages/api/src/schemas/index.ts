@@ -10,6 +10,7 @@ export * from "./audit";
 export * from "./enrollment";
 export * from "./labels";
 export * from "./members";
+export * from "./node-commands";
 export * from "./nodes";
 export * from "./push";
 export * from "./rollouts";

@@ -1,4 +1,10 @@
-import { LABEL_KEY, LABEL_VALUE } from "@edgefleet/selectors";
+import {
+  LABEL_KEY,
+  LABEL_VALUE,
+  parseSelector,
+  SELECTOR_MAX_LENGTH,
+  SelectorSyntaxError,
+} from "@edgefleet/selectors";
 import { z } from "zod";
 
 // One definition of what a label is: the selector package's (pure, so the console can import it).
@@ -11,6 +17,22 @@ export const labelKey = z.string().regex(LABEL_KEY, {
 export const labelValue = z.string().regex(LABEL_VALUE, {
   error: (issue) => `invalid label value ${JSON.stringify(issue.input)} (up to 63 letters, digits, - _ .)`,
 });
+
+/** A label selector (Kubernetes syntax) that parses; "" selects every node. */
+export const labelSelector = z
+  .string()
+  .trim()
+  .max(SELECTOR_MAX_LENGTH)
+  .superRefine((text, ctx) => {
+    try {
+      parseSelector(text);
+    } catch (error) {
+      ctx.addIssue({
+        code: "custom",
+        message: error instanceof SelectorSyntaxError ? error.message : "invalid selector",
+      });
+    }
+  });
 
 export const BULK_IDS_MAX = 1000;
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { labelSelector } from "./labels";
 
 export const nodeStatuses = ["pending", "online", "offline", "revoked"] as const;
 export const nodeStatusSchema = z.enum(nodeStatuses);
@@ -22,3 +23,16 @@ export const listNodesInput = z.object({
     .default({ field: "name", direction: "asc" }),
 });
 export type ListNodesInput = z.input<typeof listNodesInput>;
+
+/**
+ * The node list's filters as the console's filter form holds them: text, "" for none. The same
+ * rules as `listNodesInput`, and the selector must parse (the server would refuse it).
+ */
+export const nodeFilters = z.object({
+  selector: labelSelector,
+  search: z.string().trim().max(100),
+  status: z.union([z.literal(""), nodeStatusSchema]),
+});
+
+/** Moves one node to another site of the organization, or to none (`siteId` null). */
+export const moveNodeInput = z.object({ id: z.uuid(), siteId: z.uuid().nullable() });

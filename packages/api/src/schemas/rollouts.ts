@@ -1,23 +1,8 @@
 import { GATE_PRESETS, rolloutStrategySchema, WEEKDAYS } from "@edgefleet/rollout";
-import { parseSelector, SELECTOR_MAX_LENGTH, SelectorSyntaxError } from "@edgefleet/selectors";
 import { z } from "zod";
+import { labelSelector as selectorField } from "./labels";
 
 export { GATE_PRESETS, rolloutStrategySchema, WEEKDAYS };
-
-const selectorField = z
-  .string()
-  .trim()
-  .max(SELECTOR_MAX_LENGTH)
-  .superRefine((text, ctx) => {
-    try {
-      parseSelector(text);
-    } catch (error) {
-      ctx.addIssue({
-        code: "custom",
-        message: error instanceof SelectorSyntaxError ? error.message : "invalid selector",
-      });
-    }
-  });
 
 export const rolloutTargetInput = z.object({
   /** Label selector (Kubernetes syntax); "" or absent: every node (of `siteIds`, if given). */

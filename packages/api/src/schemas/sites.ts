@@ -1,7 +1,18 @@
+import {
+  SITE_CACHE_DEFAULT_DIR,
+  SITE_CACHE_DEFAULT_MAX_BYTES,
+  SITE_CACHE_MAX_BYTES,
+  SITE_CACHE_MIN_BYTES,
+} from "@edgefleet/agent-sdk/site-cache";
 import { timeZoneSchema } from "@edgefleet/rollout";
 import { z } from "zod";
 
 export const LEAF_CREDENTIALS_PATH = "/etc/edgefleet/site.creds";
+const MiB = 1024 * 1024;
+
+/** A leaf bundle's site cache unless the operator says otherwise (the gateway's defaults too). */
+export { SITE_CACHE_DEFAULT_DIR };
+export const SITE_CACHE_DEFAULT_MAX_MIB = SITE_CACHE_DEFAULT_MAX_BYTES / MiB;
 
 /**
  * Site names: what operators call the place (`plant-7`), also used as the `site` label value
@@ -49,4 +60,21 @@ export const leafBundleInput = z.object({
     .regex(/^\/[^\s"\\]*$/, "credentialsPath must be an absolute path without spaces or quotes")
     .max(500)
     .default(LEAF_CREDENTIALS_PATH),
+  /**
+   * Run the site artifact cache on the leaf (JetStream in the site's own domain): the rollout
+   * controller seeds it, and the site's uplink carries each artifact once. Off: nodes fetch from the hub.
+   */
+  siteCache: z.boolean().default(true),
+  /** Where the leaf keeps the cache on the leaf machine. */
+  siteCacheDir: z
+    .string()
+    .regex(/^\/[^\s"\\]*$/, "siteCacheDir must be an absolute path without spaces or quotes")
+    .max(500)
+    .default(SITE_CACHE_DEFAULT_DIR),
+  /** Its bound in MiB; the least recently used artifacts are evicted first. */
+  siteCacheMaxMiB: z
+    .int("a whole number of MiB")
+    .min(SITE_CACHE_MIN_BYTES / MiB, `at least ${SITE_CACHE_MIN_BYTES / MiB} MiB`)
+    .max(SITE_CACHE_MAX_BYTES / MiB, `at most ${SITE_CACHE_MAX_BYTES / MiB} MiB (1 TiB)`)
+    .default(SITE_CACHE_DEFAULT_MAX_MIB),
 });

@@ -60,9 +60,11 @@ export interface Aggressor {
   request: () => { url: string; method: string; headers: Record<string, string>; body?: string };
 }
 
-/** Limits as a production console runs them (apps/web/src/env.ts defaults). */
+/**
+ * Limits as a production console runs them (apps/web/src/env.ts defaults; the slots are left
+ * unset, so the console sizes them to the cores: 4 on 2 cores, 2 per organization).
+ */
 export const PRODUCTION_LIMITS: Record<string, string> = {
-  EDGEFLEET_API_CONCURRENCY: "16",
   EDGEFLEET_ORG_RATE: "200",
   EDGEFLEET_ORG_BURST: "400",
   EDGEFLEET_API_KEY_RATE: "50",
@@ -72,6 +74,7 @@ export const PRODUCTION_LIMITS: Record<string, string> = {
 /** No limits and no queueing to speak of: what the console did before issue 8 #15. */
 export const NO_FAIRNESS: Record<string, string> = {
   EDGEFLEET_API_CONCURRENCY: "1024",
+  EDGEFLEET_API_MAX_PER_ORG: "1024",
   EDGEFLEET_ORG_RATE: "1000000",
   EDGEFLEET_ORG_BURST: "1000000",
   EDGEFLEET_API_KEY_RATE: "1000000",

@@ -91,7 +91,9 @@ export function renderRolloutReport(results: RolloutBenchResults, chartFiles: re
       `| ${run.name}: bytes through the hub | in ${mib(run.hub.inBytes)}, out ${mib(run.hub.outBytes)}; to the agents ${mib(run.hub.toAgentsBytes)} for ${mib(run.hub.artifactBytes)} of artifact (${run.hub.artifactBytes > 0 ? fixed(run.hub.toAgentsBytes / run.hub.artifactBytes, 2) : "–"}×) | – |`,
       `| ${run.name}: nodes updated twice | ${run.updatedTwice.nodes} | 0: ${verdict(run.updatedTwice.nodes === ROLLOUT_TARGETS.updatedTwice)} |`,
       `| ${run.name}: machine load (1-min load average, start → end) | ${run.loadAverage ? `${fixed(run.loadAverage[0])} → ${fixed(run.loadAverage[1])}` : "not recorded"} on ${machine.cores} cores | – |`,
-      `| ${run.name}: nodes left behind | ${run.leftBehind} of ${run.nodes} | 0: ${verdict(run.leftBehind === ROLLOUT_TARGETS.leftBehind)} |`,
+      run.status === "running"
+        ? `| ${run.name}: nodes not yet on the version when the benchmark stopped (the rollout was still moving, so not "left behind") | ${run.leftBehind} of ${run.nodes} | – |`
+        : `| ${run.name}: nodes left behind | ${run.leftBehind} of ${run.nodes} | 0: ${verdict(run.leftBehind === ROLLOUT_TARGETS.leftBehind)} |`,
     );
     if (run.kill)
       push(

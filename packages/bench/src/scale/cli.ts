@@ -36,7 +36,7 @@ import {
   REPO_ROOT,
   restartNats,
   stackDown,
-  stackUp,
+  stackUpRetrying,
   VAR_DIR,
 } from "../stack.js";
 import { cumulativeSeries, ratePerSecond, spreadSample, summarize } from "../stats.js";
@@ -208,12 +208,20 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   cleanup.add("stop sampling", () => sampler.stop());
   await sleep(10_000); // the no-fleet baseline of every component
 
-  const { token } = await createEnrollmentToken(db, organization.id, {
-    expiresAt: new Date(Date.now() + 24 * 3_600_000),
-    maxUses: options.nodes + options.goSample + 10,
-    labels: { bench: "scale" },
-    description: "scale scenario: hollow fleet",
-  });
+  // One token per site: a node's credentials name the site it enrolls at, and each site's leaf
+  // carries only its own nodes' subjects (issue 8 #2). Node i enrolls at, and connects to, site i % sites.
+  const siteTokens: string[] = [];
+  for (const leaf of leaves) {
+    const { token } = await createEnrollmentToken(db, organization.id, {
+      expiresAt: new Date(Date.now() + 24 * 3_600_000),
+      maxUses: options.nodes + options.goSample + 10,
+      labels: { bench: "scale" },
+      siteId: leaf.siteId,
+      description: `scale scenario: hollow fleet at ${leaf.name}`,
+    });
+    siteTokens.push(token);
+  }
+  const token = siteTokens[0] ?? "";
   const apps: Array<{ app: { id: string }; version: { id: string } }> = [];
   for (let index = 0; index < options.appsPerNode; index++) {
     const app = await db.app.create({ data: { organizationId: organization.id, name: `app-${index}` } });
@@ -250,6 +258,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       token,
       natsUrl: need("NATS_URL"),
       agentUrls: leaves.map((leaf) => leaf.url),
+      agentTokens: siteTokens,
       enrollCreds: await readFile(need("NATS_ENROLL_CREDS"), "utf8"),
       namePrefix: "scale",
       concurrency: options.enrollConcurrency,
@@ -267,14 +276,6 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     );
   const nids = enrolled.nodes.map((node) => node.nid);
   const siteOfNid = new Map(enrolled.nodes.map((node) => [node.nid, nodeIndexOf(node.name) % options.sites]));
-
-  // Each node on its site (the worker connects node i to leaf i % sites), one statement.
-  await sql.query(
-    `UPDATE node SET site_id = s.id FROM site s
-     WHERE node.organization_id = $1 AND s.organization_id = $1
-       AND s.name = 'site-' || lpad(((substring(node.name from '-([0-9]+)$'))::int % $2)::text, 3, '0')`,
-    [organization.id, options.sites],
-  );
 
   // --- desired state: every node runs appsPerNode apps (committed before the agents connect) ------
   sampler.phase = "desired";
@@ -638,7 +639,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       const measuring = measureGoHollow({
         binary,
         count: options.goSample,
-        token,
+        token: siteTokens[1 % siteTokens.length] ?? token,
         url: (leaves[1 % leaves.length] as SiteLeaf).url,
         enrollUrl: need("NATS_URL"),
         enrollCredsFile: credsFile,
@@ -737,26 +738,6 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   const report = await writeScaleReport(results, options.outDir);
   step(`report: ${relative(REPO_ROOT, report)}; raw numbers: ${relative(REPO_ROOT, RESULTS_FILE)}`);
   for (const problem of problems) process.stdout.write(`  ! ${problem}\n`);
-}
-
-/**
- * The scale profile's ports (offset 45000) lie in Linux's ephemeral range (32768–60999): on a busy
- * machine an outgoing connection of any process can hold one for a moment ("address already in
- * use"). up.sh stops what it started on failure, so trying again is clean.
- */
-async function stackUpRetrying(attempts = 4): Promise<Record<string, string>> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await stackUp({ keycloak: false });
-    } catch (error) {
-      const busy = error instanceof Error && /address already in use|already in use/.test(error.message);
-      if (!busy || attempt >= attempts) throw error;
-      step(
-        `a port of the stack was taken by another process's connection; trying again (${attempt + 1}/${attempts})`,
-      );
-      await sleep(3_000);
-    }
-  }
 }
 
 /** Progress while `work` runs and the watch window passes. */

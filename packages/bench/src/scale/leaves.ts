@@ -39,6 +39,8 @@ export async function writeLeafBundle(input: {
       organizationId: input.organizationId,
       listen: `127.0.0.1:${input.port}`,
       credentialsPath,
+      // The scenario measures the control plane: its leaves run no site artifact cache.
+      siteCache: null,
     }),
     signal: AbortSignal.timeout(30_000),
   });

@@ -9,11 +9,17 @@
  * - the baseline's size is twice the canary's, at least 10 and at most 500 (as many as there are
  *   candidates), shared between the strata in proportion to their canary nodes;
  * - each stratum takes, in this order: nodes of the same site and hardware, of the same hardware
- *   on another site, of the same site with other hardware, then any; within a tier by node id;
+ *   on another site, of the same site with other hardware, then any; within a tier in the order
+ *   of a hash of (seed, node id) — the controller's seed is the rollout and batch, so each batch
+ *   draws its own sample of the fleet rather than the same lowest ids every time (a few outlier
+ *   nodes that always made the baseline would bias every verdict the same way); without a seed,
+ *   by node id;
  * - what a stratum cannot fill is filled from the remaining candidates.
  *
  * The result says how well it matched (counts per tier), shown with the verdict.
  */
+import { seededHash } from "../seeded-hash";
+
 export interface CohortNode {
   id: string;
   siteId: string | null;
@@ -69,12 +75,23 @@ export function chooseBaseline(input: {
   canary: readonly CohortNode[];
   candidates: readonly CohortNode[];
   hardwareLabels?: readonly string[];
+  /** Orders candidates within a tier (see above); e.g. `<rollout id>:<batch>`. */
+  seed?: string;
 }): Baseline {
   const hardwareLabels = input.hardwareLabels ?? DEFAULT_HARDWARE_LABELS;
   const canaryIds = new Set(input.canary.map((n) => n.id));
+  const byId = (a: CohortNode, b: CohortNode) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const seed = input.seed;
+  const rank = new Map<string, number>();
+  const order =
+    seed === undefined
+      ? byId
+      : (a: CohortNode, b: CohortNode) => (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0) || byId(a, b);
   const candidates = [
     ...new Map(input.candidates.filter((n) => !canaryIds.has(n.id)).map((n) => [n.id, n])).values(),
-  ].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  ];
+  if (seed !== undefined) for (const node of candidates) rank.set(node.id, seededHash(seed, node.id));
+  candidates.sort(order);
   const match: BaselineMatch = { siteAndHardware: 0, hardware: 0, site: 0, other: 0 };
   const size = baselineSize(input.canary.length, candidates.length);
   if (size === 0) return { nodeIds: [], match };

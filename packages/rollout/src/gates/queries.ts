@@ -57,6 +57,14 @@ const PRESET_EXPRESSIONS: Record<GatePreset, { perApp: boolean; expr: (m: string
   hub_rtt: { perApp: false, expr: (m, w) => `avg_over_time(edgefleet_node_rtt_seconds{${m}}[${w}])` },
 };
 
+/**
+ * The newest node sample's time per node of a cohort (seconds): how far its reports have reached
+ * Mimir. The CPU ratio is in every report.
+ */
+export function freshnessQuery(nodeIds: readonly string[]): string {
+  return `max by (node) (timestamp(edgefleet_node_cpu_usage_ratio{node=~${promString(regexAlternatives(nodeIds))}}))`;
+}
+
 /** `300s`: a PromQL duration. */
 export function promDuration(seconds: number): string {
   return `${Math.round(seconds)}s`;

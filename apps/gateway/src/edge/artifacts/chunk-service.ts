@@ -5,7 +5,7 @@ import {
   GATEWAY_QUEUE_GROUP,
   MAX_ARTIFACT_CHUNK_BYTES,
   PROTOCOL_VERSION,
-  platformUpWildcard,
+  platformUpWildcards,
 } from "@edgefleet/agent-sdk/protocol";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import { runInBackground } from "../../background.js";
@@ -43,7 +43,7 @@ export const STALE_CHUNK_REQUEST_MS = 8_000;
 
 export class ArtifactChunkService implements EdgeService {
   readonly name = "artifact-chunks";
-  private subscription: Subscription | null = null;
+  private subscriptions: Subscription[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly waiting: FreshQueue<Msg>;
   private idle: (() => void) | null = null;
@@ -65,23 +65,26 @@ export class ArtifactChunkService implements EdgeService {
   }
 
   async start(platform: NatsConnection): Promise<void> {
-    this.subscription = platform.subscribe(platformUpWildcard("art"), {
-      queue: GATEWAY_QUEUE_GROUP,
-      // A callback, not an iterator: the arrival time is taken here, to drop stale requests.
-      callback: (error, msg) => {
-        if (error) {
-          this.logger.error({ err: error }, "artifact chunk subscription failed");
-          return;
-        }
-        this.waiting.push(msg, Date.now());
-        this.pump();
-      },
-    });
+    // Both subject layouts (layout 1: nodes enrolled before site scoping, until they migrate).
+    this.subscriptions = platformUpWildcards("art").map((wildcard) =>
+      platform.subscribe(wildcard, {
+        queue: GATEWAY_QUEUE_GROUP,
+        // A callback, not an iterator: the arrival time is taken here, to drop stale requests.
+        callback: (error, msg) => {
+          if (error) {
+            this.logger.error({ err: error }, "artifact chunk subscription failed");
+            return;
+          }
+          this.waiting.push(msg, Date.now());
+          this.pump();
+        },
+      }),
+    );
   }
 
   async stop(): Promise<void> {
-    this.subscription?.unsubscribe();
-    this.subscription = null;
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions = [];
     // What already arrived is still answered (or dropped as stale), as the queue group expects.
     if (this.waiting.length > 0 || this.inFlight.size > 0)
       await new Promise<void>((resolve) => {

@@ -8,17 +8,18 @@ import {
   encodeMessage,
   formatWireId,
   MESSAGE_SIZE_LIMITS,
+  type PlatformUpSubject,
   PROTOCOL_VERSION,
   type ProbeTarget,
   parsePlatformUpSubject,
-  platformDownSubject,
-  platformUpWildcard,
+  platformUpWildcards,
 } from "@edgefleet/agent-sdk/protocol";
 import { type Db, Prisma } from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import { Counter, type Registry } from "prom-client";
 import type { Logger } from "../../logger.js";
 import { METRIC_PREFIX } from "../../metrics.js";
+import type { Downlinks, DownlinkTarget } from "../credentials/downlinks.js";
 import type { EdgeService } from "../service.js";
 import {
   CommandLimits,
@@ -56,6 +57,8 @@ export interface CommandInput {
 interface Pending {
   org: string;
   wid: string;
+  /** The site the request went down on: a reply counts only on that site's subject (null: layout 1). */
+  site: string | null;
   finish: (outcome: { ok: true; reply: CommandReply } | { ok: false; code: string; error: string }) => void;
   /** A stream (a log session): every reply goes here, and it stays pending until it ends. */
   stream?: (reply: CommandReply) => void;
@@ -64,11 +67,9 @@ interface Pending {
 }
 
 /** A node the inventory says may be asked now, with its subject tokens. */
-export interface CommandTarget {
+export interface CommandTarget extends DownlinkTarget {
   nodeId: string;
   name: string;
-  org: string;
-  wid: string;
 }
 
 interface TargetRow {
@@ -79,14 +80,16 @@ interface TargetRow {
   last_seen_at: Date | null;
   org: bigint;
   wid: bigint;
+  subject_site: string | null;
 }
 
 /**
  * Commands to nodes (docs/protocol.md, "Commands"): a CommandRequest published on the node's
- * downlink, its CommandReply heard on `ef.t.*.up.*.cmd`. Every replica hears every reply (no queue
+ * downlink, its CommandReply heard on `ef.t.*.up.*.*.cmd` (and layout 1's `ef.t.*.up.*.cmd`). Every replica hears every reply (no queue
  * group): the one whose request id it is resolves it; ids carry a per-process prefix, so a replica
  * ignores the others' replies without counting them. A reply counts only from the node the
- * request went to: the subject, which the server let through, must name that node.
+ * request went to: the subject, which the server let through, must name that node, on the site
+ * whose downlink the request went down (issue 8 #2: another site's leaf cannot answer for it).
  *
  * Never waits for a timeout it can predict: a node the inventory has offline, revoked or in
  * another organization is answered at once. A reply that is not a valid CommandReply (garbage, or
@@ -95,7 +98,7 @@ interface TargetRow {
 export class NodeCommandService implements EdgeService {
   readonly name = "node-commands";
   private platform: NatsConnection | null = null;
-  private subscription: Subscription | null = null;
+  private subscriptions: Subscription[] = [];
   private readonly pending = new Map<string, Pending>();
   /** This process's request id prefix. */
   private readonly prefix = randomBytes(4).toString("hex");
@@ -104,12 +107,12 @@ export class NodeCommandService implements EdgeService {
   /** Live log sessions and probes have limits of their own (issue 13, "Limits"). */
   readonly logLimits: CommandLimits;
   private readonly probeLimits: CommandLimits;
-  private probeSubscription: Subscription | null = null;
   private readonly commands: Counter<"cmd" | "result">;
   private readonly replies: Counter<"result">;
 
   constructor(
     private readonly db: Db,
+    private readonly downlinks: Downlinks,
     registry: Registry,
     private readonly logger: Logger,
     limits: CommandLimitsConfig = DEFAULT_COMMAND_LIMITS,
@@ -135,23 +138,27 @@ export class NodeCommandService implements EdgeService {
 
   async start(platform: NatsConnection): Promise<void> {
     this.platform = platform;
-    this.subscription = platform.subscribe(platformUpWildcard("cmd"), {
-      callback: (error, msg) => {
-        if (!error) this.onReply(msg);
-      },
-    });
-    this.probeSubscription = platform.subscribe(platformUpWildcard("prb"), {
-      callback: (error, msg) => {
-        if (!error) this.onProbeChunk(msg);
-      },
-    });
+    for (const wildcard of platformUpWildcards("cmd"))
+      this.subscriptions.push(
+        platform.subscribe(wildcard, {
+          callback: (error, msg) => {
+            if (!error) this.onReply(msg);
+          },
+        }),
+      );
+    for (const wildcard of platformUpWildcards("prb"))
+      this.subscriptions.push(
+        platform.subscribe(wildcard, {
+          callback: (error, msg) => {
+            if (!error) this.onProbeChunk(msg);
+          },
+        }),
+      );
   }
 
   async stop(): Promise<void> {
-    this.subscription?.unsubscribe();
-    this.subscription = null;
-    this.probeSubscription?.unsubscribe();
-    this.probeSubscription = null;
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions = [];
     for (const pending of this.pending.values())
       pending.finish({ ok: false, code: "unavailable", error: "the gateway is shutting down" });
     this.platform = null;
@@ -162,7 +169,7 @@ export class NodeCommandService implements EdgeService {
     const ids = [...new Set(input.nodeIds)];
     const rows = await this.db.$queryRaw<TargetRow[]>(Prisma.sql`
       SELECT n.id, n.name, n.status::text AS status, (n.status = 'revoked' OR n.revoked_at IS NOT NULL) AS revoked,
-             n.last_seen_at, o.wire_id AS org, n.wire_id AS wid
+             n.last_seen_at, o.wire_id AS org, n.wire_id AS wid, n.subject_site
       FROM node n JOIN organization o ON o.id = n.organization_id
       WHERE n.organization_id = ${input.organizationId}::uuid AND n.id = ANY(${ids}::uuid[])`);
     const byId = new Map(rows.map((row) => [row.id, row]));
@@ -182,7 +189,7 @@ export class NodeCommandService implements EdgeService {
   ): Promise<{ ok: true; target: CommandTarget } | { ok: false; code: string; error: string }> {
     const rows = await this.db.$queryRaw<TargetRow[]>(Prisma.sql`
       SELECT n.id, n.name, n.status::text AS status, (n.status = 'revoked' OR n.revoked_at IS NOT NULL) AS revoked,
-             n.last_seen_at, o.wire_id AS org, n.wire_id AS wid
+             n.last_seen_at, o.wire_id AS org, n.wire_id AS wid, n.subject_site
       FROM node n JOIN organization o ON o.id = n.organization_id
       WHERE n.organization_id = ${organizationId}::uuid AND n.id = ${nodeId}::uuid`);
     const row = rows[0];
@@ -200,12 +207,7 @@ export class NodeCommandService implements EdgeService {
       return { ok: false, code: "unavailable", error: "the gateway is not connected to NATS yet" };
     return {
       ok: true,
-      target: {
-        nodeId,
-        name: row.name,
-        org: formatWireId(BigInt(row.org)),
-        wid: formatWireId(BigInt(row.wid)),
-      },
+      target: { nodeId, name: row.name, ...downlinkTarget(row) },
     };
   }
 
@@ -215,12 +217,12 @@ export class NodeCommandService implements EdgeService {
   }
 
   /** Publishes one CommandRequest on a node's downlink; false when it could not be sent. */
-  send(target: Pick<CommandTarget, "org" | "wid">, request: Omit<CommandRequest, "v">): boolean {
+  send(target: DownlinkTarget, request: Omit<CommandRequest, "v">): boolean {
     const platform = this.platform;
     if (!platform) return false;
     try {
       platform.publish(
-        platformDownSubject(target.org, target.wid),
+        this.downlinks.subject(target),
         encodeMessage("commandRequest", { v: PROTOCOL_VERSION, ...request }),
       );
       return true;
@@ -236,13 +238,14 @@ export class NodeCommandService implements EdgeService {
    */
   listen(
     id: string,
-    target: Pick<CommandTarget, "org" | "wid">,
+    target: DownlinkTarget,
     onReply: (reply: CommandReply) => void,
     onFailure: (code: string, error: string) => void,
   ): { close: () => void } {
     this.pending.set(id, {
       org: target.org,
       wid: target.wid,
+      site: target.subjectSite,
       stream: onReply,
       finish: (outcome) => {
         this.pending.delete(id);
@@ -281,8 +284,7 @@ export class NodeCommandService implements EdgeService {
     try {
       const answer = await this.request(
         this.platform as NatsConnection,
-        target.org,
-        target.wid,
+        target,
         { cmd: "probe", to: input.to, by: input.bytes, ms: input.ms },
         input.ms + (input.slackMs ?? 5_000),
         true,
@@ -313,7 +315,7 @@ export class NodeCommandService implements EdgeService {
     const id = probeChunkId(msg.data);
     if (!id?.startsWith(`${this.prefix}-`)) return; // another replica's probe, or garbage
     const pending = this.pending.get(id);
-    if (!pending?.probe || pending.org !== from.org || pending.wid !== from.wid) return;
+    if (!pending?.probe || !sameNode(pending, from)) return;
     msg.respond(new Uint8Array(0));
   }
 
@@ -342,12 +344,9 @@ export class NodeCommandService implements EdgeService {
     const admission = this.limits.admit(input.organizationId, nodeId);
     if (!admission.ok) return fail("busy", admission.why);
     try {
-      const org = formatWireId(BigInt(row.org));
-      const wid = formatWireId(BigInt(row.wid));
       const answer = await this.request(
         platform,
-        org,
-        wid,
+        downlinkTarget(row),
         { cmd: input.cmd, ...(input.app !== undefined ? { app: input.app } : {}) },
         input.timeoutMs,
       );
@@ -366,8 +365,7 @@ export class NodeCommandService implements EdgeService {
 
   private request(
     platform: NatsConnection,
-    org: string,
-    wid: string,
+    target: DownlinkTarget,
     request: Omit<CommandRequest, "v" | "id">,
     timeoutMs: number,
     probe = false,
@@ -388,10 +386,16 @@ export class NodeCommandService implements EdgeService {
         clearTimeout(timer);
         resolve(outcome);
       };
-      this.pending.set(id, { org, wid, finish, ...(probe ? { probe } : {}) });
+      this.pending.set(id, {
+        org: target.org,
+        wid: target.wid,
+        site: target.subjectSite,
+        finish,
+        ...(probe ? { probe } : {}),
+      });
       try {
         platform.publish(
-          platformDownSubject(org, wid),
+          this.downlinks.subject(target),
           encodeMessage("commandRequest", { v: PROTOCOL_VERSION, id, ...request }),
         );
       } catch (error) {
@@ -420,7 +424,7 @@ export class NodeCommandService implements EdgeService {
           : `${decoded.reason}: ${decoded.detail}`;
       let failed = 0;
       for (const pending of [...this.pending.values()]) {
-        if (pending.org !== from.org || pending.wid !== from.wid) continue;
+        if (!sameNode(pending, from)) continue;
         failed++;
         pending.finish({
           ok: false,
@@ -438,7 +442,7 @@ export class NodeCommandService implements EdgeService {
     const reply = decoded.msg;
     if (!reply.id.startsWith(`${this.prefix}-`)) return; // another replica's request
     const pending = this.pending.get(reply.id);
-    if (!pending || pending.org !== from.org || pending.wid !== from.wid) {
+    if (!pending || !sameNode(pending, from)) {
       // After its timeout, or a node answering a request that was not sent to it.
       this.replies.inc({ result: "late" });
       return;
@@ -447,4 +451,17 @@ export class NodeCommandService implements EdgeService {
     if (pending.stream) pending.stream(reply);
     else pending.finish({ ok: true, reply });
   }
+}
+
+function downlinkTarget(row: TargetRow): DownlinkTarget {
+  return {
+    org: formatWireId(BigInt(row.org)),
+    wid: formatWireId(BigInt(row.wid)),
+    subjectSite: row.subject_site,
+  };
+}
+
+/** Whether a reply's subject names the node (and the site) a request went to. */
+function sameNode(pending: Pick<Pending, "org" | "wid" | "site">, from: PlatformUpSubject): boolean {
+  return pending.org === from.org && pending.wid === from.wid && pending.site === from.site;
 }

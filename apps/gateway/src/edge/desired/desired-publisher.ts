@@ -3,19 +3,21 @@ import {
   encodeMessage,
   formatWireId,
   PROTOCOL_VERSION,
-  platformDownSubject,
 } from "@edgefleet/agent-sdk/protocol";
 import {
   connectionConfigFromUrl,
   type Db,
   DESIRED_REVISION_CHANNEL,
   desiredDeltasSince,
+  NODE_MOVED_CHANNEL,
   nodeIdsOfNotification,
   Prisma,
 } from "@edgefleet/db";
 import type { NatsConnection } from "@nats-io/transport-node";
 import pg from "pg";
 import type { Logger } from "../../logger.js";
+import type { CredentialsPusher } from "../credentials/credentials-pusher.js";
+import type { Downlinks } from "../credentials/downlinks.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import type { EdgeService } from "../service.js";
 import { toWireDelta } from "./wire-delta.js";
@@ -32,7 +34,9 @@ export interface DesiredPublisherConfig {
 }
 
 /**
- * Publishes a DesiredDelta to `ef.t.<org>.down.<wid>` whenever a node's desired revision rises.
+ * Publishes a DesiredDelta on a node's downlink (`ef.t.<org>.down.<site>.<wid>.<token>`, of the site
+ * it listens on) whenever a node's desired revision rises. It also sends moved nodes credentials
+ * for their new site (CredentialsPusher): on `edgefleet_node_moved`, and again on the rescan.
  *
  * Wake-up: Postgres NOTIFY on `edgefleet_desired` (sent by setDesiredApps and, ~210 node ids per
  * payload, setDesiredAppsForNodes at commit) on a
@@ -59,6 +63,9 @@ export class DesiredPublisher implements EdgeService {
     private readonly config: DesiredPublisherConfig,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
+    private readonly downlinks: Downlinks,
+    /** Null without tenancy secrets (no credentials to send). */
+    private readonly credentials: CredentialsPusher | null = null,
   ) {}
 
   async start(platform: NatsConnection): Promise<void> {
@@ -102,8 +109,13 @@ export class DesiredPublisher implements EdgeService {
         void this.dropConnection();
       });
       client.on("notification", (message) => {
+        if (!message.payload) return;
+        if (message.channel === NODE_MOVED_CHANNEL) {
+          void this.pushMoved([message.payload]);
+          return;
+        }
         // One node id (setDesiredApps), or many comma-separated (setDesiredAppsForNodes).
-        if (message.channel !== DESIRED_REVISION_CHANNEL || !message.payload) return;
+        if (message.channel !== DESIRED_REVISION_CHANNEL) return;
         for (const nodeId of nodeIdsOfNotification(message.payload)) this.enqueue(nodeId);
       });
       await client.connect();
@@ -114,6 +126,7 @@ export class DesiredPublisher implements EdgeService {
     ]);
     if (!result.rows[0]?.locked) return;
     await this.client.query(`LISTEN ${DESIRED_REVISION_CHANNEL}`);
+    await this.client.query(`LISTEN ${NODE_MOVED_CHANNEL}`);
     this.leader = true;
     this.logger.info("publishing desired-state deltas (this replica holds the publisher lock)");
   }
@@ -125,8 +138,17 @@ export class DesiredPublisher implements EdgeService {
     if (client) await client.end().catch(() => undefined);
   }
 
+  private async pushMoved(nodeIds: string[]): Promise<void> {
+    const platform = this.platform;
+    if (!platform || !this.credentials || this.stopped) return;
+    await this.credentials
+      .pushMoved(platform, nodeIds)
+      .catch((error: unknown) => this.logger.error({ err: error }, "sending moved nodes credentials failed"));
+  }
+
   /** Online nodes behind their desired revision, not sent recently: publish again. */
   private async rescan(): Promise<void> {
+    if (this.platform && this.credentials) await this.credentials.rescan(this.platform);
     const rows = await this.db.$queryRaw<Array<{ id: string }>>(Prisma.sql`
       SELECT id FROM node WHERE status = 'online' AND desired_revision > applied_revision`);
     const now = Date.now();
@@ -179,10 +201,17 @@ export class DesiredPublisher implements EdgeService {
         this.logger.error({ err: error, nodeId: node.nodeId }, "a desired delta cannot be sent");
         continue;
       }
-      const subject = platformDownSubject(
-        formatWireId(node.organizationWireId),
-        formatWireId(node.nodeWireId),
-      );
+      let subject: string;
+      try {
+        subject = this.downlinks.subject({
+          org: formatWireId(node.organizationWireId),
+          wid: formatWireId(node.nodeWireId),
+          subjectSite: node.subjectSite,
+        });
+      } catch (error) {
+        this.logger.error({ err: error, nodeId: node.nodeId }, "the node's downlink is unknown");
+        continue;
+      }
       platform.publish(subject, encodeMessage("desiredDelta", message));
       this.lastSent.set(node.nodeId, { revision: node.delta.to, at: Date.now() });
       this.metrics.desiredDeltas.inc({ via: "publish" });

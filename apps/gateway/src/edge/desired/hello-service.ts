@@ -3,13 +3,14 @@ import {
   GATEWAY_QUEUE_GROUP,
   type HelloReply,
   PROTOCOL_VERSION,
-  platformUpWildcard,
+  platformUpWildcards,
 } from "@edgefleet/agent-sdk/protocol";
 import type { OrgHistograms } from "@edgefleet/alerts";
 import { type Db, desiredDeltaSince, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
+import type { CredentialIssuer } from "../credentials/credential-issuer.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
@@ -21,14 +22,18 @@ export interface HelloConfig {
 }
 
 /**
- * Hello (request/reply on `ef.t.*.up.*.hello`, queue group `gateway`): records the agent's
- * version and boot id, marks the node online, and answers with the intervals and the delta since
- * the revision the agent last applied: null when it is up to date, never a re-list.
+ * Hello (request/reply on `ef.t.*.up.*.*.hello`, and layout 1's `ef.t.*.up.*.hello`, queue group
+ * `gateway`): records the agent's version and boot id, marks the node online, and answers with the
+ * intervals and the delta since the revision the agent last applied: null when it is up to date,
+ * never a re-list. A Hello on subjects that are not the node's current ones is answered with new
+ * credentials (docs/protocol.md "Credentials"): on layout 1, with everything else as before (an
+ * agent that cannot use them keeps working); on a site the node was moved away from, with nothing
+ * else (the node is not online there: it says Hello again with the new ones).
  */
 export class HelloService implements EdgeService {
   readonly name = "hello";
-  private subscription: Subscription | null = null;
-  private loop: Promise<void> = Promise.resolve();
+  private subscriptions: Subscription[] = [];
+  private loops: Promise<void>[] = [];
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -39,26 +44,40 @@ export class HelloService implements EdgeService {
     private readonly logger: Logger,
     /** Hello received → the node online in Postgres, per organization (its SLO page). */
     private readonly connectToOnline: OrgHistograms | null = null,
+    /** Mints new credentials; null without tenancy secrets (then nobody gets any). */
+    private readonly issuer: CredentialIssuer | null = null,
   ) {}
 
   async start(platform: NatsConnection): Promise<void> {
-    const subscription = platform.subscribe(platformUpWildcard("hello"), { queue: GATEWAY_QUEUE_GROUP });
-    this.subscription = subscription;
-    this.loop = (async () => {
-      for await (const msg of subscription) {
-        const handled = runInBackground(this.logger, "hello", () => this.handle(msg)).finally(() =>
-          this.inFlight.delete(handled),
-        );
-        this.inFlight.add(handled);
-      }
-    })();
+    for (const wildcard of platformUpWildcards("hello")) {
+      const subscription = platform.subscribe(wildcard, { queue: GATEWAY_QUEUE_GROUP });
+      this.subscriptions.push(subscription);
+      this.loops.push(
+        (async () => {
+          for await (const msg of subscription) {
+            const handled = runInBackground(this.logger, "hello", () => this.handle(msg)).finally(() =>
+              this.inFlight.delete(handled),
+            );
+            this.inFlight.add(handled);
+          }
+        })(),
+      );
+    }
   }
 
   async stop(): Promise<void> {
-    this.subscription?.unsubscribe();
-    this.subscription = null;
-    await this.loop;
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions = [];
+    await Promise.all(this.loops);
     await Promise.all(this.inFlight);
+  }
+
+  /** New credentials for the node's current site, or undefined (no issuer, or none to give). */
+  private async newCredentials(nodeId: string): Promise<string | undefined> {
+    const issued = await this.issuer?.issue(nodeId, "reissue");
+    if (!issued) return undefined;
+    this.metrics.credentialsIssued.inc({ via: "hello" });
+    return issued.jwt;
   }
 
   private async revisions(nodeId: string): Promise<{ applied: number; desired: number } | undefined> {
@@ -70,10 +89,29 @@ export class HelloService implements EdgeService {
   private async handle(msg: Msg): Promise<void> {
     const received = performance.now();
     try {
-      const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "hello", "hello");
+      const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "hello", "hello", {
+        acceptMoved: true,
+      });
       // No answer to a rejected Hello: the agent's request times out and it retries with backoff.
       if (!taken) return;
-      const { node, msg: hello } = taken;
+      const { node, msg: hello, standing } = taken;
+      if (standing === "moved") {
+        // On the site it was moved away from: new credentials, nothing else (no delta, not online).
+        const jwt = await this.newCredentials(node.id);
+        if (!jwt) return;
+        const reply: HelloReply = {
+          v: PROTOCOL_VERSION,
+          hb: this.config.heartbeatIntervalS,
+          mx: this.config.metricsIntervalS,
+          d: null,
+          jwt,
+        };
+        msg.respond(encodeMessage("helloReply", reply));
+        this.metrics.accepted.inc({ type: "hello" });
+        return;
+      }
+      // Where the node listens from now on: the site of this Hello (null: layout 1).
+      const subjectSite = standing === "current" ? node.site : null;
       // Before the UPDATE resets it: a node reporting revision 0 after it had applied one lost its
       // state, and what it gets now is a re-list (a new node's first sync from 0 is not one).
       const before = await this.revisions(node.id);
@@ -83,9 +121,13 @@ export class HelloService implements EdgeService {
         where: Prisma.sql`id = ${node.id}::uuid AND status <> 'revoked'`,
         set: Prisma.sql`agent_version = ${hello.av}, boot_id = ${hello.boot},
           status = 'online', last_seen_at = now(), updated_at = now(),
-          applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END`,
+          applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END,
+          subject_site = ${subjectSite}`,
         reason: "hello",
       });
+      if (node.subjectSite !== subjectSite) this.intake.directory.forget(node.org, node.wid);
+      // Layout 1: credentials for its site (an agent that cannot use them ignores the field).
+      const jwt = standing === "layout1" ? await this.newCredentials(node.id) : undefined;
       this.connectToOnline?.observe(node.organizationId, (performance.now() - received) / 1000);
       // Up to date (every reconnect of a settled fleet, e.g. a storm of 10,000): no delta
       // transaction. A revision raised meanwhile reaches the node through the publisher's NOTIFY.
@@ -96,6 +138,7 @@ export class HelloService implements EdgeService {
         hb: this.config.heartbeatIntervalS,
         mx: this.config.metricsIntervalS,
         d: delta ? toWireDelta(delta) : null,
+        ...(jwt ? { jwt } : {}),
       };
       msg.respond(encodeMessage("helloReply", reply));
       this.metrics.accepted.inc({ type: "hello" });

@@ -1,4 +1,4 @@
-import { DURABLE_UP_TYPES, EF_UP_STREAM, platformUpWildcard } from "@edgefleet/agent-sdk/protocol";
+import { DURABLE_UP_TYPES, EF_UP_STREAM, platformUpWildcards } from "@edgefleet/agent-sdk/protocol";
 import {
   AckPolicy,
   DeliverPolicy,
@@ -29,7 +29,8 @@ const NANOS_PER_MS = 1_000_000;
  */
 export const EF_UP_STREAM_CONFIG = {
   name: EF_UP_STREAM,
-  subjects: DURABLE_UP_TYPES.map((type) => platformUpWildcard(type)),
+  // Both subject layouts: nodes enrolled before site scoping publish layout 1 until they migrate.
+  subjects: DURABLE_UP_TYPES.flatMap((type) => platformUpWildcards(type)),
   storage: StorageType.File,
   retention: RetentionPolicy.Workqueue,
   discard: DiscardPolicy.Old,

@@ -70,9 +70,18 @@ export class UpIngestService implements EdgeService {
 
   private async handle(msg: JsMsg): Promise<void> {
     const type = parsePlatformUpSubject(msg.subject)?.type;
+    // A report stored before its node moved to another site, on the old one, is its own.
+    const options = { storedAt: msg.info.timestampNanos / 1e6 };
     try {
       if (type === "st") {
-        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "st", "statusReport");
+        const taken = await intakeUpMessage(
+          this.intake,
+          msg.subject,
+          msg.data,
+          "st",
+          "statusReport",
+          options,
+        );
         if (!taken) return msg.term("rejected");
         const outcome = await writeStatusReport(this.db, taken.node, taken.msg);
         if (outcome !== "stored") {
@@ -88,7 +97,7 @@ export class UpIngestService implements EdgeService {
         return msg.ack();
       }
       if (type === "ack") {
-        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "ack", "desiredAck");
+        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "ack", "desiredAck", options);
         if (!taken) return msg.term("rejected");
         const outcome = await writeDesiredAck(this.db, taken.node, taken.msg.rev);
         if (outcome !== "stored") {
@@ -104,7 +113,14 @@ export class UpIngestService implements EdgeService {
         return msg.ack();
       }
       if (type === "mx") {
-        const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "mx", "metricsReport");
+        const taken = await intakeUpMessage(
+          this.intake,
+          msg.subject,
+          msg.data,
+          "mx",
+          "metricsReport",
+          options,
+        );
         if (!taken) return msg.term("rejected");
         return await this.metricsBatcher.add(taken.node, taken.msg, msg);
       }

@@ -1,4 +1,4 @@
-import { GATEWAY_QUEUE_GROUP, platformUpWildcard } from "@edgefleet/agent-sdk/protocol";
+import { GATEWAY_QUEUE_GROUP, platformUpWildcards } from "@edgefleet/agent-sdk/protocol";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
@@ -8,11 +8,11 @@ import type { EdgeService } from "../service.js";
 import type { HeartbeatBatcher } from "./heartbeat-batcher.js";
 import type { OfflineSweeper } from "./offline-sweeper.js";
 
-/** Heartbeats (`ef.t.*.up.*.hb`, queue group `gateway`) into the batcher; runs the sweeper. */
+/** Heartbeats (`ef.t.*.up.*.*.hb` and layout 1's `ef.t.*.up.*.hb`, queue group `gateway`) into the batcher; runs the sweeper. */
 export class HeartbeatService implements EdgeService {
   readonly name = "liveness";
-  private subscription: Subscription | null = null;
-  private loop: Promise<void> = Promise.resolve();
+  private subscriptions: Subscription[] = [];
+  private loops: Promise<void>[] = [];
 
   constructor(
     private readonly intake: IntakeDeps,
@@ -23,15 +23,19 @@ export class HeartbeatService implements EdgeService {
   ) {}
 
   async start(platform: NatsConnection): Promise<void> {
-    const subscription = platform.subscribe(platformUpWildcard("hb"), { queue: GATEWAY_QUEUE_GROUP });
-    this.subscription = subscription;
     this.batcher.start();
     this.sweeper.start();
-    this.loop = (async () => {
-      // Not awaited per message: concurrent lookups of unknown nodes share one query (reconnect storms).
-      for await (const msg of subscription)
-        void runInBackground(this.logger, "heartbeat", () => this.handle(msg.subject, msg.data));
-    })();
+    for (const wildcard of platformUpWildcards("hb")) {
+      const subscription = platform.subscribe(wildcard, { queue: GATEWAY_QUEUE_GROUP });
+      this.subscriptions.push(subscription);
+      this.loops.push(
+        (async () => {
+          // Not awaited per message: concurrent lookups of unknown nodes share one query (reconnect storms).
+          for await (const msg of subscription)
+            void runInBackground(this.logger, "heartbeat", () => this.handle(msg.subject, msg.data));
+        })(),
+      );
+    }
   }
 
   private async handle(subject: string, data: Uint8Array): Promise<void> {
@@ -46,9 +50,9 @@ export class HeartbeatService implements EdgeService {
   }
 
   async stop(): Promise<void> {
-    this.subscription?.unsubscribe();
-    this.subscription = null;
-    await this.loop;
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions = [];
+    await Promise.all(this.loops);
     await this.sweeper.stop();
     await this.batcher.stop();
   }

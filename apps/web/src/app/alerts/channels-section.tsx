@@ -5,6 +5,7 @@ import { createAlertChannelInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { SendIcon } from "lucide-react";
 import { useMemo, useState } from "react";
+import { useActionFeedback } from "~/components/action-feedback";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
@@ -50,17 +51,12 @@ export function ChannelsSection(props: { role: Role }) {
       onError: (error) => showServerError(form, error),
     }),
   );
+  const feedback = useActionFeedback();
   const update = useMutation(
-    trpc.alert.updateChannel.mutationOptions({
-      onSuccess: refresh,
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.alert.updateChannel.mutationOptions(feedback(trpc.alert.channels.pathFilter())),
   );
   const remove = useMutation(
-    trpc.alert.deleteChannel.mutationOptions({
-      onSuccess: refresh,
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.alert.deleteChannel.mutationOptions(feedback(trpc.alert.channels.pathFilter())),
   );
   const columns = useMemo<DataColumn<Channel>[]>(
     () => [
@@ -91,7 +87,7 @@ export function ChannelsSection(props: { role: Role }) {
           thing={`channel ${channel.name}`}
           enabled={channel.enabled}
           denied={denied}
-          title={channel.disabledReason}
+          offReason={channel.disabledReason}
           switching={update.isPending}
           onSwitch={(enabled) => update.mutate({ id: channel.id, enabled })}
           deleteConsequence="Notifications waiting for it are dropped."

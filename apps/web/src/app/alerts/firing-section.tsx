@@ -1,10 +1,11 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { BellOffIcon } from "lucide-react";
 import Link from "next/link";
 import { useMemo } from "react";
+import { useActionFeedback } from "~/components/action-feedback";
 import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
@@ -13,7 +14,6 @@ import { Badge } from "~/components/ui/badge";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { ALERTS_REFRESH_MS, firingStateVariant, severityVariant } from "./shared";
 
@@ -70,20 +70,16 @@ const columns = (silence: (alert: Firing) => React.ReactNode): DataColumn<Firing
 /** Alerts firing now, from the organization's Alertmanager; one click silences a node or site for an hour. */
 export function FiringSection(props: { role: Role }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const firing = useQuery(trpc.alert.firing.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }));
   const denied = roleDenial(props.role, "operator");
+  const feedback = useActionFeedback();
   const silence = useMutation(
-    trpc.alert.createSilence.mutationOptions({
-      onSuccess: (created) => {
-        toast.success(`${created.targetName} silenced for an hour`);
-        return Promise.all([
-          queryClient.invalidateQueries(trpc.alert.silences.pathFilter()),
-          queryClient.invalidateQueries(trpc.alert.firing.pathFilter()),
-        ]);
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.alert.createSilence.mutationOptions(
+      feedback(
+        [trpc.alert.silences.pathFilter(), trpc.alert.firing.pathFilter()],
+        (created) => `${created.targetName} silenced for an hour`,
+      ),
+    ),
   );
   const table = useMemo(
     () =>

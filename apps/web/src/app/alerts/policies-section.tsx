@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BellIcon } from "lucide-react";
 import { useMemo } from "react";
 import { useWatch } from "react-hook-form";
+import { useActionFeedback } from "~/components/action-feedback";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
@@ -86,20 +87,12 @@ export function PoliciesSection(props: { role: Role }) {
       onError: (error) => showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
     }),
   );
-  const update = useMutation(
-    trpc.alert.updatePolicy.mutationOptions({
-      onSuccess: refresh,
-      onError: (error) => toast.error(error.message),
-    }),
-  );
+  const feedback = useActionFeedback();
+  const update = useMutation(trpc.alert.updatePolicy.mutationOptions(feedback(trpc.alert.pathFilter())));
   const remove = useMutation(
-    trpc.alert.deletePolicy.mutationOptions({
-      onSuccess: (policy) => {
-        toast.success(`Policy ${policy.name} deleted`);
-        return refresh();
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.alert.deletePolicy.mutationOptions(
+      feedback(trpc.alert.pathFilter(), (policy) => `Policy ${policy.name} deleted`),
+    ),
   );
   const columns = useMemo<DataColumn<Policy>[]>(
     () => [

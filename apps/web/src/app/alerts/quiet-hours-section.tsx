@@ -2,10 +2,11 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { setQuietHoursInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { MoonIcon } from "lucide-react";
 import { useMemo } from "react";
 import { z } from "zod";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { actionsColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
@@ -17,7 +18,6 @@ import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { ALERTS_REFRESH_MS } from "./shared";
 
@@ -43,27 +43,22 @@ const quietForm = z
 /** Quiet hours per site, in the site's time zone: warning and info alerts wait, critical ones do not. */
 export function QuietHoursSection(props: { role: Role }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const denied = roleDenial(props.role, "operator");
   const sites = useQuery(
     trpc.alert.quietHours.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }),
   );
   const form = useApiForm(quietForm, { siteId: "", start: "22:00", end: "06:00" });
-  const onSuccess = (site: SiteQuiet) => {
-    toast.success(
-      site.quietHours ? `Quiet hours of ${site.siteName} set` : `Quiet hours of ${site.siteName} removed`,
-    );
-    return queryClient.invalidateQueries(trpc.alert.quietHours.pathFilter());
-  };
+  const feedback = useActionFeedback();
+  const changed = feedback(trpc.alert.quietHours.pathFilter(), (site: SiteQuiet) =>
+    site.quietHours ? `Quiet hours of ${site.siteName} set` : `Quiet hours of ${site.siteName} removed`,
+  );
   const set = useMutation(
     trpc.alert.setQuietHours.mutationOptions({
-      onSuccess,
+      onSuccess: changed.onSuccess,
       onError: (error) => showServerError(form, error, { NOT_FOUND: "siteId" }),
     }),
   );
-  const clear = useMutation(
-    trpc.alert.setQuietHours.mutationOptions({ onSuccess, onError: (error) => toast.error(error.message) }),
-  );
+  const clear = useMutation(trpc.alert.setQuietHours.mutationOptions(changed));
   const table = useMemo<DataColumn<SiteQuiet>[]>(
     () => [
       { id: "site", accessorFn: (site) => site.siteName, meta: { title: "Site" } },

@@ -6,6 +6,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BellOffIcon } from "lucide-react";
 import { useMemo } from "react";
 import { z } from "zod";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
@@ -86,14 +87,14 @@ export function SilencesSection(props: { role: Role }) {
       onError: (error) => showServerError(form, error, { NOT_FOUND: "target" }),
     }),
   );
+  const feedback = useActionFeedback();
   const expire = useMutation(
-    trpc.alert.expireSilence.mutationOptions({
-      onSuccess: (expired) => {
-        toast.success(`Silence of ${expired.targetName} expired`);
-        return refresh();
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.alert.expireSilence.mutationOptions(
+      feedback(
+        [trpc.alert.silences.pathFilter(), trpc.alert.firing.pathFilter()],
+        (expired) => `Silence of ${expired.targetName} expired`,
+      ),
+    ),
   );
   const targets = [
     { value: "", label: "choose…" },

@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { KeyRoundIcon } from "lucide-react";
 import { useRef, useState } from "react";
 import { z } from "zod";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
@@ -22,7 +23,6 @@ import { type Role, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
 type ApiKey = RouterOutputs["apiKey"]["list"]["items"][number];
@@ -41,14 +41,11 @@ export function ApiKeysView() {
   // The caller's role comes from the member list (any member may read it); keys need admin.
   const members = useQuery(trpc.member.list.queryOptions());
   const keys = useQuery(trpc.apiKey.list.queryOptions(undefined, { retry: false }));
+  const feedback = useActionFeedback();
   const revoke = useMutation(
-    trpc.apiKey.revoke.mutationOptions({
-      onSuccess: (key) => {
-        toast.success(`API key “${key.name}” revoked`);
-        return queryClient.invalidateQueries(trpc.apiKey.list.queryFilter());
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.apiKey.revoke.mutationOptions(
+      feedback(trpc.apiKey.list.queryFilter(), (key) => `API key “${key.name}” revoked`),
+    ),
   );
   const myRole = members.data?.caller.role ?? null;
   const emailByUserId = new Map(members.data?.items.map((m) => [m.userId, m.email]));

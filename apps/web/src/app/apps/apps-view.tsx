@@ -2,10 +2,11 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { createAppInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { BoxIcon } from "lucide-react";
 import Link from "next/link";
 import { useMemo } from "react";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { actionsColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
@@ -14,7 +15,6 @@ import { CreateNameForm } from "~/components/forms/create-name-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { InstanceCounts } from "./instance-counts";
 
@@ -59,18 +59,12 @@ const baseColumns: DataColumn<AppRow>[] = [
 
 export function AppsView(props: { role: Role }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const apps = useQuery(trpc.app.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
   const create = useMutation(trpc.app.create.mutationOptions());
   const denied = roleDenial(props.role, "operator");
+  const feedback = useActionFeedback();
   const remove = useMutation(
-    trpc.app.delete.mutationOptions({
-      onSuccess: (app) => {
-        toast.success(`Deleted ${app.name}`);
-        return queryClient.invalidateQueries(trpc.app.list.queryFilter());
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.app.delete.mutationOptions(feedback(trpc.app.list.queryFilter(), (app) => `Deleted ${app.name}`)),
   );
   const columns = useMemo(
     () => [

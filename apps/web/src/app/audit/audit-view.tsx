@@ -6,7 +6,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { DownloadIcon, ScrollTextIcon } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useMemo, useState } from "react";
+import { useState } from "react";
 import { z } from "zod";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
@@ -98,8 +98,6 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
     const query = toQueryString(next);
     router.replace(query ? `/audit?${query}` : "/audit", { scroll: false });
   };
-  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
-  const items = useMemo(() => entries.data?.pages.flatMap((page) => page.items) ?? [], [entries.data]);
   const query = toQueryString(filters);
   const columns: DataColumn<Entry>[] = [
     {
@@ -173,7 +171,6 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
         </div>
         <QueryTable
           query={entries}
-          rows={() => items}
           loading="Loading the audit log"
           skeletonClassName="h-48"
           label="Audit log"

@@ -6,7 +6,8 @@ import { createTokenInput } from "@edgefleet/api/schemas";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { CheckIcon, HourglassIcon, TicketIcon } from "lucide-react";
 import Link from "next/link";
-import { useMemo, useRef, useState } from "react";
+import { useRef, useState } from "react";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, labelsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
@@ -21,7 +22,6 @@ import { useFocusTarget } from "~/components/shell/focus-target";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { InstallCommand } from "./install-command";
 
@@ -163,27 +163,24 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
 
 function PendingNodes(props: { disabledReason: string | null }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const ref = useRef<HTMLElement>(null);
   useFocusTarget("pending-nodes", ref);
   const pending = useQuery(
     trpc.node.list.queryOptions({ status: "pending", limit: 100 }, { refetchInterval: REFRESH_MS }),
   );
-  const settled = (message: string) => {
-    toast.success(message);
-    return queryClient.invalidateQueries(trpc.node.list.queryFilter());
-  };
+  const feedback = useActionFeedback();
   const approve = useMutation(
-    trpc.enrollment.approveNode.mutationOptions({
-      onSuccess: (node) => settled(`${node.name} approved: it receives its credentials on its next try`),
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.enrollment.approveNode.mutationOptions(
+      feedback(
+        trpc.node.list.queryFilter(),
+        (node) => `${node.name} approved: it receives its credentials on its next try`,
+      ),
+    ),
   );
   const reject = useMutation(
-    trpc.enrollment.revokeNode.mutationOptions({
-      onSuccess: (node) => settled(`${node.name} rejected`),
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.enrollment.revokeNode.mutationOptions(
+      feedback(trpc.node.list.queryFilter(), (node) => `${node.name} rejected`),
+    ),
   );
   const columns: DataColumn<PendingNode>[] = [
     {
@@ -208,8 +205,8 @@ function PendingNodes(props: { disabledReason: string | null }) {
         <Button
           type="button"
           size="sm"
-          disabled={approve.isPending || Boolean(props.disabledReason)}
-          title={props.disabledReason ?? undefined}
+          disabled={approve.isPending}
+          disabledReason={props.disabledReason}
           onClick={() => approve.mutate({ nodeId: node.id })}
         >
           <CheckIcon aria-hidden />
@@ -255,23 +252,17 @@ function tokenState(token: Token): { label: string; variant: "online" | "revoked
 
 function TokenList(props: { disabledReason: string | null }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const tokens = useInfiniteQuery(
     trpc.enrollment.listTokens.infiniteQueryOptions(
       { limit: TOKEN_PAGE },
       { getNextPageParam: (page) => page.nextCursor, refetchInterval: REFRESH_MS, retry: false },
     ),
   );
-  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
-  const items = useMemo(() => tokens.data?.pages.flatMap((page) => page.items) ?? [], [tokens.data]);
+  const feedback = useActionFeedback();
   const revoke = useMutation(
-    trpc.enrollment.revokeToken.mutationOptions({
-      onSuccess: () => {
-        toast.success("Token revoked");
-        return queryClient.invalidateQueries(trpc.enrollment.listTokens.pathFilter());
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.enrollment.revokeToken.mutationOptions(
+      feedback(trpc.enrollment.listTokens.pathFilter(), () => "Token revoked"),
+    ),
   );
   const columns: DataColumn<Token>[] = [
     {
@@ -318,7 +309,6 @@ function TokenList(props: { disabledReason: string | null }) {
     <Section title="Tokens">
       <QueryTable
         query={tokens}
-        rows={() => items}
         loading="Loading tokens"
         label="Enrollment tokens"
         testId="tokens"

@@ -7,7 +7,9 @@ import Link from "next/link";
 import { useCallback, useState } from "react";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
 import { ErrorNotice } from "~/components/error-notice";
+import { QueryContent } from "~/components/query-content";
 import { Segmented } from "~/components/segmented";
+import { StatusEvents } from "~/components/status-events";
 import { Button } from "~/components/ui/button";
 import { Card, CardHeader, CardTitle, Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
@@ -16,7 +18,6 @@ import { Tabs, TabsContent, TabsList, TabsTrigger } from "~/components/ui/tabs";
 import { LiveIndicator } from "~/trpc/live-indicator";
 import { useTRPC } from "~/trpc/react";
 import { useFleetLive } from "~/trpc/use-fleet-live";
-import { RecentEvents } from "./recent-events";
 import { StatusBar } from "./status-bar";
 import { StatusCounts } from "./status-counts";
 import { BANDWIDTH_WINDOWS, type BandwidthWindow, TopBandwidth } from "./top-bandwidth";
@@ -104,7 +105,8 @@ export function FleetView() {
       [queryClient, trpc],
     ),
   );
-  const error = counts.error ?? sites.error ?? breakdown.error ?? events.error;
+  // The events and the bandwidth say their own errors where they would be.
+  const error = counts.error ?? sites.error ?? breakdown.error;
 
   return (
     <>
@@ -125,11 +127,16 @@ export function FleetView() {
       {counts.data?.total === 0 ? <FirstRun /> : null}
       <div className="grid gap-6 lg:grid-cols-2">
         <Section title="Recent events">
-          {events.data ? (
-            <RecentEvents events={events.data.items} />
-          ) : (
-            <Skeleton className="h-48" aria-label="Loading events" />
-          )}
+          <QueryContent query={events} loading="Loading events" skeletonClassName="h-48">
+            {(data) => (
+              <StatusEvents
+                events={data.items}
+                scope="fleet"
+                testId="recent-events"
+                itemTestId="recent-event"
+              />
+            )}
+          </QueryContent>
         </Section>
         <Card aria-label="Top bandwidth consumers">
           <CardHeader>
@@ -141,13 +148,9 @@ export function FleetView() {
               onChange={setBandwidthWindow}
             />
           </CardHeader>
-          {bandwidth.error ? (
-            <ErrorNotice error={bandwidth.error} />
-          ) : bandwidth.data ? (
-            <TopBandwidth data={bandwidth.data} />
-          ) : (
-            <Skeleton className="h-48" aria-label="Loading bandwidth" />
-          )}
+          <QueryContent query={bandwidth} loading="Loading bandwidth" skeletonClassName="h-48">
+            {(data) => <TopBandwidth data={data} />}
+          </QueryContent>
         </Card>
         <Card aria-label="Fleet breakdown" className="lg:col-span-2">
           <Tabs defaultValue="sites">

@@ -5,21 +5,21 @@ import { ROLES, roleAtLeast } from "@edgefleet/api/roles";
 import { inviteMemberInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState } from "react";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
 import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ErrorNotice } from "~/components/error-notice";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { QueryContent } from "~/components/query-content";
 import { type Role, RoleSelect, roleOptions } from "~/components/role-select";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Alert } from "~/components/ui/alert";
 import { Button } from "~/components/ui/button";
 import { CardDescription, Section } from "~/components/ui/card";
-import { Skeleton } from "~/components/ui/skeleton";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
@@ -39,31 +39,31 @@ function grantableRoles(me: Role): Role[] {
 
 export function MembersView() {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const members = useQuery(trpc.member.list.queryOptions());
+  return (
+    <QueryContent query={members} loading="Loading members" skeletonClassName="h-48">
+      {(list) => <Members list={list} />}
+    </QueryContent>
+  );
+}
+
+function Members({ list }: { list: RouterOutputs["member"]["list"] }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const refresh = () => queryClient.invalidateQueries(trpc.member.list.queryFilter());
+  const feedback = useActionFeedback();
   const updateRole = useMutation(
-    trpc.member.updateRole.mutationOptions({
-      onSuccess: (member) => {
-        toast.success(`${member.email} is now ${member.role}`);
-        return refresh();
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.member.updateRole.mutationOptions(
+      feedback(trpc.member.list.queryFilter(), (member) => `${member.email} is now ${member.role}`),
+    ),
   );
   const remove = useMutation(
-    trpc.member.remove.mutationOptions({
-      onSuccess: (member) => {
-        toast.success(`${member.email} removed`);
-        return refresh();
-      },
-      onError: (error) => toast.error(error.message),
-    }),
+    trpc.member.remove.mutationOptions(
+      feedback(trpc.member.list.queryFilter(), (member) => `${member.email} removed`),
+    ),
   );
 
-  if (members.isPending) return <Skeleton className="h-48" aria-label="Loading members" />;
-  if (members.error) return <ErrorNotice error={members.error} />;
-  const me = members.data.caller;
+  const me = list.caller;
   const inviteDisabled = roleAtLeast(me.role, "admin") ? null : `needs the admin role; you are ${me.role}`;
   const columns: DataColumn<Member>[] = [
     { id: "email", accessorKey: "email", meta: { title: "E-mail", className: "break-all" } },
@@ -78,8 +78,8 @@ export function MembersView() {
           <RoleSelect
             label={`Role of ${row.original.email}`}
             value={row.original.role}
-            title={reason ?? undefined}
-            disabled={Boolean(reason) || updateRole.isPending}
+            disabledReason={reason}
+            disabled={updateRole.isPending}
             onChange={(role) => updateRole.mutate({ userId: row.original.userId, role })}
             allowed={(role) => grantableRoles(me.role).includes(role)}
           />
@@ -123,7 +123,7 @@ export function MembersView() {
           urlKey=""
           columnChooser
           columns={columns}
-          data={members.data.items}
+          data={list.items}
           getRowId={(m) => m.userId}
           rowAttributes={(m) => ({ "data-testid": "member-row", "data-email": m.email })}
         />

@@ -1,34 +1,51 @@
 "use client";
 
+import {
+  isAppCommand,
+  MAX_COMMAND_NODES,
+  nodeCommandFields,
+  requireAppOfAppCommands,
+} from "@edgefleet/api/schemas";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { TerminalIcon } from "lucide-react";
 import { useState } from "react";
+import { useWatch } from "react-hook-form";
+import { z } from "zod";
 import { BulkActionPanel } from "~/components/bulk-action";
+import { ApiForm } from "~/components/forms/api-form";
+import { SelectField, TextField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { optionalChoice } from "~/components/forms/text-fields";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type CommandRun, describeResult } from "~/components/node-commands";
-import { Button } from "~/components/ui/button";
-import { Input } from "~/components/ui/input";
-import { Label } from "~/components/ui/label";
-import { NativeSelect } from "~/components/ui/native-select";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
-const BULK_COMMANDS = [
-  { value: "restart", label: "Restart an app", app: true },
-  { value: "stop", label: "Stop an app", app: true },
-  { value: "start", label: "Start an app", app: true },
-  { value: "health", label: "Run an app's health check", app: true },
-  { value: "report", label: "Force a status and metrics report", app: false },
-] as const;
-type BulkCommand = (typeof BULK_COMMANDS)[number]["value"];
+/** The commands a selection can run (diagnostics are collected from one node at a time). */
+const BULK_COMMANDS = {
+  restart: "Restart an app",
+  stop: "Stop an app",
+  start: "Start an app",
+  health: "Run an app's health check",
+  report: "Force a status and metrics report",
+};
 
-/** A command on the selected nodes, with each node's result listed (at most 100 nodes a call). */
+/** The command and its app, judged by the API's fields and its rule that app commands name one. */
+const commandForm = requireAppOfAppCommands(
+  z.object({
+    command: nodeCommandFields.shape.command,
+    app: optionalChoice(nodeCommandFields.shape.app),
+  }),
+);
+
+/** A command on the selected nodes, with each node's result listed (at most MAX_COMMAND_NODES a call). */
 export function BulkCommands(props: { selectedIds: string[] }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [open, setOpen] = useState(false);
-  const [command, setCommand] = useState<BulkCommand>("restart");
-  const [app, setApp] = useState("");
   const [run, setRun] = useState<CommandRun | null>(null);
+  const form = useApiForm(commandForm, { command: "restart", app: "" });
+  const command = useWatch({ control: form.control, name: "command" });
   const mutation = useMutation(
     trpc.node.bulkCommand.mutationOptions({
       onSuccess: async (answer) => {
@@ -38,19 +55,10 @@ export function BulkCommands(props: { selectedIds: string[] }) {
         else toast.warning(`${summary}; ${answer.failed} failed`);
         await queryClient.invalidateQueries(trpc.node.pathFilter());
       },
-      onError: (error) => toast.error(error.message),
+      onError: (error) => showServerError(form, error),
     }),
   );
   const count = props.selectedIds.length;
-  const needsApp = BULK_COMMANDS.find((entry) => entry.value === command)?.app ?? false;
-  const reason =
-    count === 0
-      ? "select nodes first"
-      : count > 100
-        ? "at most 100 nodes at a time"
-        : needsApp && app.trim() === ""
-          ? "name the app"
-          : null;
   return (
     <BulkActionPanel
       icon={<TerminalIcon aria-hidden />}
@@ -63,53 +71,29 @@ export function BulkCommands(props: { selectedIds: string[] }) {
         if (!next) setRun(null);
       }}
     >
-      <form
-        className="grid gap-3"
-        aria-label="Run a command on the selected nodes"
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (reason) return;
+      <ApiForm
+        form={form}
+        label="Run a command on the selected nodes"
+        className="sm:grid-cols-1"
+        pending={mutation.isPending}
+        onSubmit={({ command, app }) => {
           setRun(null);
-          mutation.mutate({
-            nodeIds: props.selectedIds,
-            command,
-            ...(needsApp ? { app: app.trim() } : {}),
-          });
+          mutation.mutate({ nodeIds: props.selectedIds, command, ...(app ? { app } : {}) });
         }}
       >
-        <div className="grid gap-1">
-          <Label htmlFor="bulk-command">Command</Label>
-          <NativeSelect
-            id="bulk-command"
-            value={command}
-            onChange={(event) => setCommand(event.target.value as BulkCommand)}
-          >
-            {BULK_COMMANDS.map((entry) => (
-              <option key={entry.value} value={entry.value}>
-                {entry.label}
-              </option>
-            ))}
-          </NativeSelect>
-        </div>
-        {needsApp ? (
-          <div className="grid gap-1">
-            <Label htmlFor="bulk-command-app">App</Label>
-            <Input
-              id="bulk-command-app"
-              value={app}
-              placeholder="vision"
-              onChange={(event) => setApp(event.target.value)}
-            />
-          </div>
-        ) : null}
-        <Button
-          type="submit"
-          size="sm"
-          disabled={Boolean(reason) || mutation.isPending}
-          title={reason ?? undefined}
-        >
-          {mutation.isPending ? "Running…" : `Run on ${count} selected`}
-        </Button>
+        <SelectField name="command" label="Command" options={BULK_COMMANDS} />
+        {isAppCommand(command) ? <TextField name="app" label="App" placeholder="vision" /> : null}
+        <FormFooter
+          label={`Run on ${count} selected`}
+          pendingLabel="Running…"
+          disabledReason={
+            count === 0
+              ? "select nodes first"
+              : count > MAX_COMMAND_NODES
+                ? `at most ${MAX_COMMAND_NODES} nodes at a time`
+                : null
+          }
+        />
         {run ? (
           <ul
             className="grid max-h-64 gap-1 overflow-auto text-sm"
@@ -124,7 +108,7 @@ export function BulkCommands(props: { selectedIds: string[] }) {
             ))}
           </ul>
         ) : null}
-      </form>
+      </ApiForm>
     </BulkActionPanel>
   );
 }

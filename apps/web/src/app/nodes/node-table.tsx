@@ -6,21 +6,21 @@ import {
   getCoreRowModel,
   type OnChangeFn,
   type RowSelectionState,
-  type SortingState,
   useReactTable,
-  type VisibilityState,
 } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { ServerIcon } from "lucide-react";
 import Link from "next/link";
 import { type CSSProperties, useEffect, useRef, useState } from "react";
 import { ColumnChooser } from "~/components/data-table/column-chooser";
+import { ariaSort } from "~/components/data-table/column-header";
+import { selectColumn } from "~/components/data-table/columns";
 import { type ColumnMeta, type DataColumn, titleHeader } from "~/components/data-table/data-table";
 import { onRowKeyDown } from "~/components/data-table/use-row-keyboard";
+import type { TableState } from "~/components/data-table/use-url-state";
 import { LabelList } from "~/components/label-list";
 import { RelativeTime } from "~/components/relative-time";
 import { StatusBadge } from "~/components/status-badge";
-import { Checkbox } from "~/components/ui/checkbox";
 import { EmptyState } from "~/components/ui/empty-state";
 import { cn } from "~/lib/utils";
 
@@ -33,27 +33,8 @@ const ROW_HEIGHT = 44;
 
 const columns: Array<DataColumn<NodeRow> & { meta: NodeColumnMeta }> = [
   {
-    id: "select",
-    enableSorting: false,
-    enableHiding: false,
+    ...selectColumn<NodeRow>("Select all loaded nodes", (node) => node.name),
     meta: { title: "Select", track: "2.25rem", phone: "1.25rem" },
-    header: ({ table }) => (
-      <Checkbox
-        aria-label="Select all loaded nodes"
-        checked={
-          table.getIsAllRowsSelected() ? true : table.getIsSomeRowsSelected() ? "indeterminate" : false
-        }
-        onCheckedChange={(checked) => table.toggleAllRowsSelected(checked === true)}
-      />
-    ),
-    cell: ({ row }) => (
-      <Checkbox
-        aria-label={`Select ${row.original.name}`}
-        checked={row.getIsSelected()}
-        onCheckedChange={(checked) => row.toggleSelected(checked === true)}
-        tabIndex={-1}
-      />
-    ),
   },
   {
     id: "name",
@@ -108,10 +89,8 @@ export const NODE_COLUMN_IDS = columns.map((c) => c.id);
  */
 export function NodeTable(props: {
   nodes: NodeRow[];
-  sorting: SortingState;
-  onSortingChange: OnChangeFn<SortingState>;
-  columnVisibility: VisibilityState;
-  onColumnVisibilityChange: OnChangeFn<VisibilityState>;
+  /** Sorting and shown columns, from the address (`useTableState`). */
+  view: TableState;
   selection: RowSelectionState;
   onSelectionChange: OnChangeFn<RowSelectionState>;
   hasMore: boolean;
@@ -125,15 +104,15 @@ export function NodeTable(props: {
     columns,
     getRowId: (node) => node.id,
     state: {
-      sorting: props.sorting,
-      columnVisibility: props.columnVisibility,
+      sorting: props.view.sorting,
+      columnVisibility: props.view.columnVisibility,
       rowSelection: props.selection,
     },
     manualSorting: true,
     enableSortingRemoval: false,
     enableRowSelection: true,
-    onSortingChange: props.onSortingChange,
-    onColumnVisibilityChange: props.onColumnVisibilityChange,
+    onSortingChange: props.view.onSortingChange,
+    onColumnVisibilityChange: props.view.onColumnVisibilityChange,
     onRowSelectionChange: props.onSelectionChange,
     defaultColumn: { header: titleHeader },
     // No pagination to reset; the automatic resets re-render on every new page of rows.
@@ -197,13 +176,10 @@ export function NodeTable(props: {
                 <tr aria-rowindex={1} key={group.id} className={cn(rowClass, "h-10")}>
                   {group.headers.map((header) => {
                     const meta = header.column.columnDef.meta as NodeColumnMeta;
-                    const sorted = header.column.getIsSorted();
                     return (
                       <th
                         key={header.id}
-                        aria-sort={
-                          sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : undefined
-                        }
+                        aria-sort={ariaSort(header.column)}
                         className={cn(cellClass(meta), "text-left font-medium text-muted-foreground")}
                       >
                         {flexRender(header.column.columnDef.header, header.getContext())}

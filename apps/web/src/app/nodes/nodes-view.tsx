@@ -1,21 +1,15 @@
 "use client";
 
-import { nodeSortFields, nodeStatuses } from "@edgefleet/api/schemas";
+import { nodeFilters, nodeSortFields, nodeStatuses } from "@edgefleet/api/schemas";
 import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
-import type { RowSelectionState, SortingState } from "@tanstack/react-table";
-import { useDeferredValue, useMemo, useState } from "react";
-import {
-  formatHidden,
-  formatSort,
-  parseHidden,
-  parseSort,
-  useUrlState,
-} from "~/components/data-table/use-url-state";
+import type { RowSelectionState } from "@tanstack/react-table";
+import { useDeferredValue, useState } from "react";
+import { useListRows } from "~/components/data-table/list-rows";
+import { FilterCard, useUrlFilters } from "~/components/data-table/url-filters";
+import { useTableState } from "~/components/data-table/use-url-state";
 import { ErrorNotice } from "~/components/error-notice";
+import { SelectField, TextField } from "~/components/forms/fields";
 import { Card } from "~/components/ui/card";
-import { Input } from "~/components/ui/input";
-import { Label } from "~/components/ui/label";
-import { NativeSelect } from "~/components/ui/native-select";
 import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 import { BulkCommands } from "./bulk-commands";
@@ -23,7 +17,7 @@ import { BulkLabels } from "./bulk-labels";
 import { NodeTable } from "./node-table";
 
 const PAGE_SIZE = 100;
-type Status = (typeof nodeStatuses)[number];
+const STATUS_OPTIONS = [{ value: "", label: "any" }, ...nodeStatuses.map((s) => ({ value: s, label: s }))];
 
 /**
  * Filters (selector, search, status), sorting and shown columns all live in the URL, so a view of
@@ -31,17 +25,14 @@ type Status = (typeof nodeStatuses)[number];
  */
 export function NodesView() {
   const trpc = useTRPC();
-  const url = useUrlState();
-  const [selector, setSelector] = useState(url.get("selector") ?? "");
-  const [search, setSearch] = useState(url.get("q") ?? "");
-  const statusParam = url.get("status");
-  const status = nodeStatuses.includes(statusParam as Status) ? (statusParam as Status) : "";
-  const sorting: SortingState = parseSort(url.get("sort"), nodeSortFields);
-  const activeSort = sorting[0] ?? { id: "name", desc: false };
-  const hidden = parseHidden(url.get("hide"));
+  const filters = useUrlFilters(nodeFilters, { selector: "selector", search: "q", status: "status" });
+  const { selector, search, status } = filters.applied;
+  // Sorted by the server (node.list's `sort`), so only its sort fields are taken from the address.
+  const view = useTableState("", nodeSortFields);
+  const activeSort = view.sorting[0] ?? { id: "name", desc: false };
   const [selected, setSelected] = useState<RowSelectionState>({});
-  const deferredSelector = useDeferredValue(selector.trim());
-  const deferredSearch = useDeferredValue(search.trim());
+  const deferredSelector = useDeferredValue(selector);
+  const deferredSearch = useDeferredValue(search);
 
   const nodes = useInfiniteQuery(
     trpc.node.list.infiniteQueryOptions(
@@ -59,75 +50,33 @@ export function NodesView() {
       { getNextPageParam: (page) => page.nextCursor, placeholderData: keepPreviousData, retry: false },
     ),
   );
-  // One array per fetched page set, not per render: the table recomputes its rows when it changes.
-  const items = useMemo(() => nodes.data?.pages.flatMap((page) => page.items) ?? [], [nodes.data]);
-  const selectorError = nodes.error && /selector/.test(nodes.error.message) ? nodes.error.message : null;
-  const otherError = nodes.error && !selectorError ? nodes.error : null;
+  const items = useListRows(nodes.data);
   const selectedIds = Object.keys(selected).filter((id) => selected[id]);
 
   return (
     <>
-      <Card
-        aria-label="Filters"
+      <FilterCard
+        form={filters.form}
         className="grid gap-4 sm:grid-cols-[minmax(0,2fr)_minmax(0,1fr)_minmax(0,10rem)]"
       >
-        <div className="grid content-start gap-1.5">
-          <Label htmlFor="node-selector">Selector</Label>
-          <Input
-            id="node-selector"
-            aria-label="Label selector"
-            className="font-mono"
-            placeholder="site=plant-7,tier!=canary"
-            value={selector}
-            maxLength={1000}
-            aria-invalid={selectorError ? true : undefined}
-            aria-describedby={selectorError ? "selector-error" : undefined}
-            onChange={(event) => {
-              setSelector(event.target.value);
-              url.set({ selector: event.target.value.trim() });
-            }}
-          />
-          {selectorError ? (
-            <p
-              id="selector-error"
-              role="alert"
-              className="text-xs text-destructive"
-              data-testid="selector-error"
-            >
-              {selectorError}
-            </p>
-          ) : null}
-        </div>
-        <div className="grid content-start gap-1.5">
-          <Label htmlFor="node-search">Search</Label>
-          <Input
-            id="node-search"
-            type="search"
-            aria-label="Search nodes"
-            placeholder="node or site name"
-            value={search}
-            maxLength={100}
-            onChange={(event) => {
-              setSearch(event.target.value);
-              url.set({ q: event.target.value.trim() });
-            }}
-          />
-        </div>
-        <div className="grid content-start gap-1.5">
-          <Label htmlFor="node-status">Status</Label>
-          <NativeSelect
-            id="node-status"
-            value={status}
-            onChange={(event) => url.set({ status: event.target.value })}
-          >
-            <option value="">any</option>
-            {nodeStatuses.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </NativeSelect>
-        </div>
-      </Card>
-      {otherError ? <ErrorNotice error={otherError} /> : null}
+        <TextField
+          name="selector"
+          label="Selector"
+          accessibleName="Label selector"
+          className="[&_input]:font-mono"
+          placeholder="site=plant-7,tier!=canary"
+        />
+        <TextField
+          name="search"
+          label="Search"
+          accessibleName="Search nodes"
+          type="search"
+          placeholder="node or site name"
+          maxLength={100}
+        />
+        <SelectField name="status" label="Status" options={STATUS_OPTIONS} />
+      </FilterCard>
+      {nodes.error ? <ErrorNotice error={nodes.error} /> : null}
       <Card aria-label="Node list">
         {nodes.isPending ? (
           <Skeleton className="h-96" aria-label="Loading nodes" />
@@ -135,16 +84,7 @@ export function NodesView() {
           <NodeTable
             nodes={items}
             filtered={Boolean(deferredSelector || deferredSearch || status)}
-            sorting={sorting}
-            onSortingChange={(updater) => {
-              const next = typeof updater === "function" ? updater(sorting) : updater;
-              url.set({ sort: formatSort(next) });
-            }}
-            columnVisibility={hidden}
-            onColumnVisibilityChange={(updater) => {
-              const next = typeof updater === "function" ? updater(hidden) : updater;
-              url.set({ hide: formatHidden(next) });
-            }}
+            view={view}
             selection={selected}
             onSelectionChange={setSelected}
             hasMore={nodes.hasNextPage}

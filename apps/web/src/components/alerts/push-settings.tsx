@@ -1,20 +1,23 @@
 "use client";
 
+import { ALERT_SEVERITIES } from "@edgefleet/alerts/policy";
 import type { RouterOutputs } from "@edgefleet/api";
+import { notificationPreferencesInput } from "@edgefleet/api/schemas";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BellIcon, BellOffIcon } from "lucide-react";
 import { useEffect, useState } from "react";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ErrorNotice } from "~/components/error-notice";
+import { ApiForm } from "~/components/forms/api-form";
+import { CheckboxGroupField } from "~/components/forms/fields";
+import { FormFooter } from "~/components/forms/form-footer";
+import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { RelativeTime } from "~/components/relative-time";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
-import { Checkbox } from "~/components/ui/checkbox";
-import { Label } from "~/components/ui/label";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
-const SEVERITIES = ["critical", "warning", "info"] as const;
-type Severity = (typeof SEVERITIES)[number];
 type Preferences = NonNullable<RouterOutputs["push"]["preferences"]>;
 
 /** What this browser can do about Web Push, as far as the page can tell. */
@@ -151,59 +154,32 @@ export function PushSettings(props: { vapidPublicKey: string | null }) {
   );
 }
 
+const SEVERITY_OPTIONS = ALERT_SEVERITIES.map((severity) => ({ value: severity, label: severity }));
+
 function PreferencesForm(props: { initial: Preferences }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const [push, setPush] = useState<Severity[]>(props.initial.pushSeverities);
-  const [email, setEmail] = useState<Severity[]>(props.initial.emailSeverities);
+  const form = useApiForm(notificationPreferencesInput, {
+    pushSeverities: props.initial.pushSeverities,
+    emailSeverities: props.initial.emailSeverities,
+  });
+  const feedback = useActionFeedback();
+  const saved = feedback(trpc.push.preferences.queryFilter(), () => "Notification preferences saved");
   const save = useMutation(
     trpc.push.updatePreferences.mutationOptions({
-      onSuccess: () => {
-        toast.success("Notification preferences saved");
-        return queryClient.invalidateQueries(trpc.push.preferences.queryFilter());
-      },
-      onError: (error) => toast.error(error.message),
+      onSuccess: saved.onSuccess,
+      onError: (error) => showServerError(form, error),
     }),
   );
-  const toggle = (list: Severity[], severity: Severity, on: boolean) =>
-    on ? [...list, severity] : list.filter((s) => s !== severity);
   return (
     <Section
       title="What reaches me"
       description={`Per severity, by push to my devices and by e-mail to ${props.initial.email}.`}
     >
-      <fieldset className="grid gap-3">
-        <legend className="sr-only">Severities by medium</legend>
-        {SEVERITIES.map((severity) => (
-          <div key={severity} className="flex flex-wrap items-center gap-6 text-sm">
-            <span className="w-20 font-medium capitalize">{severity}</span>
-            <span className="flex items-center gap-2">
-              <Checkbox
-                id={`push-${severity}`}
-                checked={push.includes(severity)}
-                onCheckedChange={(on) => setPush(toggle(push, severity, on === true))}
-              />
-              <Label htmlFor={`push-${severity}`}>Push</Label>
-            </span>
-            <span className="flex items-center gap-2">
-              <Checkbox
-                id={`email-${severity}`}
-                checked={email.includes(severity)}
-                onCheckedChange={(on) => setEmail(toggle(email, severity, on === true))}
-              />
-              <Label htmlFor={`email-${severity}`}>E-mail</Label>
-            </span>
-          </div>
-        ))}
-      </fieldset>
-      <div>
-        <Button
-          onClick={() => save.mutate({ pushSeverities: push, emailSeverities: email })}
-          disabled={save.isPending}
-        >
-          Save preferences
-        </Button>
-      </div>
+      <ApiForm form={form} label="What reaches me" mutation={save}>
+        <CheckboxGroupField name="pushSeverities" legend="By push" options={SEVERITY_OPTIONS} />
+        <CheckboxGroupField name="emailSeverities" legend="By e-mail" options={SEVERITY_OPTIONS} />
+        <FormFooter label="Save preferences" pendingLabel="Saving…" />
+      </ApiForm>
     </Section>
   );
 }

@@ -30,3 +30,9 @@ export function SortableHeader<Row>(props: { column: Column<Row, unknown>; title
     </Button>
   );
 }
+
+/** What a header cell says to screen readers about its column's sorting (`aria-sort`). */
+export function ariaSort<Row>(column: Column<Row, unknown>): "ascending" | "descending" | undefined {
+  const sorted = column.getIsSorted();
+  return sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : undefined;
+}

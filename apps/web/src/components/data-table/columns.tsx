@@ -3,6 +3,7 @@ import type * as React from "react";
 import { LabelList } from "../label-list";
 import { RelativeTime } from "../relative-time";
 import { Badge, type badgeVariants } from "../ui/badge";
+import { Checkbox } from "../ui/checkbox";
 import type { DataColumn } from "./data-table";
 
 /** Column makers for what several tables show the same way. */
@@ -58,5 +59,36 @@ export function actionsColumn<Row>(cell: (row: Row) => React.ReactNode): DataCol
     meta: { title: "Actions" },
     header: () => <span className="sr-only">Actions</span>,
     cell: ({ row }) => cell(row.original),
+  };
+}
+
+/**
+ * The selection checkboxes of a table with bulk actions: one in the header for all rows (`all`
+ * names it), one per row, named by `name`. Rows are reached by the keyboard, not the boxes (Space
+ * toggles the focused row's), so the row's box is not a tab stop of its own.
+ */
+export function selectColumn<Row>(all: string, name: (row: Row) => string): DataColumn<Row> {
+  return {
+    id: "select",
+    enableSorting: false,
+    enableHiding: false,
+    meta: { title: "Select" },
+    header: ({ table }) => (
+      <Checkbox
+        aria-label={all}
+        checked={
+          table.getIsAllRowsSelected() ? true : table.getIsSomeRowsSelected() ? "indeterminate" : false
+        }
+        onCheckedChange={(checked) => table.toggleAllRowsSelected(checked === true)}
+      />
+    ),
+    cell: ({ row }) => (
+      <Checkbox
+        aria-label={`Select ${name(row.original)}`}
+        checked={row.getIsSelected()}
+        onCheckedChange={(checked) => row.toggleSelected(checked === true)}
+        tabIndex={-1}
+      />
+    ),
   };
 }

@@ -8,18 +8,15 @@ import {
   type HeaderContext,
   type OnChangeFn,
   type RowSelectionState,
-  type SortingState,
   useReactTable,
-  type VisibilityState,
 } from "@tanstack/react-table";
 import type * as React from "react";
-import { useState } from "react";
 import { cn } from "~/lib/utils";
-import { Checkbox } from "../ui/checkbox";
 import { ColumnChooser } from "./column-chooser";
-import { SortableHeader } from "./column-header";
+import { ariaSort, SortableHeader } from "./column-header";
+import { selectColumn } from "./columns";
 import { onRowKeyDown } from "./use-row-keyboard";
-import { formatHidden, formatSort, parseHidden, parseSort, useUrlState } from "./use-url-state";
+import { useTableState } from "./use-url-state";
 
 /** A column's header unless it brings its own: its title, sorting it on click when it can sort. */
 export function titleHeader<Row>({ column }: HeaderContext<Row, unknown>) {
@@ -66,55 +63,25 @@ export function DataTable<Row>(props: {
   footer?: React.ReactNode;
   className?: string;
 }) {
-  const url = useUrlState();
-  const ids = props.columns.map((c) => c.id);
-  const [localSorting, setLocalSorting] = useState<SortingState>([]);
-  const [localHidden, setLocalHidden] = useState<VisibilityState>({});
-  const key = props.urlKey;
-  const sorting = key !== undefined ? parseSort(url.get(`${key}sort`), ids) : localSorting;
-  const columnVisibility = key !== undefined ? parseHidden(url.get(`${key}hide`)) : localHidden;
-
-  const selectColumn: DataColumn<Row> = {
-    id: "select",
-    meta: { title: "Select" },
-    enableSorting: false,
-    enableHiding: false,
-    header: ({ table }) => (
-      <Checkbox
-        aria-label={`Select all ${props.label.toLowerCase()}`}
-        checked={
-          table.getIsAllRowsSelected() ? true : table.getIsSomeRowsSelected() ? "indeterminate" : false
-        }
-        onCheckedChange={(checked) => table.toggleAllRowsSelected(checked === true)}
-      />
-    ),
-    cell: ({ row }) => (
-      <Checkbox
-        aria-label={`Select ${props.getRowId(row.original)}`}
-        checked={row.getIsSelected()}
-        onCheckedChange={(checked) => row.toggleSelected(checked === true)}
-        tabIndex={-1}
-      />
-    ),
-  };
+  const view = useTableState(
+    props.urlKey,
+    props.columns.map((c) => c.id),
+  );
+  const select = selectColumn<Row>(`Select all ${props.label.toLowerCase()}`, props.getRowId);
 
   const table = useReactTable({
     data: props.data,
-    columns: props.selection ? [selectColumn, ...props.columns] : props.columns,
+    columns: props.selection ? [select, ...props.columns] : props.columns,
     getRowId: props.getRowId,
-    state: { sorting, columnVisibility, rowSelection: props.selection?.state ?? {} },
+    state: {
+      sorting: view.sorting,
+      columnVisibility: view.columnVisibility,
+      rowSelection: props.selection?.state ?? {},
+    },
     enableRowSelection: Boolean(props.selection),
     onRowSelectionChange: props.selection?.onChange,
-    onSortingChange: (updater) => {
-      const next = typeof updater === "function" ? updater(sorting) : updater;
-      if (key !== undefined) url.set({ [`${key}sort`]: formatSort(next) });
-      else setLocalSorting(next);
-    },
-    onColumnVisibilityChange: (updater) => {
-      const next = typeof updater === "function" ? updater(columnVisibility) : updater;
-      if (key !== undefined) url.set({ [`${key}hide`]: formatHidden(next) });
-      else setLocalHidden(next);
-    },
+    onSortingChange: view.onSortingChange,
+    onColumnVisibilityChange: view.onColumnVisibilityChange,
     defaultColumn: { header: titleHeader },
     // Nothing to reset (no pagination or expansion), and the automatic resets re-render on every
     // change of `data`: with data built during render that became an endless render loop.
@@ -144,13 +111,7 @@ export function DataTable<Row>(props: {
                   return (
                     <th
                       key={header.id}
-                      aria-sort={
-                        header.column.getIsSorted() === "asc"
-                          ? "ascending"
-                          : header.column.getIsSorted() === "desc"
-                            ? "descending"
-                            : undefined
-                      }
+                      aria-sort={ariaSort(header.column)}
                       className={cn(
                         "h-10 px-2 text-left align-middle font-medium whitespace-nowrap text-muted-foreground",
                         meta?.className,

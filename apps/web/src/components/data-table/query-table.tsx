@@ -1,10 +1,10 @@
 "use client";
 
 import type * as React from "react";
+import { LoadMore } from "../load-more";
 import { QueryContent } from "../query-content";
-import { Button } from "../ui/button";
 import { DataTable } from "./data-table";
-import { listRows } from "./list-rows";
+import { type ListData, useListRows } from "./list-rows";
 
 /** A loaded list as React Query gives it; a paged (infinite) query also says how to load more. */
 interface ListQuery<Data> {
@@ -18,46 +18,38 @@ interface ListQuery<Data> {
 /**
  * The console's table of what one query loads: the query's error or a placeholder while it loads
  * (read as "Loading <label>" unless told), then the DataTable, with "Load more" under it while a
- * paged query has more. Rows are told apart by their `id` unless `getRowId` says otherwise.
+ * paged query has more. The rows are the list the query loaded (a page's `items`, or every page
+ * fetched so far) unless the view derives its own; they are told apart by their `id` unless
+ * `getRowId` says otherwise.
  */
-export function QueryTable<Data, Row>(
+export function QueryTable<Row>(
   props: Omit<React.ComponentProps<typeof DataTable<Row>>, "data" | "getRowId"> & {
-    query: ListQuery<Data>;
-    /** The rows in what the query loaded; by default the list itself or a list page's `items`. */
-    rows?: (data: Data) => Row[];
     getRowId?: (row: Row) => string;
     loading?: string;
     skeletonClassName?: string;
-  },
+  } & (
+      | { query: ListQuery<ListData<NoInfer<Row>>>; rows?: undefined }
+      | {
+          query: ListQuery<unknown>;
+          /** Rows the view built from the query's data and more (memoized: see DataTable). */
+          rows: Row[];
+        }
+    ),
 ) {
   const { query, rows, getRowId, loading, skeletonClassName, ...table } = props;
-  const more = query.hasNextPage && query.fetchNextPage ? query.fetchNextPage : null;
+  const loaded = useListRows(rows ? undefined : (query.data as ListData<Row> | undefined));
   return (
     <QueryContent
       query={query}
       loading={loading ?? `Loading ${props.label.toLowerCase()}`}
       skeletonClassName={skeletonClassName}
     >
-      {(data) => (
+      {() => (
         <DataTable
           {...table}
-          data={rows ? rows(data) : listRows(data as Row[] | { items: Row[] })}
+          data={rows ?? loaded}
           getRowId={getRowId ?? ((row) => (row as { id: string }).id)}
-          footer={
-            more ? (
-              <Button
-                type="button"
-                variant="outline"
-                className="justify-self-start"
-                disabled={query.isFetchingNextPage}
-                onClick={() => void more()}
-              >
-                {query.isFetchingNextPage ? "Loading…" : "Load more"}
-              </Button>
-            ) : (
-              table.footer
-            )
-          }
+          footer={query.hasNextPage ? <LoadMore query={query} /> : table.footer}
         />
       )}
     </QueryContent>

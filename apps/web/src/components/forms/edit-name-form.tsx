@@ -7,6 +7,7 @@ import { useRouter } from "next/navigation";
 import type * as React from "react";
 import type { z } from "zod";
 import { ConfirmAction } from "../confirm-action";
+import { Section } from "../ui/card";
 import { toast } from "../ui/sonner";
 import { ApiForm } from "./api-form";
 import { TextField } from "./fields";
@@ -24,7 +25,7 @@ type EditSchema = z.ZodType<
 >;
 
 /**
- * The edit card of a named thing (a site, an app): rename, describe, delete with confirmation.
+ * The "Edit" card of a named thing's page (a site, an app): rename, describe, delete with confirmation.
  * Saving resets the form to what the server kept; a name conflict shows on the name field;
  * deleting goes back to the list (`/<noun>s`). `save` and `remove` are the tRPC mutations' `mutateAsync`.
  */
@@ -65,39 +66,41 @@ export function EditNameForm(props: {
     onError: (error) => form.setError("root.server", { type: "server", message: error.message }),
   });
   return (
-    <ApiForm
-      form={form}
-      label={`Edit the ${props.noun}`}
-      className="sm:grid-cols-1"
-      pending={update.isPending}
-      onSubmit={(values) =>
-        update.mutate({
-          id,
-          ...(values.name !== undefined ? { name: values.name } : {}),
-          description: values.description ? values.description : null,
-        })
-      }
-    >
-      <TextField
-        name="name"
-        label="Name"
-        accessibleName={`New ${props.noun} name`}
-        description={props.nameDescription}
-      />
-      <TextField name="description" label="Description" accessibleName={`New ${props.noun} description`} />
-      <FormFooter label="Save" pendingLabel="Saving…" disabledReason={props.disabledReason}>
-        <ConfirmAction
-          label={`Delete ${props.noun}`}
-          variant="destructive"
-          size="default"
-          question={`Delete ${name}?`}
-          consequence={props.deleteConsequence}
-          confirmLabel="Yes, delete"
-          disabledReason={props.disabledReason}
-          pending={remove.isPending}
-          onConfirm={() => remove.mutate({ id })}
+    <Section title="Edit">
+      <ApiForm
+        form={form}
+        label={`Edit the ${props.noun}`}
+        className="sm:grid-cols-1"
+        pending={update.isPending}
+        onSubmit={(values) =>
+          update.mutate({
+            id,
+            ...(values.name !== undefined ? { name: values.name } : {}),
+            description: values.description ? values.description : null,
+          })
+        }
+      >
+        <TextField
+          name="name"
+          label="Name"
+          accessibleName={`New ${props.noun} name`}
+          description={props.nameDescription}
         />
-      </FormFooter>
-    </ApiForm>
+        <TextField name="description" label="Description" accessibleName={`New ${props.noun} description`} />
+        <FormFooter label="Save" pendingLabel="Saving…" disabledReason={props.disabledReason}>
+          <ConfirmAction
+            label={`Delete ${props.noun}`}
+            variant="destructive"
+            size="default"
+            question={`Delete ${name}?`}
+            consequence={props.deleteConsequence}
+            confirmLabel="Yes, delete"
+            disabledReason={props.disabledReason}
+            pending={remove.isPending}
+            onConfirm={() => remove.mutate({ id })}
+          />
+        </FormFooter>
+      </ApiForm>
+    </Section>
   );
 }

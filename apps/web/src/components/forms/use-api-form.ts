@@ -24,12 +24,14 @@ type ErrorCode = ApiError["data"] extends infer D ? (D extends { code: infer C }
 export function useApiForm<Schema extends z.ZodType<FieldValues, FieldValues>>(
   schema: Schema,
   defaultValues: DefaultValues<z.input<Schema>>,
+  /** "onChange" judges every keystroke (filters, which apply as they are typed). */
+  mode: "onTouched" | "onChange" = "onTouched",
 ): UseFormReturn<z.input<Schema>, unknown, z.output<Schema>> {
   return useForm<z.input<Schema>, unknown, z.output<Schema>>({
     // biome-ignore lint/suspicious/noExplicitAny: the resolver's overloads cannot see through the generic schema
     resolver: zodResolver(schema as any, { error: formErrorMap }) as never,
     defaultValues,
-    mode: "onTouched",
+    mode,
   });
 }
 

@@ -39,3 +39,18 @@ export function Hint(props: { text: React.ReactNode; children: React.ReactNode }
     </Tooltip>
   );
 }
+
+/**
+ * Why a control is disabled, on hover and keyboard focus. A disabled button gets neither, so the
+ * hint sits on a wrapper that keyboard users can reach.
+ */
+export function DisabledHint(props: { reason: React.ReactNode; children: React.ReactNode }) {
+  return (
+    <Hint text={props.reason}>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: focusable so keyboard users reach the reason */}
+      <span tabIndex={0} className="inline-flex rounded-md">
+        {props.children}
+      </span>
+    </Hint>
+  );
+}

@@ -5,7 +5,6 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { DetailCard, DetailCards } from "~/components/detail-card";
 import { EditNameForm } from "~/components/forms/edit-name-form";
 import { type Role, roleDenial } from "~/components/role-reason";
-import { Section } from "~/components/ui/card";
 import { useTRPC } from "~/trpc/react";
 import { RolloutsTable } from "../../rollouts/rollouts-table";
 import { InstanceCounts } from "../instance-counts";
@@ -40,22 +39,20 @@ export function AppDetail(props: { id: string; role: Role }) {
           />
           <VersionsTable appId={data.id} role={props.role} className="lg:col-span-2" />
           <AddVersion appId={data.id} disabledReason={denied} />
-          <Section title="Edit">
-            <EditNameForm
-              noun="app"
-              record={data}
-              schema={updateAppInput}
-              save={update.mutateAsync}
-              remove={remove.mutateAsync}
-              nameDescription={data.instances > 0 ? "Cannot change while nodes have the app." : undefined}
-              deleteConsequence={
-                data.instances > 0
-                  ? `${data.name} is on ${data.instances} nodes; the server refuses until a rollout removes it from them.`
-                  : "The app and all its versions are deleted."
-              }
-              disabledReason={denied}
-            />
-          </Section>
+          <EditNameForm
+            noun="app"
+            record={data}
+            schema={updateAppInput}
+            save={update.mutateAsync}
+            remove={remove.mutateAsync}
+            nameDescription={data.instances > 0 ? "Cannot change while nodes have the app." : undefined}
+            deleteConsequence={
+              data.instances > 0
+                ? `${data.name} is on ${data.instances} nodes; the server refuses until a rollout removes it from them.`
+                : "The app and all its versions are deleted."
+            }
+            disabledReason={denied}
+          />
           <RolloutsTable appId={data.id} className="lg:col-span-2" />
         </>
       )}

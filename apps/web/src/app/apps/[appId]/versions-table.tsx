@@ -14,7 +14,6 @@ import { Badge } from "~/components/ui/badge";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { Hint } from "~/components/ui/tooltip";
 import { useTRPC } from "~/trpc/react";
 import { InstanceCounts } from "../instance-counts";
 
@@ -123,14 +122,9 @@ export function VersionsTable(props: { appId: string; role: Role; className?: st
         const why =
           denied ?? (v.artifact.state === "ready" ? null : `its artifact is ${artifactState(v).label}`);
         return why ? (
-          <Hint text={why}>
-            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: focusable so keyboard users reach the reason */}
-            <span tabIndex={0} className="inline-flex">
-              <Button size="sm" variant="outline" disabled>
-                Roll out
-              </Button>
-            </span>
-          </Hint>
+          <Button size="sm" variant="outline" disabledReason={why}>
+            Roll out
+          </Button>
         ) : (
           <Button size="sm" variant="outline" asChild>
             <Link href={`/rollouts/new?appId=${props.appId}&versionId=${v.id}`}>Roll out</Link>
@@ -144,7 +138,7 @@ export function VersionsTable(props: { appId: string; role: Role; className?: st
     <Section title="Versions" className={props.className} description="Immutable once created; newest first.">
       <QueryTable
         query={versions}
-        rows={() => rows}
+        rows={rows}
         label="Versions"
         testId="versions"
         urlKey="v"

@@ -165,8 +165,10 @@ export function LogViewer(props: { nodeId: string; apps: string[]; status: strin
           <Button
             type="button"
             size="sm"
-            disabled={offline || open.isPending || !app}
-            title={offline ? `the node is ${props.status}: logs stream from online nodes only` : undefined}
+            disabled={open.isPending || !app}
+            disabledReason={
+              offline ? `The node is ${props.status}: logs stream from online nodes only.` : null
+            }
             onClick={() => open.mutate({ id: props.nodeId, app, tail: 200 })}
           >
             <ScrollTextIcon aria-hidden />

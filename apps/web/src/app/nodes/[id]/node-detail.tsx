@@ -5,17 +5,16 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { BoxIcon } from "lucide-react";
 import { type ReactNode, useCallback, useMemo } from "react";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
-import { ErrorNotice } from "~/components/error-notice";
 import { NodeCredentialsControl } from "~/components/node-credentials-control";
+import { QueryContent } from "~/components/query-content";
 import { RelativeTime } from "~/components/relative-time";
 import { StatusBadge } from "~/components/status-badge";
 import { Badge } from "~/components/ui/badge";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
-import { Skeleton } from "~/components/ui/skeleton";
 import { LiveIndicator } from "~/trpc/live-indicator";
 import { useTRPC } from "~/trpc/react";
-import { useFleetLive } from "~/trpc/use-fleet-live";
+import { type LiveState, useFleetLive } from "~/trpc/use-fleet-live";
 import { LabelsEditor } from "./labels-editor";
 import { LogViewer } from "./log-viewer";
 import { NodeCharts } from "./node-charts";
@@ -158,48 +157,50 @@ export function NodeDetail({ id }: { id: string }) {
       [queryClient, trpc, id],
     ),
   );
-  if (node.error) return <ErrorNotice error={node.error} />;
-  if (!node.data) return <Skeleton className="h-64" aria-label="Loading the node" />;
+  return (
+    <QueryContent query={node} loading="Loading the node" skeletonClassName="h-64">
+      {(data) => <NodeCards node={data} live={live} />}
+    </QueryContent>
+  );
+}
+
+function NodeCards({ node, live }: { node: Node; live: LiveState }) {
   return (
     <div className="grid gap-6 lg:grid-cols-3">
       <div className="flex flex-wrap items-center gap-3 lg:col-span-3">
         <h2 className="font-mono text-xl font-semibold break-all" data-testid="node-title">
-          {node.data.name}
+          {node.name}
         </h2>
         <LiveIndicator state={live} />
       </div>
       <Section className="lg:col-span-2" title="Identity">
-        <Identity node={node.data} />
+        <Identity node={node} />
       </Section>
       <div className="grid content-start gap-6">
         <Section title="Labels">
-          <LabelsEditor nodeId={node.data.id} labels={node.data.labels} />
+          <LabelsEditor nodeId={node.id} labels={node.labels} />
         </Section>
         <Section title="Credentials">
-          <NodeCredentialsControl nodeId={node.data.id} name={node.data.name} status={node.data.status} />
+          <NodeCredentialsControl nodeId={node.id} name={node.name} status={node.status} />
         </Section>
         <Section title="Operations">
-          <NodeOperations nodeId={node.data.id} status={node.data.status} />
+          <NodeOperations nodeId={node.id} status={node.status} />
         </Section>
       </div>
       <Section className="lg:col-span-3" title="Status history">
-        <StatusHistory nodeId={node.data.id} />
+        <StatusHistory nodeId={node.id} />
       </Section>
       <Section className="lg:col-span-3" title="Apps">
-        <AppsTable node={node.data} />
+        <AppsTable node={node} />
       </Section>
       <Section className="lg:col-span-3" title="Live logs">
-        <LogViewer
-          nodeId={node.data.id}
-          apps={node.data.apps.map((app) => app.app)}
-          status={node.data.status}
-        />
+        <LogViewer nodeId={node.id} apps={node.apps.map((app) => app.app)} status={node.status} />
       </Section>
       <Section className="lg:col-span-3" title="Metrics">
-        <NodeCharts nodeId={node.data.id} />
+        <NodeCharts nodeId={node.id} />
       </Section>
       <Section className="lg:col-span-3" title="Network probes">
-        <NodeProbes nodeId={node.data.id} status={node.data.status} />
+        <NodeProbes nodeId={node.id} status={node.status} />
       </Section>
     </div>
   );

@@ -4,6 +4,7 @@ import { ActivityIcon, DownloadIcon, PlayIcon, RefreshCwIcon } from "lucide-reac
 import { ConfirmAction } from "~/components/confirm-action";
 import { useNodeCommand } from "~/components/node-commands";
 import { Button } from "~/components/ui/button";
+import { Hint } from "~/components/ui/tooltip";
 
 function offlineReason(status: string): string | null {
   return status === "online" ? null : `the node is ${status}: commands reach online nodes only`;
@@ -34,20 +35,29 @@ export function NodeOperations(props: { nodeId: string; status: string }) {
   const pending = command.isPending ? command.variables?.command : null;
   return (
     <div className="flex flex-wrap gap-2" data-testid="node-operations">
-      {NODE_OPERATIONS.map(({ command: name, Icon, label, busy, hint }) => (
-        <Button
-          key={name}
-          type="button"
-          size="sm"
-          variant="outline"
-          disabled={Boolean(reason) || command.isPending}
-          title={reason ?? hint}
-          onClick={() => command.mutate({ id: props.nodeId, command: name })}
-        >
-          <Icon aria-hidden />
-          {pending === name ? busy : label}
-        </Button>
-      ))}
+      {NODE_OPERATIONS.map(({ command: name, Icon, label, busy, hint }) => {
+        const button = (
+          <Button
+            key={name}
+            type="button"
+            size="sm"
+            variant="outline"
+            disabled={command.isPending}
+            disabledReason={reason}
+            onClick={() => command.mutate({ id: props.nodeId, command: name })}
+          >
+            <Icon aria-hidden />
+            {pending === name ? busy : label}
+          </Button>
+        );
+        return reason ? (
+          button
+        ) : (
+          <Hint key={name} text={hint}>
+            {button}
+          </Hint>
+        );
+      })}
     </div>
   );
 }

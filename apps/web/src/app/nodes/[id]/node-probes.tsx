@@ -46,8 +46,8 @@ export function NodeProbes(props: { nodeId: string; status: string }) {
             type="button"
             size="sm"
             variant="outline"
-            disabled={offline || run.isPending}
-            title={offline ? `the node is ${props.status}: probes run on online nodes only` : undefined}
+            disabled={run.isPending}
+            disabledReason={offline ? `The node is ${props.status}: probes run on online nodes only.` : null}
             onClick={() => run.mutate({ id: props.nodeId, target })}
           >
             <GaugeIcon aria-hidden />

@@ -2,13 +2,11 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
-import { ErrorNotice } from "~/components/error-notice";
-import { relativeTime } from "~/components/relative-time";
-import { StatusBadge } from "~/components/status-badge";
-import { statusReasonText } from "~/components/status-reasons";
+import { useListRows } from "~/components/data-table/list-rows";
+import { LoadMore } from "~/components/load-more";
+import { QueryContent } from "~/components/query-content";
+import { StatusEvents } from "~/components/status-events";
 import { TimeRangePicker, useTimeRange } from "~/components/time-range";
-import { Button } from "~/components/ui/button";
-import { Skeleton } from "~/components/ui/skeleton";
 import { useTRPC } from "~/trpc/react";
 
 type Segment = RouterOutputs["node"]["availability"]["segments"][number];
@@ -79,7 +77,7 @@ export function StatusHistory({ nodeId }: { nodeId: string }) {
       { getNextPageParam: (page) => page.nextCursor ?? undefined },
     ),
   );
-  const events = history.data?.pages.flatMap((page) => page.items) ?? [];
+  const events = useListRows(history.data);
   const ratio = availability.data?.onlineRatio;
 
   return (
@@ -92,60 +90,23 @@ export function StatusHistory({ nodeId }: { nodeId: string }) {
             : `${(ratio * 100).toFixed(ratio > 0.999 ? 0 : 1)}% online`}
         </span>
       </div>
-      {availability.error ? (
-        <ErrorNotice error={availability.error} />
-      ) : availability.data ? (
-        <>
-          <AvailabilityStrip
-            segments={availability.data.segments}
-            from={range.from.getTime()}
-            to={range.to.getTime()}
-          />
-          <div className="flex justify-between text-xs text-muted-foreground">
-            <span>{dateTime.format(range.from)}</span>
-            <span>now</span>
-          </div>
-        </>
-      ) : (
-        <Skeleton className="h-6" aria-label="Loading availability" />
-      )}
-      {history.error ? <ErrorNotice error={history.error} /> : null}
-      {history.data && events.length === 0 ? (
-        <p className="text-sm text-muted-foreground">No status changes in the last 30 days.</p>
-      ) : null}
-      <ol className="grid gap-1 text-sm" data-testid="status-history">
-        {events.map((event) => (
-          <li
-            key={event.id}
-            data-testid="status-event"
-            data-to={event.to}
-            className="grid gap-x-3 gap-y-0.5 sm:grid-cols-[16rem_auto_1fr] sm:items-center"
-          >
-            <time dateTime={event.at.toISOString()} title={event.at.toLocaleString()}>
-              {dateTime.format(event.at)}{" "}
-              <span className="text-muted-foreground">({relativeTime(event.at)})</span>
-            </time>
-            <span className="flex items-center gap-1">
-              {event.from ? <StatusBadge status={event.from} /> : null}
-              {event.from ? " → " : null}
-              <StatusBadge status={event.to} />
-            </span>
-            <span className="text-muted-foreground">{statusReasonText(event.reason)}</span>
-          </li>
-        ))}
-      </ol>
-      {history.hasNextPage ? (
-        <Button
-          type="button"
-          variant="outline"
-          size="sm"
-          className="justify-self-start"
-          onClick={() => void history.fetchNextPage()}
-          disabled={history.isFetchingNextPage}
-        >
-          {history.isFetchingNextPage ? "Loading…" : "Older changes"}
-        </Button>
-      ) : null}
+      <QueryContent query={availability} loading="Loading availability" skeletonClassName="h-6">
+        {(data) => (
+          <>
+            <AvailabilityStrip segments={data.segments} from={range.from.getTime()} to={range.to.getTime()} />
+            <div className="flex justify-between text-xs text-muted-foreground">
+              <span>{dateTime.format(range.from)}</span>
+              <span>now</span>
+            </div>
+          </>
+        )}
+      </QueryContent>
+      <QueryContent query={history} loading="Loading status changes">
+        {() => (
+          <StatusEvents events={events} scope="node" testId="status-history" itemTestId="status-event" />
+        )}
+      </QueryContent>
+      <LoadMore query={history} label="Older changes" size="sm" />
     </>
   );
 }

@@ -1,9 +1,9 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
+import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
-import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 
 type Detail = RouterOutputs["rollout"]["byId"];
@@ -40,15 +40,13 @@ const ACTIONS: Array<{ type: ActionType; label: string; consequence: string; des
 /** The person's actions on a rollout; each disabled with the server's reason (status or role). */
 export function RolloutActions(props: { detail: Detail }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  // Every action says what it did, or the server's refusal, then reloads the rollout.
-  const feedback = (done: string) => ({
-    onSuccess: (result: { status: string }) => {
-      toast.success(`${done}: now ${result.status.replace(/_/g, " ")}`);
-      return queryClient.invalidateQueries(trpc.rollout.pathFilter());
-    },
-    onError: (error: { message: string }) => toast.error(error.message),
-  });
+  const said = useActionFeedback();
+  // Every action says what it did and the status it led to, or the server's refusal.
+  const feedback = (done: string) =>
+    said(
+      trpc.rollout.pathFilter(),
+      (result: { status: string }) => `${done}: now ${result.status.replace(/_/g, " ")}`,
+    );
   const mutations = {
     start: useMutation(trpc.rollout.start.mutationOptions(feedback("Started"))),
     approve: useMutation(trpc.rollout.approve.mutationOptions(feedback("Approved"))),

@@ -33,8 +33,8 @@ const STATE_TEXT: Record<GatedBatch["state"], string> = {
 
 /**
  * Metric gates on the live page: per gated batch, where judging stands (polled while the rollout
- * moves), the batch's outcome and what it made the rollout do, and per gate its verdict with the
- * canary-vs-baseline chart and the numbers that decided it.
+ * moves), the canary-vs-baseline charts so far while its window is open, the batch's outcome and
+ * what it made the rollout do, and per gate its verdict with its chart and the numbers that decided it.
  */
 export function RolloutGates(props: { id: string; live: boolean; status: string }) {
   const trpc = useTRPC();
@@ -119,15 +119,52 @@ function GatedBatchView(props: { batch: GatedBatch; actions: Gates["actions"] })
           ))}
         </div>
       ) : (
-        <ul className="grid gap-1 text-sm">
-          {specs.map((spec) => (
-            <li key={spec.name} data-testid="gate-spec" data-gate={spec.name}>
-              <span className="font-medium">{spec.name}</span>
-              {spec.critical ? " (critical)" : ""}: {gateSpecText(spec)}
-            </li>
-          ))}
-        </ul>
+        <>
+          <ul className="grid gap-1 text-sm">
+            {specs.map((spec) => (
+              <li key={spec.name} data-testid="gate-spec" data-gate={spec.name}>
+                <span className="font-medium">{spec.name}</span>
+                {spec.critical ? " (critical)" : ""}: {gateSpecText(spec)}
+              </li>
+            ))}
+          </ul>
+          {batch.live ? <LiveCharts live={batch.live} specs={specs} /> : null}
+        </>
       )}
+    </div>
+  );
+}
+
+/** The watched batch's charts so far: the cohorts and series its verdict will be drawn from. */
+function LiveCharts(props: { live: NonNullable<GatedBatch["live"]>; specs: GateSpec[] }) {
+  const { live } = props;
+  return (
+    <div className="grid gap-2" data-testid="gate-live">
+      <p className="text-sm text-muted-foreground">
+        So far (as of <RelativeTime date={live.asOf} />
+        ): {live.canaryNodes} canary node(s) against {live.baselineNodes} baseline node(s) on the old version.
+      </p>
+      <div className="grid gap-3 lg:grid-cols-2">
+        {live.charts.map((chart) => {
+          const spec = props.specs.find((s) => s.name === chart.gate);
+          return (
+            <div key={chart.gate} className="grid min-w-0 gap-1" data-gate={chart.gate}>
+              <TimeChart
+                title={`${chart.gate}: canary vs baseline so far (mean per node)`}
+                unit={spec ? unitOf(spec) : "value"}
+                testId="gate-live-chart"
+                series={[
+                  { name: "canary", points: chart.canary },
+                  { name: "baseline", points: chart.baseline },
+                ]}
+              />
+              {chart.error ? (
+                <p className="text-xs text-destructive">Mimir refused the query: {chart.error}</p>
+              ) : null}
+            </div>
+          );
+        })}
+      </div>
     </div>
   );
 }

@@ -20,6 +20,7 @@ import { BatchProgressTable } from "./batch-progress";
 import { RolloutActions } from "./rollout-actions";
 import { RolloutGates } from "./rollout-gates";
 import { RolloutHistory } from "./rollout-history";
+import { SiteUplinks } from "./site-uplinks";
 
 type Detail = RouterOutputs["rollout"]["byId"];
 interface Wait {
@@ -82,6 +83,7 @@ export function RolloutLive(props: { id: string }) {
           <BatchProgressTable label="Rollback batches" testId="rollback-batches" batches={data.rollback} />
         ) : null}
       </Section>
+      <SiteUplinks id={props.id} live={!finished} />
       <RolloutGates id={props.id} live={!finished} status={data.status} />
       <RolloutHistory detail={data} />
       {data.plan ? (

@@ -1,7 +1,8 @@
 "use client";
 
-import { PlusIcon, Trash2Icon } from "lucide-react";
+import { PlusIcon } from "lucide-react";
 import { useFieldArray, useFormContext, useWatch } from "react-hook-form";
+import { FieldGroup } from "~/components/forms/field-groups";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
@@ -46,11 +47,7 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
   const kind = useWatch({ control, name: `${prefix}.kind` });
   const caption = `Batch ${props.index + 1}`;
   return (
-    <fieldset
-      className="grid gap-4 rounded-lg border p-3 sm:grid-cols-[repeat(auto-fill,minmax(11rem,1fr))]"
-      data-testid="batch-editor"
-    >
-      <legend className="px-1 text-sm font-medium">{caption}</legend>
+    <FieldGroup caption={caption} onRemove={props.onRemove} testId="batch-editor">
       <SelectField<RolloutFormValues>
         name={`${prefix}.kind`}
         label="Size"
@@ -86,18 +83,6 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
       )}
       <PolicyFields prefix={prefix} caption={caption} />
       <GatesEditor prefix={prefix} caption={caption} />
-      {props.onRemove ? (
-        <Button
-          type="button"
-          variant="ghost"
-          size="sm"
-          className="self-end justify-self-start"
-          onClick={props.onRemove}
-        >
-          <Trash2Icon aria-hidden />
-          Remove {caption.toLowerCase()}
-        </Button>
-      ) : null}
-    </fieldset>
+    </FieldGroup>
   );
 }

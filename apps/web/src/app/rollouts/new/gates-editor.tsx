@@ -2,9 +2,10 @@
 
 import { GATE_PRESETS } from "@edgefleet/api/schemas";
 import { useQueryClient } from "@tanstack/react-query";
-import { CheckIcon, PlusIcon, Trash2Icon } from "lucide-react";
+import { CheckIcon, PlusIcon } from "lucide-react";
 import { useId, useState } from "react";
 import { useFieldArray, useFormContext, useWatch } from "react-hook-form";
+import { FieldGroup, FieldGroups } from "~/components/forms/field-groups";
 import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
 import { Button } from "~/components/ui/button";
 import {
@@ -38,46 +39,50 @@ export function GatesEditor(props: { prefix: Prefix; caption: string }) {
   const [adding, setAdding] = useState("app_cpu");
   const addId = useId();
   return (
-    <div className="grid gap-3 sm:col-span-full" data-testid="gates-editor">
-      <div className="flex flex-wrap items-end gap-2">
-        <h3 className="mr-auto text-sm font-medium">Metric gates</h3>
-        <div className="grid gap-1.5">
-          <Label htmlFor={addId} className="text-xs">
-            Gate to add
-          </Label>
-          <NativeSelect
-            id={addId}
-            aria-label={`${props.caption} gate to add`}
-            value={adding}
-            onChange={(event) => setAdding(event.target.value)}
+    <FieldGroups
+      title="Metric gates"
+      count={gates.fields.length}
+      none="None: the batch is judged on install success only."
+      className="sm:col-span-full"
+      testId="gates-editor"
+      add={
+        <>
+          <div className="grid gap-1.5">
+            <Label htmlFor={addId} className="text-xs">
+              Gate to add
+            </Label>
+            <NativeSelect
+              id={addId}
+              aria-label={`${props.caption} gate to add`}
+              value={adding}
+              onChange={(event) => setAdding(event.target.value)}
+            >
+              {Object.entries(METRIC_OPTIONS).map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </NativeSelect>
+          </div>
+          <Button
+            type="button"
+            size="sm"
+            variant="outline"
+            onClick={() =>
+              gates.append(
+                presetGate(
+                  adding,
+                  gates.fields.map((g) => g.name),
+                ),
+              )
+            }
           >
-            {Object.entries(METRIC_OPTIONS).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </NativeSelect>
-        </div>
-        <Button
-          type="button"
-          size="sm"
-          variant="outline"
-          onClick={() =>
-            gates.append(
-              presetGate(
-                adding,
-                gates.fields.map((g) => g.name),
-              ),
-            )
-          }
-        >
-          <PlusIcon aria-hidden />
-          Add gate to {props.caption.toLowerCase()}
-        </Button>
-      </div>
-      {gates.fields.length === 0 ? (
-        <p className="text-sm text-muted-foreground">None: the batch is judged on install success only.</p>
-      ) : null}
+            <PlusIcon aria-hidden />
+            Add gate to {props.caption.toLowerCase()}
+          </Button>
+        </>
+      }
+    >
       {gates.fields.map((field, index) => (
         <GateRowEditor
           key={field.id}
@@ -86,7 +91,7 @@ export function GatesEditor(props: { prefix: Prefix; caption: string }) {
           onRemove={() => gates.remove(index)}
         />
       ))}
-    </div>
+    </FieldGroups>
   );
 }
 
@@ -100,11 +105,12 @@ function GateRowEditor(props: {
   const kind = useWatch({ control, name: `${props.prefix}.kind` });
   const name = (field: string) => `${props.caption} ${field}`;
   return (
-    <fieldset
-      className="grid gap-4 rounded-lg border border-dashed p-3 sm:grid-cols-[repeat(auto-fill,minmax(10rem,1fr))]"
-      data-testid="gate-editor"
+    <FieldGroup
+      caption={props.caption}
+      onRemove={props.onRemove}
+      className="border-dashed sm:grid-cols-[repeat(auto-fill,minmax(10rem,1fr))]"
+      testId="gate-editor"
     >
-      <legend className="px-1 text-sm font-medium">{props.caption}</legend>
       <TextField<RolloutFormValues>
         name={`${props.prefix}.name`}
         label="Name"
@@ -178,17 +184,7 @@ function GateRowEditor(props: {
         label="Critical (fails the batch)"
       />
       {metric === "promql" ? <PromqlField prefix={props.prefix} caption={props.caption} /> : null}
-      <Button
-        type="button"
-        variant="ghost"
-        size="sm"
-        className="self-end justify-self-start"
-        onClick={props.onRemove}
-      >
-        <Trash2Icon aria-hidden />
-        Remove {props.caption.toLowerCase()}
-      </Button>
-    </fieldset>
+    </FieldGroup>
   );
 }
 

@@ -7,7 +7,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { type FieldPath, useForm, useWatch } from "react-hook-form";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { CheckboxGroupField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
@@ -16,7 +16,6 @@ import { NativeSelect } from "~/components/ui/native-select";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { BatchesEditor } from "./batches-editor";
-import { CheckboxGroupField } from "./choice-fields";
 import { PolicyFields } from "./policy-fields";
 import {
   fieldOf,
@@ -189,6 +188,21 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
             options={{ "": "none", count: "at most N nodes updating", percent: "at most N% updating" }}
           />
           <TextField<RolloutFormValues> name="budget.value" label="Budget N" inputMode="numeric" />
+          <TextField<RolloutFormValues>
+            name="siteBandwidth.megabytesPerSecond"
+            label="Site uplink budget (MB/s)"
+            accessibleName="Site uplink budget in MB per second"
+            inputMode="decimal"
+            placeholder="unlimited"
+            description="Paces each site's cache seed and its nodes' downloads from the hub; measured at the hub."
+          />
+          <TextField<RolloutFormValues>
+            name="siteBandwidth.concurrentDownloads"
+            label="Downloads at once per site"
+            accessibleName="Concurrent downloads per site"
+            inputMode="numeric"
+            placeholder="unlimited"
+          />
         </div>
         <WindowsEditor siteOptions={siteOptions} />
       </Section>

@@ -94,6 +94,8 @@ export interface RolloutFormValues {
     pauseSeconds: string;
   };
   budget: { kind: "" | "count" | "percent"; value: string };
+  /** Each site's uplink budget: MB per second (decimal), downloads at once; empty: none. */
+  siteBandwidth: { megabytesPerSecond: string; concurrentDownloads: string };
   windows: WindowRow[];
   onBatchFailure: "pause" | "rollback";
 }
@@ -128,6 +130,7 @@ export function rolloutFormDefaults(appVersionId: string): RolloutFormValues {
       pauseSeconds: "300",
     },
     budget: { kind: "", value: "" },
+    siteBandwidth: { megabytesPerSecond: "", concurrentDownloads: "" },
     windows: [],
     onBatchFailure: "pause",
   };
@@ -135,6 +138,12 @@ export function rolloutFormDefaults(appVersionId: string): RolloutFormValues {
 
 /** Text to number; empty is "not given". Not-a-number stays NaN so that the schema says so. */
 const num = (text: string): number | undefined => (text.trim() === "" ? undefined : Number(text.trim()));
+
+/** MB per second (decimal, 1 MB = 10^6 bytes) to whole bytes per second; empty: not given. */
+const mega = (text: string): number | undefined => {
+  const value = num(text);
+  return value === undefined ? undefined : Math.round(value * 1_000_000);
+};
 
 /** The API's input, and for each part of it the form field it came from (dotted paths). */
 export function planInputOf(values: RolloutFormValues): { input: unknown; fields: Map<string, string> } {
@@ -217,6 +226,17 @@ export function planInputOf(values: RolloutFormValues): { input: unknown; fields
       maxUpdatingPerSite: { [values.budget.kind]: num(values.budget.value) ?? Number.NaN },
     };
     from("strategy.disruptionBudget", "budget.value");
+  }
+
+  const bandwidth = {
+    bytesPerSecond: mega(values.siteBandwidth.megabytesPerSecond),
+    concurrentDownloads: num(values.siteBandwidth.concurrentDownloads),
+  };
+  if (bandwidth.bytesPerSecond !== undefined || bandwidth.concurrentDownloads !== undefined) {
+    strategy.siteBandwidth = Object.fromEntries(Object.entries(bandwidth).filter(([, v]) => v !== undefined));
+    from("strategy.siteBandwidth", "siteBandwidth.megabytesPerSecond");
+    from("strategy.siteBandwidth.bytesPerSecond", "siteBandwidth.megabytesPerSecond");
+    from("strategy.siteBandwidth.concurrentDownloads", "siteBandwidth.concurrentDownloads");
   }
 
   if (values.windows.length > 0) {

@@ -1,11 +1,11 @@
 "use client";
 
 import { WEEKDAYS } from "@edgefleet/api/schemas";
-import { PlusIcon, Trash2Icon } from "lucide-react";
+import { PlusIcon } from "lucide-react";
 import { useFieldArray, useFormContext } from "react-hook-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { FieldGroup, FieldGroups } from "~/components/forms/field-groups";
+import { CheckboxGroupField, SelectField, TextField } from "~/components/forms/fields";
 import { Button } from "~/components/ui/button";
-import { CheckboxGroupField } from "./choice-fields";
 import type { RolloutFormValues } from "./rollout-form";
 
 const DAY_OPTIONS = WEEKDAYS.map((day) => ({ value: day, label: day }));
@@ -18,9 +18,11 @@ export function WindowsEditor(props: { siteOptions: Array<{ value: string; label
   const { control } = useFormContext<RolloutFormValues>();
   const windows = useFieldArray({ control, name: "windows" });
   return (
-    <div className="grid gap-3">
-      <div className="flex flex-wrap items-center gap-2">
-        <h3 className="mr-auto text-sm font-medium">Maintenance windows</h3>
+    <FieldGroups
+      title="Maintenance windows"
+      count={windows.fields.length}
+      none="None: every site may update at any time."
+      add={
         <Button
           type="button"
           size="sm"
@@ -38,18 +40,12 @@ export function WindowsEditor(props: { siteOptions: Array<{ value: string; label
           <PlusIcon aria-hidden />
           Add window
         </Button>
-      </div>
-      {windows.fields.length === 0 ? (
-        <p className="text-sm text-muted-foreground">None: every site may update at any time.</p>
-      ) : null}
+      }
+    >
       {windows.fields.map((field, index) => {
         const caption = `Window ${index + 1}`;
         return (
-          <fieldset
-            key={field.id}
-            className="grid gap-4 rounded-lg border p-3 sm:grid-cols-[repeat(auto-fill,minmax(11rem,1fr))]"
-          >
-            <legend className="px-1 text-sm font-medium">{caption}</legend>
+          <FieldGroup key={field.id} caption={caption} onRemove={() => windows.remove(index)}>
             <SelectField<RolloutFormValues>
               name={`windows.${index}.siteId`}
               label="Site"
@@ -74,19 +70,9 @@ export function WindowsEditor(props: { siteOptions: Array<{ value: string; label
               options={DAY_OPTIONS}
               className="sm:col-span-2"
             />
-            <Button
-              type="button"
-              variant="ghost"
-              size="sm"
-              className="self-end justify-self-start"
-              onClick={() => windows.remove(index)}
-            >
-              <Trash2Icon aria-hidden />
-              Remove {caption.toLowerCase()}
-            </Button>
-          </fieldset>
+          </FieldGroup>
         );
       })}
-    </div>
+    </FieldGroups>
   );
 }

@@ -1,13 +1,20 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { LEAF_CREDENTIALS_PATH, leafBundleInput } from "@edgefleet/api/schemas";
+import {
+  LEAF_CREDENTIALS_PATH,
+  leafBundleInput,
+  SITE_CACHE_DEFAULT_DIR,
+  SITE_CACHE_DEFAULT_MAX_MIB,
+} from "@edgefleet/api/schemas";
 import { useMutation } from "@tanstack/react-query";
 import { DownloadIcon } from "lucide-react";
 import { useEffect, useState } from "react";
+import { z } from "zod";
 import { ApiForm } from "~/components/forms/api-form";
-import { TextField } from "~/components/forms/fields";
+import { CheckboxField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
+import { textFor } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { Alert } from "~/components/ui/alert";
 import { Button } from "~/components/ui/button";
@@ -15,6 +22,14 @@ import { CardDescription } from "~/components/ui/card";
 import { useTRPC } from "~/trpc/react";
 
 type Bundle = RouterOutputs["site"]["leafBundle"];
+
+/** The API's input, the cache size typed as text (judged by the API's own rule). */
+const leafBundleForm = leafBundleInput.extend({
+  siteCacheMaxMiB: textFor(
+    z.string().transform((text) => (text.trim() ? Number(text) : undefined)),
+    leafBundleInput.shape.siteCacheMaxMiB,
+  ),
+});
 
 /** Object URLs for the bundle's files, released when the bundle is replaced or the page left. */
 function useDownloadUrls(bundle: Bundle | null): Record<string, string> {
@@ -42,10 +57,13 @@ function useDownloadUrls(bundle: Bundle | null): Record<string, string> {
 export function LeafBundle(props: { siteId: string; disabledReason: string | null }) {
   const trpc = useTRPC();
   const [bundle, setBundle] = useState<Bundle | null>(null);
-  const form = useApiForm(leafBundleInput, {
+  const form = useApiForm(leafBundleForm, {
     id: props.siteId,
     listen: "0.0.0.0:4222",
     credentialsPath: LEAF_CREDENTIALS_PATH,
+    siteCache: true,
+    siteCacheDir: SITE_CACHE_DEFAULT_DIR,
+    siteCacheMaxMiB: String(SITE_CACHE_DEFAULT_MAX_MIB),
   });
   const generate = useMutation(
     trpc.site.leafBundle.mutationOptions({
@@ -56,13 +74,16 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
   const urls = useDownloadUrls(bundle);
   const credentialsPath = form.watch("credentialsPath") ?? LEAF_CREDENTIALS_PATH;
   const listen = form.watch("listen") ?? "";
+  const siteCache = form.watch("siteCache") ?? true;
   const dir = credentialsPath.slice(0, credentialsPath.lastIndexOf("/")) || "/";
 
   return (
     <>
       <CardDescription>
         The leaf node is a nats-server on a machine at the site: the site&apos;s agents connect to it, and it
-        keeps one link to the cloud. Every generation mints new site credentials.
+        keeps one link to the cloud. With the site artifact cache, it keeps a copy of each artifact its nodes
+        need (seeded before their rollout batch), so the site&apos;s uplink carries an artifact once, not once
+        per node. Every generation mints new site credentials.
       </CardDescription>
       <ApiForm form={form} label="Generate the leaf bundle" mutation={generate}>
         <TextField name="listen" label="Agents connect to (host:port)" accessibleName="Listen address" />
@@ -71,6 +92,23 @@ export function LeafBundle(props: { siteId: string; disabledReason: string | nul
           label="site.creds on the leaf machine"
           accessibleName="Credentials path"
         />
+        <CheckboxField name="siteCache" label="Run the site artifact cache" />
+        {siteCache ? (
+          <>
+            <TextField
+              name="siteCacheDir"
+              label="Cache directory on the leaf machine"
+              accessibleName="Site cache directory"
+            />
+            <TextField
+              name="siteCacheMaxMiB"
+              label="Cache size (MiB)"
+              accessibleName="Site cache size"
+              inputMode="numeric"
+              description="Least recently used artifacts are evicted first."
+            />
+          </>
+        ) : null}
         <FormFooter
           label="Generate leaf bundle"
           pendingLabel="Generating…"

@@ -65,21 +65,19 @@ export function SiteDetail(props: { id: string; role: Role }) {
           <Section title="Leaf node">
             <LeafBundle siteId={data.id} disabledReason={denied} />
           </Section>
-          <Section title="Edit">
-            <EditNameForm
-              noun="site"
-              record={data}
-              schema={updateSiteInput}
-              save={update.mutateAsync}
-              remove={remove.mutateAsync}
-              deleteConsequence={
-                data.total > 0
-                  ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
-                  : "The site and its leaf-node credentials are deleted."
-              }
-              disabledReason={denied}
-            />
-          </Section>
+          <EditNameForm
+            noun="site"
+            record={data}
+            schema={updateSiteInput}
+            save={update.mutateAsync}
+            remove={remove.mutateAsync}
+            deleteConsequence={
+              data.total > 0
+                ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
+                : "The site and its leaf-node credentials are deleted."
+            }
+            disabledReason={denied}
+          />
         </>
       )}
     </DetailCards>

@@ -1,19 +1,21 @@
-import { ACCOUNT_CHANGED_CHANNEL } from "@edgefleet/db";
 import pg from "pg";
 import type { Logger } from "pino";
 
 /**
- * Follows `pg_notify(ACCOUNT_CHANGED_CHANNEL, organizationId)` (sent by revokeNode) on a
- * dedicated connection, reconnecting with backoff; the gateway then re-issues the account JWT.
+ * Follows one Postgres notification channel on a dedicated connection, reconnecting with backoff,
+ * and hands each payload on: `ACCOUNT_CHANGED_CHANNEL` (an organization id, sent by revokeNode: the
+ * account JWT is re-issued), `NODE_MOVED_CHANNEL` (a node id, sent by moveNodeToSite: what is
+ * cached about the node is forgotten). Every gateway replica listens.
  */
-export class AccountChangeListener {
+export class NotificationListener {
   private client: pg.Client | null = null;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly databaseUrl: string,
-    private readonly onChange: (organizationId: string) => Promise<void>,
+    private readonly channel: string,
+    private readonly onPayload: (payload: string) => Promise<void>,
     private readonly logger: Logger,
   ) {}
 
@@ -33,23 +35,29 @@ export class AccountChangeListener {
     if (this.stopped) return;
     const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on("notification", (notification) => {
-      const organizationId = notification.payload;
-      if (!organizationId) return;
-      this.onChange(organizationId).catch((error: unknown) =>
-        this.logger.error({ err: error, organizationId }, "could not re-issue the account after a change"),
+      const payload = notification.payload;
+      if (!payload || notification.channel !== this.channel) return;
+      this.onPayload(payload).catch((error: unknown) =>
+        this.logger.error({ err: error, channel: this.channel, payload }, "handling a notification failed"),
       );
     });
     client.on("error", (error) => {
-      this.logger.warn({ err: error }, "account-change listener lost Postgres; reconnecting");
+      this.logger.warn(
+        { err: error, channel: this.channel },
+        "notification listener lost Postgres; reconnecting",
+      );
       this.reconnectLater(0);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${ACCOUNT_CHANGED_CHANNEL}`);
+      await client.query(`LISTEN ${this.channel}`);
       this.client = client;
     } catch (error) {
       await client.end().catch(() => undefined);
-      this.logger.warn({ err: error, attempt }, "account-change listener cannot reach Postgres; retrying");
+      this.logger.warn(
+        { err: error, attempt, channel: this.channel },
+        "notification listener cannot reach Postgres; retrying",
+      );
       this.reconnectLater(attempt + 1);
     }
   }

@@ -1,0 +1,71 @@
+"use client";
+
+import { Trash2Icon } from "lucide-react";
+import type * as React from "react";
+import { cn } from "~/lib/utils";
+import { Button } from "../ui/button";
+
+/**
+ * A form's list of repeated field groups (maintenance windows, a batch's gates): its heading with
+ * the controls that add one, what "none" means while there are none, then the groups.
+ */
+export function FieldGroups(props: {
+  title: string;
+  /** The button (and any choice) that adds a group. */
+  add: React.ReactNode;
+  count: number;
+  /** What an empty list means, e.g. "None: every site may update at any time." */
+  none: string;
+  className?: string;
+  testId?: string;
+  children: React.ReactNode;
+}) {
+  return (
+    <div className={cn("grid gap-3", props.className)} data-testid={props.testId}>
+      <div className="flex flex-wrap items-end gap-2">
+        <h3 className="mr-auto text-sm font-medium">{props.title}</h3>
+        {props.add}
+      </div>
+      {props.count === 0 ? <p className="text-sm text-muted-foreground">{props.none}</p> : null}
+      {props.children}
+    </div>
+  );
+}
+
+/**
+ * One repeated group of a form's fields (a batch, a gate, a window): a fieldset captioned by what
+ * it is ("Batch 2"), its fields in a grid that wraps on narrow screens, and a button that removes
+ * it (none when it may not go, e.g. the only batch).
+ */
+export function FieldGroup(props: {
+  caption: string;
+  onRemove: (() => void) | null;
+  className?: string;
+  testId?: string;
+  children: React.ReactNode;
+}) {
+  return (
+    <fieldset
+      className={cn(
+        "grid gap-4 rounded-lg border p-3 sm:grid-cols-[repeat(auto-fill,minmax(11rem,1fr))]",
+        props.className,
+      )}
+      data-testid={props.testId}
+    >
+      <legend className="px-1 text-sm font-medium">{props.caption}</legend>
+      {props.children}
+      {props.onRemove ? (
+        <Button
+          type="button"
+          variant="ghost"
+          size="sm"
+          className="self-end justify-self-start"
+          onClick={props.onRemove}
+        >
+          <Trash2Icon aria-hidden />
+          Remove {props.caption.toLowerCase()}
+        </Button>
+      ) : null}
+    </fieldset>
+  );
+}
