@@ -41,6 +41,10 @@ export class SiteLeaf {
         organizationId: input.organizationId,
         listen: `127.0.0.1:${input.port}`,
         credentialsPath: join(dir, "site.creds"),
+        // No site artifact cache (the console's default): its leaf-side JetStream store would be
+        // /var/lib/edgefleet/site-cache, shared by both leaves, and its seeding would hold the
+        // rollout while site B is cut. The scenario measures the hub, gateways and agents.
+        siteCache: null,
       }),
       signal: AbortSignal.timeout(30_000),
     });
