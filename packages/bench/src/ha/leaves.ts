@@ -41,9 +41,10 @@ export class SiteLeaf {
         organizationId: input.organizationId,
         listen: `127.0.0.1:${input.port}`,
         credentialsPath: join(dir, "site.creds"),
-        // No site artifact cache (the console's default): its leaf-side JetStream store would be
-        // /var/lib/edgefleet/site-cache, shared by both leaves, and its seeding would hold the
-        // rollout while site B is cut. The scenario measures the hub, gateways and agents.
+        // No site artifact cache (the console's default turns it on): its leaf-side JetStream store
+        // would be /var/lib/edgefleet/site-cache for both leaves. Every node fetches from the hub,
+        // as the scenario was designed; the controller's seeding finds no cache at either site
+        // (a JetStream API timeout of 5 s each) and says so in the rollout's timeline.
         siteCache: null,
       }),
       signal: AbortSignal.timeout(30_000),
