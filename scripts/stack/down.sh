@@ -7,7 +7,12 @@ source "$STACK_DIR/services.sh"
 
 step "stopping the $EDGEFLEET_PROFILE stack"
 stop_demo_fleet
-for name in web gateway keycloak mimir mailpit nats; do
+names=()
+for i in $(seq "$WEB_REPLICAS" -1 1); do names+=("$(replica_name web "$i")"); done
+for i in $(seq "$GATEWAY_REPLICAS" -1 1); do names+=("$(replica_name gateway "$i")"); done
+names+=(keycloak mimir mailpit)
+for i in $(seq "$NATS_CLUSTER_SIZE" -1 1); do names+=("$(replica_name nats "$i")"); done
+for name in "${names[@]}"; do
   stop_process "$name" 30
 done
 stop_postgres

@@ -3,6 +3,10 @@
 # process group (pnpm → node, kc.sh → java) and nothing is left behind.
 # shellcheck shell=bash
 
+# Process names of the replicas of one server: `gateway`, `gateway-2`, `gateway-3`… (the first keeps
+# the plain name, so single-replica profiles and their tools never see a suffix).
+replica_name() { if [ "$2" -gt 1 ]; then echo "$1-$2"; else echo "$1"; fi; }
+
 pid_of() { cat "$PID_DIR/$1.pid" 2>/dev/null || true; }
 
 is_running() {

@@ -1,5 +1,5 @@
 # Ports and folders of one stack profile. Sourced after lib.sh.
-# `dev` (./edgefleet up), `test` (./edgefleet test), `bench` (pnpm bench:edge) and `load` (pnpm bench:console) use disjoint
+# `dev` (./edgefleet up), `test` (./edgefleet test), `bench` (pnpm bench:edge), `load` (pnpm bench:console), `ha` (pnpm bench:ha) and the others use disjoint
 # ports and data folders so they can run at once on one machine.
 # shellcheck shell=bash
 EDGEFLEET_PROFILE="${EDGEFLEET_PROFILE:-dev}"
@@ -21,13 +21,25 @@ case "$EDGEFLEET_PROFILE" in
   work6) PORT_OFFSET=35000 ;;
   # The 100,000-node scale scenario (pnpm bench:scale); its site leaves take ports of their own.
   scale) PORT_OFFSET=45000 ;;
-  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev, test or work1..work6 (bench, load and scale are for the benchmarks, check for the scripts' own tests)" ;;
+  # High availability (pnpm bench:ha, docs/ha.md): a 3-node NATS cluster, two gateways, two consoles.
+  ha) PORT_OFFSET=5500 ;;
+  *) die "unknown profile '$EDGEFLEET_PROFILE'" "use dev, test, ha or work1..work6 (bench, load and scale are for the benchmarks, check for the scripts' own tests)" ;;
 esac
+
+# The shape: one of each everywhere but in `ha` (node i of the hub cluster, gateway and console
+# replica i take the base ports + i - 1; see nats_name and replica_name in process.sh).
+if [ "$EDGEFLEET_PROFILE" = ha ]; then
+  NATS_CLUSTER_SIZE=3 GATEWAY_REPLICAS=2 WEB_REPLICAS=2
+else
+  NATS_CLUSTER_SIZE=1 GATEWAY_REPLICAS=1 WEB_REPLICAS=1
+fi
 
 PORT_POSTGRES=$((15432 + PORT_OFFSET))
 PORT_NATS=$((4222 + PORT_OFFSET))
 PORT_NATS_LEAF=$((7422 + PORT_OFFSET))
 PORT_NATS_MONITOR=$((8222 + PORT_OFFSET))
+# Routes between the nodes of a hub cluster (ha only).
+PORT_NATS_CLUSTER=$((6222 + PORT_OFFSET))
 PORT_MIMIR_HTTP=$((9009 + PORT_OFFSET))
 PORT_MIMIR_GRPC=$((9095 + PORT_OFFSET))
 PORT_MIMIR_MEMBERLIST=$((7946 + PORT_OFFSET))

@@ -50,19 +50,66 @@ stop_postgres() {
   fi
 }
 
+# The hub: one nats-server, or a cluster of NATS_CLUSTER_SIZE (the ha profile), each node with its own
+# ports (base + i - 1), JetStream store and account resolver folder, and routes to all the others.
+# Starts whichever nodes are not running (a restart after a crash takes the same command).
 start_nats() {
-  if is_running nats; then ok "nats already running on :$PORT_NATS"; return 0; fi
-  require_free_port "$PORT_NATS" "nats client port"
-  require_free_port "$PORT_NATS_LEAF" "nats leafnode port"
-  require_free_port "$PORT_NATS_MONITOR" "nats monitoring port"
-  local DATA_DIR="$VAR_DIR/nats" PROFILE="$EDGEFLEET_PROFILE"
+  local DATA_DIR="$VAR_DIR/nats" PROFILE="$EDGEFLEET_PROFILE" node name started=() node_dirs=()
   mkdir -p "$DATA_DIR"
+  if [ "$NATS_CLUSTER_SIZE" -gt 1 ]; then
+    for node in $(seq 1 "$NATS_CLUSTER_SIZE"); do node_dirs+=(--cluster-node "$DATA_DIR/node-$node"); done
+  fi
   # The trust root (operator, system/platform/enroll accounts) is made once per data folder.
-  (cd "$REPO_ROOT/packages/nats-tenancy" && node_modules/.bin/tsx src/cli.ts bootstrap "$DATA_DIR/auth") \
+  (cd "$REPO_ROOT/packages/nats-tenancy" && node_modules/.bin/tsx src/cli.ts bootstrap "$DATA_DIR/auth" "${node_dirs[@]}") \
     >"$LOG_DIR/nats-bootstrap.log" 2>&1 || { cat "$LOG_DIR/nats-bootstrap.log" >&2; die "NATS bootstrap failed"; }
-  render "$STACK_DIR/config/nats-hub.conf" "$DATA_DIR/hub.conf"
-  start_process nats "$NATS_BIN" -c "$DATA_DIR/hub.conf"
-  wait_http nats "http://127.0.0.1:$PORT_NATS_MONITOR/healthz?js-enabled-only=true" 30
+  for node in $(seq 1 "$NATS_CLUSTER_SIZE"); do
+    name="$(replica_name nats "$node")"
+    if is_running "$name"; then ok "$name already running on :$((PORT_NATS + node - 1))"; continue; fi
+    start_nats_node "$node"
+    started+=("$node")
+  done
+  # A cluster node is healthy once JetStream has a meta leader, which takes a quorum of nodes: all are
+  # started before any is waited for.
+  for node in "${started[@]}"; do
+    wait_http "$(replica_name nats "$node")" \
+      "http://127.0.0.1:$((PORT_NATS_MONITOR + node - 1))/healthz$([ "$NATS_CLUSTER_SIZE" -gt 1 ] || echo '?js-enabled-only=true')" 60
+  done
+}
+
+start_nats_node() {
+  local node="$1" config conf_dir of_node=""
+  local PORT_NATS=$((PORT_NATS + node - 1)) PORT_NATS_LEAF=$((PORT_NATS_LEAF + node - 1))
+  local PORT_NATS_MONITOR=$((PORT_NATS_MONITOR + node - 1))
+  # Which node, on a cluster only: a single hub's messages stay as they were (scripts/test checks them).
+  [ "$NATS_CLUSTER_SIZE" -eq 1 ] || of_node=" (node $node)"
+  require_free_port "$PORT_NATS" "nats client port$of_node"
+  require_free_port "$PORT_NATS_LEAF" "nats leafnode port$of_node"
+  require_free_port "$PORT_NATS_MONITOR" "nats monitoring port$of_node"
+  if [ "$NATS_CLUSTER_SIZE" -eq 1 ]; then
+    conf_dir="$DATA_DIR"
+  else
+    # The node's folder holds its config, its JetStream store and auth/auth.conf (with its own resolver).
+    conf_dir="$DATA_DIR/node-$node"
+    require_free_port "$((PORT_NATS_CLUSTER + node - 1))" "nats cluster port (node $node)"
+  fi
+  config="$conf_dir/hub.conf"
+  DATA_DIR="$conf_dir" render "$STACK_DIR/config/nats-hub.conf" "$config"
+  if [ "$NATS_CLUSTER_SIZE" -gt 1 ]; then
+    sed -i "s/^server_name: .*/server_name: edgefleet-hub-$PROFILE-$node/" "$config"
+    local routes=() peer
+    for peer in $(seq 1 "$NATS_CLUSTER_SIZE"); do routes+=("\"nats-route://127.0.0.1:$((PORT_NATS_CLUSTER + peer - 1))\""); done
+    cat >>"$config" <<CLUSTER
+
+# Node $node of $NATS_CLUSTER_SIZE of the hub cluster (JetStream replicates EF_UP and the artifact
+# stores across the nodes: the gateway sizes their replicas to the cluster).
+cluster {
+  name: edgefleet-hub-$PROFILE
+  listen: 127.0.0.1:$((PORT_NATS_CLUSTER + node - 1))
+  routes: [$(IFS=,; echo "${routes[*]}")]
+}
+CLUSTER
+  fi
+  start_process "$(replica_name nats "$node")" "$NATS_BIN" -c "$config"
 }
 
 start_mimir() {
@@ -133,13 +180,21 @@ write_stack_env() {
   [ -s "$push_action_secret_file" ] || head -c 48 /dev/urandom | base64 | tr -d '\n/+=' >"$push_action_secret_file"
   local vapid_public vapid_private
   read -r vapid_public vapid_private <"$vapid_file"
+  # Every node of the hub and every gateway replica, comma-separated (one of each outside `ha`).
+  local nats_urls=() leaf_urls=() monitor_urls=() gateway_urls=() i
+  for i in $(seq 1 "$NATS_CLUSTER_SIZE"); do
+    nats_urls+=("nats://127.0.0.1:$((PORT_NATS + i - 1))")
+    leaf_urls+=("nats-leaf://127.0.0.1:$((PORT_NATS_LEAF + i - 1))")
+    monitor_urls+=("http://127.0.0.1:$((PORT_NATS_MONITOR + i - 1))")
+  done
+  for i in $(seq 1 "$GATEWAY_REPLICAS"); do gateway_urls+=("http://127.0.0.1:$((PORT_GATEWAY + i - 1))"); done
   cat >"$STACK_ENV" <<ENV
 # Written by scripts/stack/up.sh for the '$EDGEFLEET_PROFILE' profile. Source it to talk to this stack.
 EDGEFLEET_PROFILE=$EDGEFLEET_PROFILE
 DATABASE_URL=postgresql://edgefleet@127.0.0.1:$PORT_POSTGRES/edgefleet
-NATS_URL=nats://127.0.0.1:$PORT_NATS
-NATS_LEAF_URL=nats-leaf://127.0.0.1:$PORT_NATS_LEAF
-NATS_MONITOR_URL=http://127.0.0.1:$PORT_NATS_MONITOR
+NATS_URL=$(IFS=,; echo "${nats_urls[*]}")
+NATS_LEAF_URL=$(IFS=,; echo "${leaf_urls[*]}")
+NATS_MONITOR_URL=$(IFS=,; echo "${monitor_urls[*]}")
 NATS_SERVER_BIN=$NATS_BIN
 SCHEMATHESIS_BIN=$SCHEMATHESIS_BIN
 AGENT_SERVER_URL=nats://127.0.0.1:$PORT_NATS
@@ -160,7 +215,7 @@ AUTH_TRUST_HOST=true
 WEB_URL=http://127.0.0.1:$PORT_WEB
 WEB_PORT=$PORT_WEB
 GATEWAY_HTTP_PORT=$PORT_GATEWAY
-GATEWAY_URL=http://127.0.0.1:$PORT_GATEWAY
+GATEWAY_URL=$(IFS=,; echo "${gateway_urls[*]}")
 GATEWAY_INTERNAL_TOKEN=$(cat "$internal_token_file")
 GATEWAY_ALERT_RELAY_SECRET=$(cat "$alert_relay_secret_file")
 GATEWAY_CONSOLE_URL=http://127.0.0.1:$PORT_WEB
@@ -193,11 +248,17 @@ prepare_database() {
   ok "demo organizations seeded"
 }
 
+# Every gateway replica (GATEWAY_REPLICAS; replica i on GATEWAY_HTTP_PORT + i - 1). Replicas share
+# the work through JetStream queue groups and Postgres leases and locks (docs/ha.md).
 start_gateway() {
-  if is_running gateway; then ok "gateway already running on :$PORT_GATEWAY"; return 0; fi
-  require_free_port "$PORT_GATEWAY" gateway
-  start_process gateway bash -c "cd '$REPO_ROOT/apps/gateway' && exec node_modules/.bin/tsx src/main.ts"
-  wait_http gateway "http://127.0.0.1:$PORT_GATEWAY/readyz" 60
+  local replica name port
+  for replica in $(seq 1 "$GATEWAY_REPLICAS"); do
+    name="$(replica_name gateway "$replica")" port=$((PORT_GATEWAY + replica - 1))
+    if is_running "$name"; then ok "$name already running on :$port"; continue; fi
+    require_free_port "$port" "$name"
+    start_process "$name" bash -c "cd '$REPO_ROOT/apps/gateway' && GATEWAY_HTTP_PORT=$port exec node_modules/.bin/tsx src/main.ts"
+    wait_http "$name" "http://127.0.0.1:$port/readyz" 60
+  done
 }
 
 build_web() {
@@ -213,11 +274,17 @@ build_agent_release() {
   run_with_progress "agent build" 120 "$LOG_DIR/agent-build.log" bash "$REPO_ROOT/apps/agent/build.sh" --release
 }
 
+# Every console replica (WEB_REPLICAS; replica i on WEB_PORT + i - 1, its own AUTH_URL: there is no
+# load balancer in front of them here).
 start_web() {
-  if is_running web; then ok "web already running on :$PORT_WEB"; return 0; fi
-  require_free_port "$PORT_WEB" "web console"
-  start_process web bash -c "cd '$REPO_ROOT/apps/web' && NODE_ENV=production exec node server.mjs -H 127.0.0.1 -p $PORT_WEB"
-  wait_http web "http://127.0.0.1:$PORT_WEB/" 60 "^(2|3)"
+  local replica name port
+  for replica in $(seq 1 "$WEB_REPLICAS"); do
+    name="$(replica_name web "$replica")" port=$((PORT_WEB + replica - 1))
+    if is_running "$name"; then ok "$name already running on :$port"; continue; fi
+    require_free_port "$port" "web console ($name)"
+    start_process "$name" bash -c "cd '$REPO_ROOT/apps/web' && AUTH_URL=http://127.0.0.1:$port NODE_ENV=production exec node server.mjs -H 127.0.0.1 -p $port"
+    wait_http "$name" "http://127.0.0.1:$port/" 60 "^(2|3)"
+  done
 }
 
 # The demo of `up`. In every profile the seeded versions get their real artifacts (uploaded into

@@ -63,7 +63,7 @@ else
 fi
 cat <<DONE
   Keycloak admin $KEYCLOAK_URL/admin   (admin / admin)
-  NATS           $NATS_URL   (leaf nodes: ${NATS_LEAF_URL#nats-leaf://}, monitor: $NATS_MONITOR_URL)
+  NATS           $NATS_URL   (leaf nodes: $NATS_LEAF_URL; monitor: $NATS_MONITOR_URL)
   Mimir          $MIMIR_URL
   PostgreSQL     $DATABASE_URL
 

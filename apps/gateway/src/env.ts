@@ -51,8 +51,23 @@ const gatewayEnvSchema = {
   DATABASE_URL: urlWithProtocols("DATABASE_URL", ["postgresql:", "postgres:"]),
   NATS_URL: natsServerList,
   MIMIR_URL: urlWithProtocols("MIMIR_URL", ["http:", "https:"]),
-  // The hub's monitoring endpoint: site uplink use is measured on its /leafz byte counters.
-  NATS_MONITOR_URL: urlWithProtocols("NATS_MONITOR_URL", ["http:", "https:"]).optional(),
+  // The hub's monitoring endpoint (comma-separated: every node of a cluster): site uplink use is
+  // measured on their /leafz byte counters.
+  NATS_MONITOR_URL: z
+    .string()
+    .transform((value) =>
+      value
+        .split(",")
+        .map((url) => url.trim())
+        .filter((url) => url.length > 0),
+    )
+    .refine(
+      (urls) =>
+        urls.length > 0 &&
+        urls.every((url) => URL.canParse(url) && ["http:", "https:"].includes(new URL(url).protocol)),
+      { error: "NATS_MONITOR_URL must be http://host:port (comma-separated for several nodes)" },
+    )
+    .optional(),
   // Operator-mode hub (docs/protocol.md): the platform user, the system user (pushes account
   // JWTs) and the tenancy secrets (signing keys). Without the last two, enrollment is off.
   NATS_CREDS: z.string().min(1).optional(),

@@ -24,6 +24,7 @@ import { NatsHub } from "./health/nats.js";
 import { createPostgresProbe } from "./health/postgres.js";
 import { ProbeLoop } from "./health/probe-loop.js";
 import { createHttpServer } from "./http/server.js";
+import { HubReplicas } from "./hub-replicas.js";
 import { createLogger } from "./logger.js";
 import { createGatewayMetrics } from "./metrics.js";
 import { RolloutController } from "./rollouts/rollout-controller.js";
@@ -63,6 +64,9 @@ const nats = new NatsHub(
   env.NATS_CREDS,
 );
 const db = createGatewayDatabase(env.DATABASE_URL);
+// EF_UP and the artifact stores keep as many copies as the hub has JetStream servers (at most 3).
+const hubReplicas = new HubReplicas(env.NATS_URL, env.NATS_SYSTEM_CREDS, natsLogger);
+const streamReplicas = () => hubReplicas.get();
 
 const probeDefaults = { health, intervalMs: env.GATEWAY_HEALTH_INTERVAL_MS };
 const natsLoop = new ProbeLoop({
@@ -92,7 +96,7 @@ const httpLogger = logger.child({ component: "http" });
 const enrollmentConfig = enrollmentConfigFromEnv(env);
 const enrollment = enrollmentConfig ? createEnrollment(db, enrollmentConfig, logger, metrics.registry) : null;
 // Artifacts go into the organizations' object store buckets on the platform connection.
-const artifacts = new ArtifactService(db, new ArtifactBuckets(() => nats.nc), {
+const artifacts = new ArtifactService(db, new ArtifactBuckets(() => nats.nc, streamReplicas), {
   maxBytes: env.GATEWAY_ARTIFACT_MAX_BYTES,
   allowPrivateAddresses: env.GATEWAY_ARTIFACT_IMPORT_ALLOW_PRIVATE,
 });
@@ -185,6 +189,7 @@ edgeServices.push(
         maxBytes: env.GATEWAY_ARTIFACT_CACHE_MB * 1024 * 1024,
         memoryBytes: env.GATEWAY_ARTIFACT_MEMORY_MB * 1024 * 1024,
       },
+      streamReplicas,
       credentials: enrollment ? { secrets: enrollment.secrets, accounts: enrollment.accounts } : undefined,
     },
     logger,
@@ -254,7 +259,7 @@ function siteCachePrep(secrets: TenancySecrets, onReady: (rolloutId: string) => 
   return new RolloutSiteCachePrep(
     db,
     new SiteCacheSeeder(secrets, artifactsOnDisk, { natsUrl: env.NATS_URL }),
-    { monitorUrl: env.NATS_MONITOR_URL ?? null },
+    { monitorUrls: env.NATS_MONITOR_URL ?? null },
     onReady,
     logger.child({ component: "site-cache" }),
   );

@@ -8,6 +8,7 @@ import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
 import {
   freePort,
+  LinkCutter,
   type RunningNats,
   startNats,
   startOperatorModeHub,
@@ -16,7 +17,6 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayProcess } from "./support/gateway-process.js";
 import { organizationLeafLinks } from "./support/leaf-links.js";
-import { LinkCutter } from "./support/link-cutter.js";
 import { requireTestEnv } from "./support/required-env.js";
 import { testAgent } from "./support/test-agent.js";
 

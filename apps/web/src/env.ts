@@ -25,9 +25,23 @@ export const env = createEnv({
     AGENT_DOWNLOAD_URL: z.url().optional(),
     /** The native agent's release binaries that /downloads/agent serves (apps/agent/build.sh --release). */
     AGENT_DIST_DIR: z.string().min(1).optional(),
-    /** The gateway's HTTP server; the API asks its internal API for site leaf bundles and enrollment credentials. */
+    /**
+     * The gateway's HTTP server; the API asks its internal API for site leaf bundles and enrollment
+     * credentials. Comma-separated for several replicas (one that cannot be reached is skipped).
+     */
     GATEWAY_URL: z
-      .url({ error: "GATEWAY_URL must be the gateway's base URL, e.g. http://127.0.0.1:8090" })
+      .string()
+      .transform((value) =>
+        value
+          .split(",")
+          .map((url) => url.trim())
+          .filter((url) => url.length > 0),
+      )
+      .pipe(
+        z
+          .array(z.url({ error: "GATEWAY_URL must be the gateway's base URL, e.g. http://127.0.0.1:8090" }))
+          .min(1, "GATEWAY_URL must name at least one gateway"),
+      )
       .optional(),
     /** Shared secret of the gateway's internal API (the gateway has the same value). */
     GATEWAY_INTERNAL_TOKEN: z

@@ -11,8 +11,35 @@ import { z } from "zod";
 export interface GatewayConnection {
   /** Base URL of the gateway's HTTP server, e.g. http://127.0.0.1:8090. */
   url: string;
+  /**
+   * Other gateway replicas: a call that cannot reach one (connection refused: nothing was sent)
+   * goes to the next, and later calls start from the one that answered (docs/ha.md).
+   */
+  otherUrls?: string[];
   /** Shared secret of the internal API. */
   internalToken: string;
+}
+
+/** Per list of replicas: the one that answered last (log sessions live in one replica: stay there). */
+const answeredLast = new Map<string, string>();
+
+/** The replicas in the order to try them: the one that answered last first, then the others. */
+export function gatewayUrls(gateway: GatewayConnection): string[] {
+  const all = [gateway.url, ...(gateway.otherUrls ?? [])];
+  const preferred = answeredLast.get(all.join(","));
+  return preferred && all.includes(preferred) ? [preferred, ...all.filter((url) => url !== preferred)] : all;
+}
+
+function rememberAnswer(gateway: GatewayConnection, url: string): void {
+  if (gateway.otherUrls?.length) answeredLast.set([gateway.url, ...gateway.otherUrls].join(","), url);
+}
+
+/** Errors that mean the request never reached the gateway, so another replica may take it. */
+const NOT_REACHED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+
+function neverReached(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return typeof cause?.code === "string" && NOT_REACHED.has(cause.code);
 }
 
 export const leafBundleSchema = z.object({
@@ -44,25 +71,33 @@ async function call<T>(
   init: { method: "GET" | "POST"; body?: unknown; timeoutMs?: number },
   schema: z.ZodType<T>,
 ): Promise<T> {
-  const { url, internalToken } = requireGateway(gateway);
-  let response: Response;
-  try {
-    response = await fetch(new URL(path, url), {
-      method: init.method,
-      headers: {
-        authorization: `Bearer ${internalToken}`,
-        ...(init.body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-      signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw new TRPCError({
-      code: "SERVICE_UNAVAILABLE",
-      message: `the gateway at ${url} did not answer: ${error instanceof Error ? error.message : String(error)}`,
-      cause: error,
-    });
+  const connection = requireGateway(gateway);
+  const urls = gatewayUrls(connection);
+  let response: Response | undefined;
+  for (const [index, url] of urls.entries()) {
+    try {
+      response = await fetch(new URL(path, url), {
+        method: init.method,
+        headers: {
+          authorization: `Bearer ${connection.internalToken}`,
+          ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS),
+      });
+      rememberAnswer(connection, url);
+      break;
+    } catch (error) {
+      // A timeout or a reset may have reached the gateway: only a refused connection moves on.
+      if (index < urls.length - 1 && neverReached(error)) continue;
+      throw new TRPCError({
+        code: "SERVICE_UNAVAILABLE",
+        message: `the gateway at ${url} did not answer: ${error instanceof Error ? error.message : String(error)}`,
+        cause: error,
+      });
+    }
   }
+  if (!response) throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: "no gateway answered" });
   const body = (await response.json().catch(() => null)) as unknown;
   if (response.ok) {
     const parsed = schema.safeParse(body);
@@ -139,7 +174,10 @@ export async function streamArtifactToGateway(
     declaredSha256: string | null;
   },
 ): Promise<ArtifactUploadAnswer> {
-  const { url, internalToken } = requireGateway(gateway);
+  const connection = requireGateway(gateway);
+  const { internalToken } = connection;
+  // A streamed body cannot be sent twice: the upload goes to the replica that answered last.
+  const url = gatewayUrls(connection)[0] as string;
   const target = new URL(`/internal/orgs/${encodeURIComponent(input.organizationId)}/artifacts`, url);
   const send = target.protocol === "https:" ? httpsRequest : httpRequest;
   const upstream = send(target, {

@@ -16,6 +16,7 @@ import {
 } from "@edgefleet/agent-sdk";
 import type { ArtifactRef, RunSpec } from "@edgefleet/agent-sdk/protocol";
 import { connect } from "@nats-io/transport-node";
+import { type DeliveryLedger, RecordingOutbox } from "./delivery-ledger.js";
 import { type BehaviourTable, crashModel, nodeProfile, usageModel } from "./rollout/gates/behaviour.js";
 import type { EnrollCommand, FromWorker, NodeTime, ToWorker } from "./worker-protocol.js";
 
@@ -64,11 +65,16 @@ interface HollowNode {
   url: string;
   agent: Agent | undefined;
   switchCount: SwitchCount;
+  /** Every report whose PubAck this node's agents got, across restarts. */
+  ledger: DeliveryLedger;
+  /** The running agent's outbox (its backlog). */
+  outbox: RecordingOutbox | undefined;
 }
 
 const nodes = new Map<string, HollowNode>();
 let natsUrl = "";
 let fetchArtifacts = false;
+let statusRefreshSeconds: number | undefined;
 let appModels = false;
 /** What each version does (set by the driver before each rollout; read at every sample). */
 let behaviours: BehaviourTable = {};
@@ -85,6 +91,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 async function enrollShare(command: EnrollCommand): Promise<void> {
   natsUrl = command.natsUrl;
   fetchArtifacts = command.fetchArtifacts ?? false;
+  statusRefreshSeconds = command.statusRefreshSeconds;
   appModels = command.appModels ?? false;
   const connection = await connect({
     servers: command.natsUrl,
@@ -115,6 +122,8 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
           url: urls[index % urls.length] as string,
           agent: undefined,
           switchCount: { switches: {}, lastVersion: new Map() },
+          ledger: { st: [], mx: [] },
+          outbox: undefined,
         });
         enrolled++;
       } catch (error) {
@@ -137,6 +146,7 @@ async function enrollShare(command: EnrollCommand): Promise<void> {
 }
 
 async function startAgent(node: HollowNode): Promise<void> {
+  node.outbox = new RecordingOutbox(new MemoryOutbox(), node.ledger);
   node.agent = await Agent.start({
     servers: [node.url || natsUrl],
     // The agent signs each connect's nonce natively (nats.js's jwtAuthenticator uses tweetnacl,
@@ -154,12 +164,13 @@ async function startAgent(node: HollowNode): Promise<void> {
           }
         : {}),
     }),
-    outbox: new MemoryOutbox(),
+    outbox: node.outbox,
     stateStore: node.stateStore,
     hostSampler: new SyntheticHostSampler(),
     reconnectPacer,
     // The name is how the benchmark finds its agents' connections in the server's /connz.
     name: `${node.name}`,
+    ...(statusRefreshSeconds ? { statusRefreshSeconds } : {}),
   });
 }
 
@@ -247,8 +258,14 @@ async function shutdown(): Promise<void> {
 
 const progressTimer = setInterval(() => {
   let connected = 0;
-  for (const node of nodes.values()) if (node.agent?.isConnected()) connected++;
-  send({ type: "progress", enrolled, started, connected });
+  let backlog = 0;
+  let delivered = 0;
+  for (const node of nodes.values()) {
+    if (node.agent?.isConnected()) connected++;
+    if (node.agent) backlog += node.outbox?.stats().records ?? 0;
+    delivered += node.ledger.st.length + node.ledger.mx.length;
+  }
+  send({ type: "progress", enrolled, started, connected, backlog, delivered });
 }, 1_000);
 
 process.on("message", (message: ToWorker) => {
@@ -274,6 +291,20 @@ process.on("message", (message: ToWorker) => {
             nid: node.identity.nid,
             switches: node.switchCount.switches,
           })),
+        });
+      case "deliveries":
+        return send({
+          type: "deliveries",
+          nodes: [...nodes.values()].map((node) => {
+            const outbox = node.outbox?.stats();
+            return {
+              nid: node.identity.nid,
+              st: node.ledger.st,
+              mx: node.ledger.mx,
+              evicted: outbox?.evicted ?? 0,
+              pending: outbox?.records ?? 0,
+            };
+          }),
         });
       case "shutdown":
         return shutdown();

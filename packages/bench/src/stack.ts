@@ -226,8 +226,11 @@ export class GatewayProcess {
     stackEnv: Record<string, string>,
     extraEnv: Record<string, string>,
     nodeArgs: string[] = [],
+    /** Another port and log than the profile's one gateway (a second replica); `restart`: append to the log. */
+    replica: { port?: number; logName?: string; restart?: boolean } = {},
   ): Promise<GatewayProcess> {
-    const port = Number(stackEnv.GATEWAY_HTTP_PORT);
+    const port = replica.port ?? Number(stackEnv.GATEWAY_HTTP_PORT);
+    const logName = replica.logName ?? "bench-gateway.log";
     // Whatever answers on the port must be our own gateway, never a leftover one.
     if (await portTaken(port))
       throw new Error(
@@ -235,19 +238,25 @@ export class GatewayProcess {
       );
     const gatewayDir = join(REPO_ROOT, "apps/gateway");
     const tsxCli = createRequire(join(gatewayDir, "package.json")).resolve("tsx/cli");
-    const log = openSync(join(LOG_DIR, "bench-gateway.log"), "w");
+    const log = openSync(join(LOG_DIR, logName), replica.restart ? "a" : "w");
     const args =
       // --cpu-prof and its kin are refused in NODE_OPTIONS: run node itself with tsx as its loader then.
       nodeArgs.length > 0 ? [...nodeArgs, "--import", "tsx", "src/main.ts"] : [tsxCli, "src/main.ts"];
     const child = spawn(process.execPath, args, {
       cwd: gatewayDir,
-      env: { PATH: process.env.PATH ?? "", ...stackEnv, LOG_LEVEL: "info", ...extraEnv },
+      env: {
+        PATH: process.env.PATH ?? "",
+        ...stackEnv,
+        LOG_LEVEL: "info",
+        ...extraEnv,
+        GATEWAY_HTTP_PORT: String(port),
+      },
       stdio: ["ignore", log, log],
       // Own process group: stopping it ends tsx and the node process it runs together.
       detached: true,
     });
     closeSync(log);
-    const gateway = new GatewayProcess(child, `http://127.0.0.1:${stackEnv.GATEWAY_HTTP_PORT}`);
+    const gateway = new GatewayProcess(child, `http://127.0.0.1:${port}`);
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) break;
@@ -258,7 +267,7 @@ export class GatewayProcess {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     gateway.kill();
-    throw new Error(`the gateway did not become ready (log: ${join(LOG_DIR, "bench-gateway.log")})`);
+    throw new Error(`the gateway did not become ready (log: ${join(LOG_DIR, logName)})`);
   }
 
   async metricsText(): Promise<string> {

@@ -1,6 +1,6 @@
-import type { BehaviourTable } from "./rollout/gates/behaviour.js";
-
 /** Messages between the benchmark driver and its hollow-agent worker processes (Node IPC). */
+import type { NodeDeliveries } from "./delivery-ledger.js";
+import type { BehaviourTable } from "./rollout/gates/behaviour.js";
 
 export interface EnrollCommand {
   type: "enroll";
@@ -21,6 +21,8 @@ export interface EnrollCommand {
   concurrency: number;
   /** Agents really download artifacts (chunks over NATS, SHA-256 checked) instead of simulating it. */
   fetchArtifacts?: boolean;
+  /** A status report also goes out this often without a change (the agent's default: 600 s). */
+  statusRefreshSeconds?: number;
   /**
    * Per-app CPU, memory and crashes modelled by version (rollout/gates/behaviour.ts, the table set
    * by "behaviours"); default off: no per-app series, no crashes.
@@ -41,6 +43,8 @@ export type ToWorker =
   | { type: "behaviours"; table: BehaviourTable }
   /** Reply "updates": per node, how many times its runtime was told to switch to each version. */
   | { type: "updates" }
+  /** Reply "deliveries": per node, every report whose PubAck its agent got (delivery-ledger.ts). */
+  | { type: "deliveries" }
   | { type: "shutdown" };
 
 export interface NodeTime {
@@ -51,7 +55,16 @@ export interface NodeTime {
 
 export type FromWorker =
   | { type: "ready" }
-  | { type: "progress"; enrolled: number; started: number; connected: number }
+  | {
+      type: "progress";
+      enrolled: number;
+      started: number;
+      connected: number;
+      /** Reports in the running agents' outboxes, waiting for their PubAck. */
+      backlog: number;
+      /** Reports acknowledged so far (all agents, since start). */
+      delivered: number;
+    }
   | { type: "enrolled"; nodes: Array<{ nid: string; name: string }>; failures: number; firstError?: string }
   /** Agents handed to Agent.start (it connects in the background) and when. */
   | { type: "started"; nodes: NodeTime[] }
@@ -59,6 +72,7 @@ export type FromWorker =
   | { type: "restarted"; nodes: NodeTime[] }
   | { type: "hellos"; nodes: NodeTime[]; watched: number }
   | { type: "updates"; nodes: NodeUpdates[] }
+  | { type: "deliveries"; nodes: NodeDeliveries[] }
   | { type: "behaviours-set" }
   | { type: "error"; message: string };
 

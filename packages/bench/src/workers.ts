@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
+import type { NodeDeliveries } from "./delivery-ledger.js";
 import type { BehaviourTable } from "./rollout/gates/behaviour.js";
 import type { EnrollCommand, FromWorker, NodeTime, NodeUpdates, ToWorker } from "./worker-protocol.js";
 
@@ -9,7 +10,7 @@ import type { EnrollCommand, FromWorker, NodeTime, NodeUpdates, ToWorker } from 
 type Reply<T extends FromWorker["type"]> = Extract<FromWorker, { type: T }>;
 
 class Worker {
-  readonly progress = { enrolled: 0, started: 0, connected: 0 };
+  readonly progress = { enrolled: 0, started: 0, connected: 0, backlog: 0, delivered: 0 };
   readonly nids = new Set<string>();
   private readonly waiters = new Map<string, (message: FromWorker) => void>();
   private failure: Error | undefined;
@@ -99,6 +100,30 @@ export class WorkerPool {
     return sum;
   }
 
+  /**
+   * Enrolls with one command per worker (worker i gets `commands[i]`: its own token, site leaf and
+   * share of the names); returns every enrolled node, per worker.
+   */
+  async enrollEach(commands: ReadonlyArray<Omit<EnrollCommand, "type">>) {
+    if (commands.length !== this.workers.length)
+      throw new Error(`${commands.length} enroll commands for ${this.workers.length} workers`);
+    const replies = await Promise.all(
+      this.workers.map((worker, index) =>
+        worker
+          .request({ type: "enroll", ...(commands[index] as Omit<EnrollCommand, "type">) }, "enrolled")
+          .then((reply) => {
+            for (const node of reply.nodes) worker.nids.add(node.nid);
+            return reply;
+          }),
+      ),
+    );
+    return {
+      perWorker: replies.map((reply) => reply.nodes),
+      failures: replies.reduce((sum, reply) => sum + reply.failures, 0),
+      firstError: replies.find((reply) => reply.firstError)?.firstError,
+    };
+  }
+
   /** Enrolls `nodes` split evenly over the workers; returns every enrolled node. */
   async enroll(nodes: number, base: Omit<EnrollCommand, "type" | "firstIndex" | "count">) {
     const share = Math.ceil(nodes / this.workers.length);
@@ -186,6 +211,21 @@ export class WorkerPool {
       this.workers.map((worker) => worker.request({ type: "updates" }, "updates")),
     );
     return replies.flatMap((reply) => reply.nodes);
+  }
+
+  /** Per node, every report whose PubAck its agent got (delivery-ledger.ts). */
+  async deliveries(): Promise<NodeDeliveries[]> {
+    const replies = await Promise.all(
+      this.workers.map((worker) => worker.request({ type: "deliveries" }, "deliveries")),
+    );
+    return replies.flatMap((reply) => reply.nodes);
+  }
+
+  /** Each worker's latest progress (sent every second): agents connected, backlog, delivered. */
+  progressOf(index: number) {
+    const worker = this.workers[index];
+    if (!worker) throw new Error(`no hollow worker ${index}`);
+    return { ...worker.progress };
   }
 
   /** Asks each worker to stop its agents and exit; kills it after `graceMs`. Idempotent. */

@@ -45,3 +45,13 @@ export async function writeTenancyFiles(dir: string): Promise<TenancySecrets> {
   writeFileSync(join(dir, "enroll.creds"), secrets.enroll.userCreds);
   return secrets;
 }
+
+/**
+ * One node of a hub cluster: `<nodeDir>/auth/auth.conf`, the operator-mode block with the node's
+ * own resolver folder (`<nodeDir>/auth/jwt`). The full resolvers of the nodes sync accounts among
+ * themselves; two servers writing one folder would not.
+ */
+export function writeClusterNodeAuth(secrets: TenancySecrets, nodeDir: string): void {
+  mkdirSync(join(nodeDir, "auth", "jwt"), { recursive: true });
+  writeFileSync(join(nodeDir, "auth", "auth.conf"), serverAuthConfig(secrets, join(nodeDir, "auth", "jwt")));
+}

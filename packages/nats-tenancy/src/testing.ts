@@ -10,6 +10,7 @@ import { keyPairFromSeed } from "./keys";
 
 export {
   freePort,
+  LinkCutter,
   type NatsPorts,
   natsServerBin,
   type RunningNats,
@@ -43,6 +44,39 @@ export function startPlainHub(): Promise<RunningNats> {
     ({ dir, port, monitorPort }) =>
       `listen: 127.0.0.1:${port}\nhttp: 127.0.0.1:${monitorPort}\njetstream { domain: hub, store_dir: ${JSON.stringify(join(dir, "js"))} }\n`,
   );
+}
+
+/**
+ * A hub cluster as the `ha` stack runs it: `size` operator-mode nodes with JetStream in domain "hub",
+ * routes to each other, each with its own resolver folder and store. All start at once: a node is
+ * healthy only once JetStream has a meta leader, which takes a quorum.
+ */
+export async function startOperatorModeCluster(
+  secrets: TenancySecrets,
+  size = 3,
+): Promise<{ nodes: RunningNats[]; urls: string[]; stop: () => Promise<void> }> {
+  const clusterPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routes = clusterPorts.map((port) => `"nats-route://127.0.0.1:${port}"`).join(", ");
+  const nodes = await Promise.all(
+    clusterPorts.map((clusterPort, index) =>
+      startNats(
+        ({ dir, port, monitorPort }) => `
+server_name: hub-${index + 1}
+listen: 127.0.0.1:${port}
+http: 127.0.0.1:${monitorPort}
+jetstream { domain: hub, store_dir: ${JSON.stringify(join(dir, "js"))} }
+cluster { name: hub, listen: 127.0.0.1:${clusterPort}, routes: [${routes}] }
+${serverAuthConfig(secrets, join(dir, "jwt"))}`,
+      ),
+    ),
+  );
+  return {
+    nodes,
+    urls: nodes.map((node) => node.url),
+    stop: async () => {
+      await Promise.all(nodes.map((node) => node.stop()));
+    },
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { artifactBucket, formatWireId } from "@edgefleet/agent-sdk/protocol";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Base64UrlPaddedCodec, type ObjectStore, Objm, StorageType } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { untilStreamLeads } from "../hub-replicas.js";
 
 /**
  * Artifacts live in one JetStream object store bucket per organization, in the platform account
@@ -28,12 +29,19 @@ export interface OrganizationBucket {
   purgeMeta(objectName: string): Promise<void>;
 }
 
-/** Opens (creating on first use) organizations' buckets; one handle per bucket per connection. */
+/**
+ * Opens (creating on first use) organizations' buckets; one handle per bucket per connection.
+ * Each bucket keeps as many copies as the hub's streams should (HubReplicas): a bucket made
+ * before the hub became a cluster is scaled up when it is next opened.
+ */
 export class ArtifactBuckets {
   private readonly open = new Map<string, Promise<OrganizationBucket>>();
   private connection: NatsConnection | null = null;
 
-  constructor(private readonly platform: () => NatsConnection | null) {}
+  constructor(
+    private readonly platform: () => NatsConnection | null,
+    private readonly replicas: () => Promise<number>,
+  ) {}
 
   /** The organization's bucket; throws when NATS is not connected. */
   async forOrganization(organizationWireId: bigint): Promise<OrganizationBucket> {
@@ -47,11 +55,18 @@ export class ArtifactBuckets {
     let store = this.open.get(name);
     if (!store) {
       store = (async () => {
+        const replicas = await this.replicas();
         const objectStore = await new Objm(jetstream(nc, { domain: "hub" })).create(name, {
           description: "Edgefleet app artifacts of one organization, by SHA-256",
           storage: StorageType.File,
+          replicas,
         });
         const jsm = await jetstreamManager(nc, { domain: "hub" });
+        // create() opens an existing bucket as it is.
+        if ((await objectStore.status()).replicas !== replicas) {
+          await jsm.streams.update(`OBJ_${name}`, { num_replicas: replicas });
+          await untilStreamLeads(jsm, `OBJ_${name}`, replicas);
+        }
         return {
           name,
           store: objectStore,

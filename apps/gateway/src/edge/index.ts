@@ -50,6 +50,8 @@ export interface EdgeConfig {
    * and the memory kept for encoded chunk replies (`memoryBytes`, default 64 MiB).
    */
   artifactCache?: { dir: string; maxBytes: number; maxArtifactBytes?: number; memoryBytes?: number };
+  /** Replicas of EF_UP: the hub's JetStream cluster size, at most 3 (HubReplicas). */
+  streamReplicas: () => Promise<number>;
   /**
    * The tenancy secrets and the organizations' accounts: node downlinks of subject layout 2 are
    * derived from the secrets, and nodes on subjects that are not their current ones get new
@@ -143,6 +145,7 @@ export function createEdgeServices(
       ),
       metrics,
       ingestLogger,
+      config.streamReplicas,
     ),
     {
       name: "artifact-store",

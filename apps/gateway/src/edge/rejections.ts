@@ -15,6 +15,8 @@ export type RejectReason =
   | "invalid"
   | "duplicate"
   | "out_of_order"
+  // A metrics report older than the node's window (metrics-window.ts): whether it was written is unknown.
+  | "too_old"
   | "revision_ahead"
   | "mimir_rejected"
   // Metrics naming apps the node is not desired to run, or interfaces past its budget.

@@ -50,7 +50,8 @@ export class RolloutSiteCachePrep {
   constructor(
     private readonly db: Db,
     private readonly seeder: SiteCacheSeeder,
-    private readonly options: { monitorUrl: string | null },
+    /** Every hub node's monitoring URL (the site's uplink is read from their /leafz). */
+    private readonly options: { monitorUrls: readonly string[] | null },
     private readonly onReady: (rolloutId: string) => void,
     private readonly logger: Logger,
   ) {}
@@ -108,8 +109,8 @@ export class RolloutSiteCachePrep {
     const events: RolloutEventInput[] = [];
     for (const site of sites) {
       const budget = siteUplinkBudget(facts.strategy, site.id).bytesPerSecond ?? null;
-      const watch = this.options.monitorUrl
-        ? watchLeafLink(this.options.monitorUrl, siteLeafName(facts.orgSlug, site.name))
+      const watch = this.options.monitorUrls
+        ? watchLeafLink(this.options.monitorUrls, siteLeafName(facts.orgSlug, site.name))
         : null;
       const outcome = await this.seeder.seed({
         siteId: site.id,

@@ -12,6 +12,8 @@ export interface LeafLinkCounters {
 }
 
 interface Leafz {
+  /** The answering server's id (changes when it restarts). */
+  server_id?: string;
   /** When the server read its counters (its own clock: the only honest time base for a rate). */
   now?: string;
   leafs?: Array<{ id?: number; name?: string; in_bytes?: number; out_bytes?: number }>;
@@ -26,31 +28,50 @@ export interface LeafzReading {
   connections: Map<string, Record<string, number>>;
 }
 
-export async function readLeafLinks(monitorUrl: string): Promise<Map<string, LeafLinkCounters>> {
-  return (await readLeafz(monitorUrl)).links;
+/** One hub server's monitoring URL, or every node's of a hub cluster (a leaf links to any of them). */
+export type HubMonitor = string | readonly string[];
+
+export async function readLeafLinks(monitor: HubMonitor): Promise<Map<string, LeafLinkCounters>> {
+  return (await readLeafz(monitor)).links;
 }
 
-export async function readLeafz(monitorUrl: string): Promise<LeafzReading> {
-  const response = await fetch(new URL("/leafz", monitorUrl), { signal: AbortSignal.timeout(5_000) });
-  if (!response.ok) throw new Error(`${monitorUrl}/leafz answered ${response.status}`);
-  const leafz = (await response.json()) as Leafz;
+/**
+ * Every hub node's /leafz at once. A node that does not answer fails the reading: a link missing
+ * from it would later count its whole counter again as if it were new.
+ */
+export async function readLeafz(monitor: HubMonitor): Promise<LeafzReading> {
+  const urls = typeof monitor === "string" ? [monitor] : monitor;
+  const answers = await Promise.all(
+    urls.map(async (monitorUrl) => {
+      const response = await fetch(new URL("/leafz", monitorUrl), { signal: AbortSignal.timeout(5_000) });
+      if (!response.ok) throw new Error(`${monitorUrl}/leafz answered ${response.status}`);
+      return (await response.json()) as Leafz;
+    }),
+  );
   const links = new Map<string, LeafLinkCounters>();
   const connections = new Map<string, Record<string, number>>();
-  for (const [index, leaf] of (leafz.leafs ?? []).entries()) {
-    if (!leaf.name) continue;
-    const known = links.get(leaf.name);
-    // A leaf has several connections (its organization, system and enrollment links; a
-    // reconnect overlapping): their sum is the link.
-    links.set(leaf.name, {
-      downBytes: (known?.downBytes ?? 0) + (leaf.out_bytes ?? 0),
-      upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
-    });
-    const ofLeaf = connections.get(leaf.name) ?? {};
-    ofLeaf[String(leaf.id ?? `#${index}`)] = leaf.out_bytes ?? 0;
-    connections.set(leaf.name, ofLeaf);
+  let at: number | null = null;
+  for (const [node, leafz] of answers.entries()) {
+    // Connection ids are per server: on a cluster they carry the server's id (a restarted node
+    // has a new one, so its connections count as new, not as counters that went back).
+    const server = urls.length > 1 ? `${leafz.server_id ?? `node${node}`}/` : "";
+    for (const [index, leaf] of (leafz.leafs ?? []).entries()) {
+      if (!leaf.name) continue;
+      const known = links.get(leaf.name);
+      // A leaf has several connections (its organization, system and enrollment links; a
+      // reconnect overlapping; links to several nodes of a cluster): their sum is the link.
+      links.set(leaf.name, {
+        downBytes: (known?.downBytes ?? 0) + (leaf.out_bytes ?? 0),
+        upBytes: (known?.upBytes ?? 0) + (leaf.in_bytes ?? 0),
+      });
+      const ofLeaf = connections.get(leaf.name) ?? {};
+      ofLeaf[`${server}${leaf.id ?? `#${index}`}`] = leaf.out_bytes ?? 0;
+      connections.set(leaf.name, ofLeaf);
+    }
+    const now = leafz.now ? Date.parse(leafz.now) : Number.NaN;
+    if (Number.isFinite(now)) at = Math.max(at ?? now, now);
   }
-  const at = leafz.now ? Date.parse(leafz.now) : Number.NaN;
-  return { at: Number.isFinite(at) ? at : null, links, connections };
+  return { at, links, connections };
 }
 
 /** The name a site's leaf has on the hub: the leaf bundle's `server_name`. */
@@ -72,7 +93,7 @@ export interface UplinkUse {
  * the hub itself, or its leaf is down).
  */
 export function watchLeafLink(
-  monitorUrl: string,
+  monitor: HubMonitor,
   leafName: string,
   intervalMs = 1_000,
 ): { stop: () => Promise<UplinkUse | null> } {
@@ -93,7 +114,7 @@ export function watchLeafLink(
   };
   const sampleOnce = async () => {
     const sentAt = Date.now();
-    const read = await readLeafz(monitorUrl).catch(() => null);
+    const read = await readLeafz(monitor).catch(() => null);
     const link = read?.links.get(leafName);
     if (!read || !link) return;
     // The server's time of the reading: a slow answer must not shrink or stretch the interval.

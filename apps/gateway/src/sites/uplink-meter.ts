@@ -3,11 +3,14 @@ import { nextUplinkUse, type UplinkInterval, type UplinkUse } from "@edgefleet/r
 import { runInBackground } from "../background.js";
 import type { EdgeService } from "../edge/service.js";
 import type { Logger } from "../logger.js";
-import { readLeafz, siteLeafName } from "./leaf-links.js";
+import { type HubMonitor, readLeafz, siteLeafName } from "./leaf-links.js";
 
 export interface SiteUplinkMeterOptions {
-  /** The hub's monitoring endpoint (NATS_MONITOR_URL): its /leafz counters are the measurement. */
-  monitorUrl: string;
+  /**
+   * The hub's monitoring endpoint, or every node's of a hub cluster (NATS_MONITOR_URL): their
+   * /leafz counters are the measurement (a site's leaf may link to any node).
+   */
+  monitorUrl: HubMonitor;
   /** How often the hub is read and the rows written (GATEWAY_UPLINK_METER_MS). */
   intervalMs: number;
   /** The rollout controller's replica id: only rollouts leased to it are measured here. */

@@ -332,18 +332,46 @@ describe("EF_UP metrics ingest", () => {
     expect(total).toBeLessThanOrEqual(6 + 8 + 3 + 3);
   });
 
-  it("rejects a metrics report that is not newer than the stored one", async () => {
+  it("writes a report that came after a newer one once, and drops repeats (two replicas, redeliveries)", async () => {
     const node = await nodeWithWeb("mx-2");
     const subject = platformUpSubject(node.org, node.address, "mx");
-    await js.publish(subject, report(4, Date.now() - 2_000));
-    await waitFor("seq 4 stored", async () =>
-      (await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq === 4n
+    const now = Date.now();
+    await js.publish(subject, report(1, now - 3_000));
+    await js.publish(subject, report(3, now - 1_000));
+    await waitFor("seq 3 stored", async () =>
+      (await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq === 3n
         ? true
         : undefined,
     );
-    const before = await rejected("mx", "out_of_order");
-    await js.publish(subject, report(2, Date.now() - 1_000));
-    await waitForCount("mx", "out_of_order", before + 1);
-    expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq).toBe(4n);
+    // Seq 2 arrives last, as when another gateway replica held it or it was redelivered.
+    await js.publish(subject, report(2, now - 2_000));
+    const samples = `count_over_time(edgefleet_node_cpu_usage_ratio{node="${node.id}"}[10m])`;
+    await waitFor("three samples in Mimir", async () =>
+      (await query(org.id, samples))[0]?.value[1] === "3" ? true : undefined,
+    );
+    const duplicates = await rejected("mx", "duplicate");
+    await js.publish(subject, report(2, now - 2_000));
+    await js.publish(subject, report(3, now - 1_000));
+    await waitForCount("mx", "duplicate", duplicates + 2);
+    expect((await query(org.id, samples))[0]?.value[1]).toBe("3");
+    expect(await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).toMatchObject({
+      metricsSeq: 3n,
+      metricsSeen: 3n,
+    });
+  });
+
+  it("rejects a metrics report older than the node's window", async () => {
+    const node = await nodeWithWeb("mx-3");
+    const subject = platformUpSubject(node.org, node.address, "mx");
+    await js.publish(subject, report(100, Date.now() - 1_000));
+    await waitFor("seq 100 stored", async () =>
+      (await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq === 100n
+        ? true
+        : undefined,
+    );
+    const before = await rejected("mx", "too_old");
+    await js.publish(subject, report(36, Date.now() - 2_000));
+    await waitForCount("mx", "too_old", before + 1);
+    expect((await harness.db.node.findUniqueOrThrow({ where: { id: node.id } })).metricsSeq).toBe(100n);
   });
 });

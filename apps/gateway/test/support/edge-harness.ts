@@ -108,6 +108,7 @@ export async function startEdgeHarness(overrides: Partial<EdgeConfig> = {}): Pro
       livenessFlushMs: 200,
       desiredRescanMs: 1_000,
       metricsBatch: { maxBatch: 100, maxDelayMs: 100 },
+      streamReplicas: async () => 1,
       credentials: { secrets, accounts: { ensure: async () => ({ accountPublicKey: accountKey }) } },
       ...overrides,
     },

@@ -4,7 +4,8 @@ import { env } from "~/env";
 
 /** The gateway's internal API (site leaf bundles, enrollment credentials), when its URL and secret are set. */
 export function gatewayConnection(): GatewayConnection | null {
-  return env.GATEWAY_URL && env.GATEWAY_INTERNAL_TOKEN
-    ? { url: env.GATEWAY_URL, internalToken: env.GATEWAY_INTERNAL_TOKEN }
+  const [url, ...otherUrls] = env.GATEWAY_URL ?? [];
+  return url && env.GATEWAY_INTERNAL_TOKEN
+    ? { url, otherUrls, internalToken: env.GATEWAY_INTERNAL_TOKEN }
     : null;
 }

@@ -83,10 +83,11 @@ function run(
   command: string,
   args: string[],
   logName: string,
-  options: { cwd: string; env?: NodeJS.ProcessEnv; ownSession?: boolean },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; ownSession?: boolean; logDir?: string },
 ): Promise<void> {
-  mkdirSync(LOG_DIR, { recursive: true });
-  const logFile = join(LOG_DIR, logName);
+  const logDir = options.logDir ?? LOG_DIR;
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, logName);
   const log = openSync(logFile, "w");
   const child = spawn(command, args, {
     cwd: options.cwd,
@@ -178,6 +179,8 @@ export async function prepareApp(
   /** Commits whose changes are taken out of the snapshot (`git apply -R`): "before" on the same code. */
   revert: readonly string[],
   say: (text: string) => void,
+  /** Where the build's logs go (another benchmark's profile; default the load profile's). */
+  logDir = LOG_DIR,
 ): Promise<{ dir: string; commit: string; reverted: string[]; reused: boolean }> {
   const commit = resolveCommit(ref);
   const reverted = revert.map(resolveCommit);
@@ -194,6 +197,7 @@ export async function prepareApp(
   mkdirSync(appDir, { recursive: true });
   await run("bash", ["-c", `git archive ${commit} | tar -x -C '${appDir}'`], "load-app-snapshot.log", {
     cwd: REPO_ROOT,
+    logDir,
   });
   for (const c of reverted) {
     say(`taking out ${c.slice(0, 8)} (git apply -R)`);
@@ -201,15 +205,14 @@ export async function prepareApp(
       "bash",
       ["-c", `git -C '${REPO_ROOT}' show --format= --binary ${c} | git apply -R`],
       `load-app-revert-${c.slice(0, 8)}.log`,
-      {
-        cwd: appDir,
-      },
+      { cwd: appDir, logDir },
     );
   }
   say("pnpm install --offline (from the store)");
   await run("pnpm", ["install", "--offline", "--frozen-lockfile"], "load-app-install.log", {
     cwd: appDir,
     env: { ...process.env, CI: "1" },
+    logDir,
   });
   say("next build (~2 min on 2 cores)");
   await run(join(appDir, "apps/web/node_modules/.bin/next"), ["build"], "load-web-build.log", {
@@ -220,6 +223,7 @@ export async function prepareApp(
       ...stackEnv,
       NODE_ENV: "production",
     },
+    logDir,
   });
   writeFileSync(marker, `${key}\n`);
   return { dir: appDir, commit, reverted, reused: false };
@@ -239,15 +243,21 @@ function pruneBuilds(keep: number): void {
 }
 
 /** Migrations and the demo seed (organizations acme and globex, users alice and bob) from the snapshot. */
-export async function migrateAndSeedDemo(appDir: string, stackEnv: Record<string, string>): Promise<void> {
+export async function migrateAndSeedDemo(
+  appDir: string,
+  stackEnv: Record<string, string>,
+  logDir = LOG_DIR,
+): Promise<void> {
   const env = { ...process.env, ...stackEnv };
   await run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:migrate"], "load-db-migrate.log", {
     cwd: appDir,
     env,
+    logDir,
   });
   await run("pnpm", ["--silent", "--filter", "@edgefleet/db", "db:seed"], "load-db-seed.log", {
     cwd: appDir,
     env,
+    logDir,
   });
 }
 
@@ -263,9 +273,12 @@ export class WebProcess {
     appDir: string,
     stackEnv: Record<string, string>,
     limits: Record<string, string> = {},
+    /** Another port, log and public URL than the load profile's one console (a replica elsewhere). */
+    replica: { port?: number; logFile?: string; restart?: boolean } = {},
   ): Promise<WebProcess> {
-    const port = stackEnv.WEB_PORT ?? "6000";
-    const log = openSync(join(LOG_DIR, "load-web.log"), "w");
+    const port = String(replica.port ?? stackEnv.WEB_PORT ?? "6000");
+    const logFile = replica.logFile ?? join(LOG_DIR, "load-web.log");
+    const log = openSync(logFile, replica.restart ? "a" : "w");
     const child = spawn(process.execPath, ["server.mjs", "-H", "127.0.0.1", "-p", port], {
       cwd: join(appDir, "apps/web"),
       env: {
@@ -279,6 +292,7 @@ export class WebProcess {
         EDGEFLEET_API_KEY_BURST: "1000000",
         ...limits,
         ...stackEnv,
+        ...(replica.port ? { AUTH_URL: `http://127.0.0.1:${port}` } : {}),
         NODE_ENV: "production",
       },
       stdio: ["ignore", log, log],
@@ -295,7 +309,7 @@ export class WebProcess {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     web.kill();
-    throw new Error(`the console did not start (log: ${join(LOG_DIR, "load-web.log")})`);
+    throw new Error(`the console did not start (log: ${logFile})`);
   }
 
   /** SIGTERM to the group (clean shutdown), SIGKILL after `graceMs`. */

@@ -65,11 +65,15 @@ export interface FinalInstance {
 }
 
 export class RolloutFacts {
-  private constructor(private readonly client: pg.Client) {}
+  private constructor(private readonly client: pg.Pool) {}
 
+  /**
+   * A pool of one connection, so a Postgres that is killed and restarted under it (the HA benchmark)
+   * fails the queries in flight, not the process: the next query connects again.
+   */
   static async open(databaseUrl: string): Promise<RolloutFacts> {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
+    const client = new pg.Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 5_000 });
+    client.on("error", () => undefined);
     await client.query(INSTRUMENTATION);
     return new RolloutFacts(client);
   }

@@ -8,6 +8,7 @@ import {
   StorageType,
   type StreamConfig,
 } from "@nats-io/jetstream";
+import { untilStreamLeads } from "../../hub-replicas.js";
 import type { Logger } from "../../logger.js";
 
 /** Durable pull consumer shared by every gateway replica (each message goes to one of them). */
@@ -24,6 +25,7 @@ const NANOS_PER_MS = 1_000_000;
  * acknowledged to its sender (issue 8, finding 1). Agents send no id, and the window is the
  * server's minimum so that a hostile node's ids outlive nothing. A report re-published after a
  * lost PubAck is stored twice and the ingest drops the second by its sequence, per node.
+ * `num_replicas` follows the hub (HubReplicas): R3 on a cluster, so a PubAck means a quorum holds it.
  */
 export const EF_UP_STREAM_CONFIG = {
   name: EF_UP_STREAM,
@@ -38,15 +40,20 @@ export const EF_UP_STREAM_CONFIG = {
   max_bytes: 4 * 1024 ** 3,
   // The largest up message is a StatusReport (64 KiB payload) plus headers.
   max_msg_size: 64 * 1024 + 1024,
-  num_replicas: 1,
 } satisfies Partial<StreamConfig>;
 
 /**
- * Creates EF_UP, or brings the settings we own up to date if it exists. Replicas starting together
- * may race to create it; the loser finds it there. A stream made elsewhere with settings we cannot
- * change (retention, storage) is used as it is, with a warning, rather than stopping the gateway.
+ * Creates EF_UP, or brings the settings we own up to date if it exists (its replicas included: a
+ * hub grown into a cluster gets its stream replicated). Replicas starting together may race to
+ * create it; the loser finds it there. A stream made elsewhere with settings we cannot change
+ * (retention, storage) is used as it is, with a warning, rather than stopping the gateway.
  */
-export async function ensureEfUpStream(jsm: JetStreamManager, logger: Logger): Promise<void> {
+export async function ensureEfUpStream(
+  jsm: JetStreamManager,
+  replicas: number,
+  logger: Logger,
+): Promise<void> {
+  const config = { ...EF_UP_STREAM_CONFIG, num_replicas: replicas };
   const exists = () =>
     jsm.streams.info(EF_UP_STREAM).then(
       () => true,
@@ -54,16 +61,24 @@ export async function ensureEfUpStream(jsm: JetStreamManager, logger: Logger): P
     );
   if (!(await exists())) {
     try {
-      await jsm.streams.add(EF_UP_STREAM_CONFIG);
-      logger.info({ stream: EF_UP_STREAM }, "stream created");
+      await jsm.streams.add(config);
+      logger.info({ stream: EF_UP_STREAM, replicas }, "stream created");
       return;
     } catch (error) {
       if (!(await exists())) throw error;
     }
   }
-  const { name: _name, retention: _retention, storage: _storage, ...mutable } = EF_UP_STREAM_CONFIG;
+  const { name: _name, retention: _retention, storage: _storage, ...mutable } = config;
   try {
+    const before = await jsm.streams.info(EF_UP_STREAM);
     await jsm.streams.update(EF_UP_STREAM, mutable);
+    if (before.config.num_replicas !== replicas) {
+      logger.info(
+        { stream: EF_UP_STREAM, from: before.config.num_replicas, replicas },
+        "stream replicas changed",
+      );
+      await untilStreamLeads(jsm, EF_UP_STREAM, replicas);
+    }
   } catch (error) {
     logger.warn(
       { err: error, stream: EF_UP_STREAM },

@@ -5,6 +5,7 @@ import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import type { EdgeNode } from "../node-directory.js";
 import type { Rejections } from "../rejections.js";
+import { classify, METRICS_WINDOW, type SeenWindow, withWritten } from "./metrics-window.js";
 import { type AppInstanceFacts, InterfaceAllowance, mergeSeries, seriesOfReport } from "./mimir-series.js";
 import type { MimirWriter } from "./mimir-writer.js";
 
@@ -17,11 +18,13 @@ interface Pending {
 const RETRY_DELAY_MS = 5_000;
 
 /**
- * MetricsReports, batched across messages: every flush checks sequences against node.metrics_seq
- * (a report not newer than the stored one is a duplicate or out of order: rejected), writes the
- * rest to Mimir in one request per organization, then advances metrics_seq in one UPDATE and acks.
- * If the gateway dies between the write and the ack, the redelivered samples are identical
- * (same series, timestamp and value), which Mimir accepts without effect.
+ * MetricsReports, batched across messages: every flush checks sequences against each node's window
+ * (node.metrics_seq and metrics_seen, metrics-window.ts: a repeat or a report older than the window
+ * is rejected; a late one, overtaken by a newer report on another replica or by a redelivery, is
+ * still written), writes the rest to Mimir in one request per organization, records them in the
+ * windows, and acks. If the gateway dies between the write and the ack, the redelivered samples
+ * are identical (same series, timestamp and value), which Mimir accepts without effect (Mimir takes
+ * late samples within its out-of-order window, scripts/stack/config/mimir.yaml.template).
  */
 export class MetricsBatcher {
   private pending: Pending[] = [];
@@ -66,20 +69,23 @@ export class MetricsBatcher {
 
   private async writeBatch(batch: Pending[]): Promise<void> {
     const nodeIds = [...new Set(batch.map((entry) => entry.node.id))];
-    const stored = await this.db.$queryRaw<Array<{ id: string; seq: bigint }>>(
-      Prisma.sql`SELECT id, metrics_seq AS seq FROM node WHERE id = ANY(${nodeIds}::uuid[])`,
-    );
-    const lastSeq = new Map(stored.map((row) => [row.id, Number(row.seq)]));
+    const windows = await this.readWindows(nodeIds);
     const accepted: Pending[] = [];
     for (const entry of [...batch].sort((a, b) => a.report.seq - b.report.seq)) {
-      const last = lastSeq.get(entry.node.id) ?? 0;
-      if (entry.report.seq <= last) {
-        const reason = entry.report.seq === last ? "duplicate" : "out_of_order";
-        this.rejections.reject("mx", reason, `seq ${entry.report.seq} is not after ${last}`);
-        entry.msg.term(reason);
+      const window = windows.get(entry.node.id) ?? EMPTY_WINDOW;
+      // Late reports (after a newer one: another replica or a redelivery took that) are written
+      // once too; repeats and reports older than the window are not.
+      const verdict = classify(window, entry.report.seq);
+      if (verdict !== "new") {
+        this.rejections.reject(
+          "mx",
+          verdict,
+          `seq ${entry.report.seq}: ${verdict === "duplicate" ? "written already" : `more than ${METRICS_WINDOW} before ${window.high}`}`,
+        );
+        entry.msg.term(verdict);
         continue;
       }
-      lastSeq.set(entry.node.id, entry.report.seq);
+      windows.set(entry.node.id, withWritten(window, [entry.report.seq]));
       accepted.push(entry);
     }
 
@@ -127,15 +133,57 @@ export class MetricsBatcher {
     }
     if (done.length === 0) return;
 
-    const newest = new Map<string, number>();
+    const written = new Map<string, number[]>();
     for (const entry of done)
-      newest.set(entry.node.id, Math.max(newest.get(entry.node.id) ?? 0, entry.report.seq));
-    await this.db.$executeRaw(Prisma.sql`
-      UPDATE node SET metrics_seq = GREATEST(node.metrics_seq, v.seq)
-      FROM unnest(${[...newest.keys()]}::uuid[], ${[...newest.values()]}::bigint[]) AS v(id, seq)
-      WHERE node.id = v.id`);
+      written.set(entry.node.id, [...(written.get(entry.node.id) ?? []), entry.report.seq]);
+    await this.recordWritten(written);
     for (const entry of done) entry.msg.ack();
     this.metrics.accepted.inc({ type: "mx" }, done.length);
+  }
+
+  private async readWindows(nodeIds: readonly string[]): Promise<Map<string, SeenWindow>> {
+    if (nodeIds.length === 0) return new Map();
+    const rows = await this.db.$queryRaw<Array<{ id: string; seq: bigint; seen: bigint }>>(
+      Prisma.sql`SELECT id, metrics_seq AS seq, metrics_seen AS seen FROM node WHERE id = ANY(${nodeIds}::uuid[])`,
+    );
+    return new Map(rows.map((row) => [row.id, { high: Number(row.seq), seen: BigInt(row.seen) }]));
+  }
+
+  /**
+   * Adds the written sequences to each node's window. Another replica may have moved a window since
+   * it was read: the update is conditional on the values read, and a node that moved is read again
+   * and merged (windows merge in any order), until every node's update lands.
+   */
+  private async recordWritten(written: ReadonlyMap<string, number[]>): Promise<void> {
+    let pending = new Map(written);
+    for (let attempt = 0; pending.size > 0; attempt++) {
+      if (attempt >= RECORD_ATTEMPTS) throw new Error(`metrics windows of ${pending.size} nodes kept moving`);
+      const before = await this.readWindows([...pending.keys()]);
+      const ids: string[] = [];
+      const oldHigh: number[] = [];
+      const oldSeen: bigint[] = [];
+      const newHigh: number[] = [];
+      const newSeen: bigint[] = [];
+      for (const [id, seqs] of pending) {
+        const window = before.get(id);
+        if (!window) continue; // the node is gone
+        const next = withWritten(window, seqs);
+        ids.push(id);
+        oldHigh.push(window.high);
+        oldSeen.push(window.seen);
+        newHigh.push(next.high);
+        newSeen.push(next.seen);
+      }
+      if (ids.length === 0) return;
+      const updated = await this.db.$queryRaw<Array<{ id: string }>>(Prisma.sql`
+        UPDATE node SET metrics_seq = v.new_high, metrics_seen = v.new_seen
+        FROM unnest(${ids}::uuid[], ${oldHigh}::bigint[], ${oldSeen}::bigint[], ${newHigh}::bigint[], ${newSeen}::bigint[])
+          AS v(id, old_high, old_seen, new_high, new_seen)
+        WHERE node.id = v.id AND node.metrics_seq = v.old_high AND node.metrics_seen = v.old_seen
+        RETURNING node.id::text AS id`);
+      const landed = new Set(updated.map((row) => row.id));
+      pending = new Map([...pending].filter(([id]) => before.has(id) && !landed.has(id)));
+    }
   }
 
   /**
@@ -162,3 +210,6 @@ export class MetricsBatcher {
 }
 
 const NO_APPS: ReadonlyMap<string, AppInstanceFacts> = new Map();
+const EMPTY_WINDOW: SeenWindow = { high: 0, seen: 0n };
+/** Conditional window updates tried before the batch is given up (and redelivered). */
+const RECORD_ATTEMPTS = 10;

@@ -36,11 +36,13 @@ export class UpIngestService implements EdgeService {
     private readonly metricsBatcher: MetricsBatcher,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
+    /** EF_UP's replica count (HubReplicas: it follows the hub's JetStream cluster). */
+    private readonly streamReplicas: () => Promise<number>,
   ) {}
 
   async start(platform: NatsConnection): Promise<void> {
     const jsm = await jetstreamManager(platform, { domain: "hub" });
-    await ensureEfUpStream(jsm, this.logger);
+    await ensureEfUpStream(jsm, await this.streamReplicas(), this.logger);
     await ensureGatewayConsumer(jsm);
     const consumer = await jetstream(platform, { domain: "hub" }).consumers.get(
       EF_UP_STREAM,
