@@ -312,7 +312,7 @@ async function run(options: HaOptions, outDir: string, cleanup: Cleanup): Promis
     jsm: () => jsm,
     workers: pool,
   });
-  sampler.commandNode = enrolled.perWorker[0]?.[0]?.nid ?? null;
+  sampler.commandNodes = (enrolled.perWorker[0] ?? []).slice(0, consoleUrls.length).map((node) => node.nid);
   sampler.start();
   cleanup.add("stop sampling", () => sampler.stop());
   const ticker = setInterval(() => printLine(sampler, allNids.length), 5_000);

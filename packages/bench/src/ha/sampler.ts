@@ -37,8 +37,12 @@ export class TimelineSampler {
   readonly observations: Observation[] = [];
   /** The rollout under way (set once it is created). */
   rollout: { id: string; appId: string; versionId: string } | null = null;
-  /** A node of the connected site that the node-command probe asks for a report. */
-  commandNode: string | null = null;
+  /**
+   * Per console, a node of the connected site that its node-command probe asks for a report: one
+   * each, because a node runs one command at a time and answers a second one `busy` (with one
+   * node for both consoles the probes refused each other, whatever the servers did).
+   */
+  commandNodes: string[] = [];
   /** Each console's last node-command answer (probed every COMMAND_EVERY samples: it costs reports). */
   private readonly lastCommand: Array<number | null> = [];
   private ticks = 0;
@@ -76,9 +80,11 @@ export class TimelineSampler {
   private async sample(): Promise<TimelineSample> {
     const at = Date.now();
     const { targets } = this;
-    if (this.ticks++ % COMMAND_EVERY === 0 && this.commandNode)
-      for (const [index, url] of targets.consoleUrls.entries())
-        void this.probeCommand(index, url, this.commandNode);
+    if (this.ticks++ % COMMAND_EVERY === 0)
+      for (const [index, url] of targets.consoleUrls.entries()) {
+        const node = this.commandNodes[index];
+        if (node) void this.probeCommand(index, url, node);
+      }
     const status = (probe: string, url: string, headers: Record<string, string> = {}) =>
       timedRequest(url, { headers, timeoutMs: PROBE_TIMEOUT_MS }).then(
         (response) => {
