@@ -14,15 +14,18 @@ function urlWithProtocols(name: string, protocols: readonly string[]) {
   );
 }
 
+/** "a, b,,c" → ["a", "b", "c"]: a setting that names several members of a cluster. */
+function commaSeparated(value: string): string[] {
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
 const natsServerList = z
   .string({ error: "NATS_URL is required" })
   // A comma-separated list lets production point at several members of the hub cluster.
-  .transform((value) =>
-    value
-      .split(",")
-      .map((server) => server.trim())
-      .filter((server) => server.length > 0),
-  )
+  .transform(commaSeparated)
   .refine((servers) => servers.length > 0, { error: "NATS_URL must name at least one server" })
   .refine(
     (servers) =>
@@ -55,12 +58,7 @@ const gatewayEnvSchema = {
   // measured on their /leafz byte counters.
   NATS_MONITOR_URL: z
     .string()
-    .transform((value) =>
-      value
-        .split(",")
-        .map((url) => url.trim())
-        .filter((url) => url.length > 0),
-    )
+    .transform(commaSeparated)
     .refine(
       (urls) =>
         urls.length > 0 &&
@@ -76,12 +74,7 @@ const gatewayEnvSchema = {
   // Where sites' leaf nodes reach the hub (comma-separated), written into generated leaf configs.
   NATS_LEAF_URL: z
     .string()
-    .transform((value) =>
-      value
-        .split(",")
-        .map((url) => url.trim())
-        .filter((url) => url.length > 0),
-    )
+    .transform(commaSeparated)
     .refine(
       (urls) =>
         urls.every(
