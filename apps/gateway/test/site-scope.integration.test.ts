@@ -209,7 +209,7 @@ describe("a site's leaf credentials (issue 8 #2)", () => {
     // Up: its nodes' reports and its leaf's answers to the gateway's cache seeder. Down: its
     // nodes' downlinks and inboxes, and the seeder's calls to its own leaf's JetStream domain.
     expect(permissions(jwt)).toEqual({
-      pub: [`ef.up.${site}.>`, "_INBOX.efsc.>"],
+      pub: [`ef.up.${site}.>`, `_INBOX.efsc.${siteA.id}.>`],
       sub: [`ef.down.${site}.>`, `_INBOX.${site}.>`, `$JS.efsite-${siteA.id}.API.>`, `ef.sc.${siteA.id}.>`],
     });
   });

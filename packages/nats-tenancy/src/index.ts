@@ -16,9 +16,9 @@ export * as subjects from "./subjects";
 export {
   type NodeIdentity,
   nodeUserJwt,
-  SITE_CACHE_SEEDER_INBOX,
   type SiteCacheSeederIdentity,
   type SiteIdentity,
+  siteCacheSeederInbox,
   siteCacheSeederUserJwt,
   siteLeafUserJwt,
   siteSystemLinkUserJwt,

@@ -81,7 +81,7 @@ export function siteLeafUserJwt(secrets: TenancySecrets, site: SiteIdentity): Pr
     site.publicKey,
     site.accountPublicKey,
     {
-      pub: { allow: [siteUplink(site.site), `${SITE_CACHE_SEEDER_INBOX}.>`], deny: [] },
+      pub: { allow: [siteUplink(site.site), `${siteCacheSeederInbox(site.siteId)}.>`], deny: [] },
       sub: {
         allow: [
           siteDownlink(site.site),
@@ -136,8 +136,14 @@ export function siteSystemLinkUserJwt(secrets: TenancySecrets, site: SiteIdentit
   );
 }
 
-/** Inbox prefix of the gateway's site cache seeder (replies from a site's leaf land here). */
-export const SITE_CACHE_SEEDER_INBOX = "_INBOX.efsc";
+/**
+ * Inbox prefix of the gateway's seeder of one site's cache: that site's leaf answers here. One
+ * prefix per site, so a site's leaf can answer only its own site's seeder, never forge another
+ * site's JetStream replies (bundles issued before carried `_INBOX.efsc.>`, which still covers it).
+ */
+export function siteCacheSeederInbox(siteId: string): string {
+  return `_INBOX.efsc.${siteId}`;
+}
 
 export interface SiteCacheSeederIdentity {
   siteId: string;
@@ -149,7 +155,7 @@ export interface SiteCacheSeederIdentity {
 /**
  * Short-lived credentials with which the gateway fills one site's artifact cache: a user of the
  * organization's account on the hub that may only manage JetStream in that site's leaf domain and
- * publish that site's chunk subjects. Its inbox prefix is SITE_CACHE_SEEDER_INBOX.
+ * publish that site's chunk subjects. Its inbox prefix is siteCacheSeederInbox(siteId).
  */
 export function siteCacheSeederUserJwt(
   secrets: TenancySecrets,
@@ -164,7 +170,7 @@ export function siteCacheSeederUserJwt(
         allow: [`$JS.${siteCacheDomain(seeder.siteId)}.API.>`, siteCacheSeedSubjects(seeder.siteId)],
         deny: [],
       },
-      sub: { allow: [`${SITE_CACHE_SEEDER_INBOX}.>`], deny: [] },
+      sub: { allow: [`${siteCacheSeederInbox(seeder.siteId)}.>`], deny: [] },
       subs: 16,
       payload: -1,
       data: -1,

@@ -23,6 +23,7 @@ import {
   leafNodeConfig,
   nodeUserJwt,
   pushAccountJwt,
+  siteCacheSeederUserJwt,
   siteLeafUserJwt,
   type TenancySecrets,
   tenantAccountJwt,
@@ -418,6 +419,34 @@ describe("whoever holds a site's leaf credentials (issue 8 #2)", () => {
     platform.publish("ef.t.a1.down.w4", encoder.encode("a layout-1 downlink"));
     platform.publish(toPlatform(nodeA1.down), encoder.encode("no site"));
     expect(await downs).toEqual([nodeA2.down]);
+  });
+
+  it("can answer only its own site's cache seeder, not another site's", async () => {
+    // Two seeders of organization A on the hub, as the gateway runs them: one filling this leaf's
+    // site ("plant-7"), one another site's. The leaf may answer the first only.
+    const seeder = async (siteId: string) => {
+      const key = createUser();
+      const jwt = await siteCacheSeederUserJwt(secrets, {
+        siteId,
+        publicKey: key.getPublicKey(),
+        accountPublicKey: orgA.account.getPublicKey(),
+        expiresAt: new Date(Date.now() + 3_600_000),
+      });
+      const nc = await connect({ servers: hub.url, authenticator: jwtAuthenticator(jwt, key.getSeed()) });
+      opened.push(nc);
+      return nc;
+    };
+    const own = await seeder("plant-7");
+    const other = await seeder("plant-9");
+    const ownReplies = received(own.subscribe("_INBOX.efsc.plant-7.>"), 1500);
+    const otherReplies = received(other.subscribe("_INBOX.efsc.plant-9.>"), 1500);
+    await Promise.all([own.flush(), other.flush()]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    local.publish("_INBOX.efsc.plant-7.seed.1", encoder.encode("own site's answer"));
+    local.publish("_INBOX.efsc.plant-9.seed.1", encoder.encode("forged answer"));
+    await local.flush();
+    expect(await ownReplies).toEqual(["_INBOX.efsc.plant-7.seed.1"]);
+    expect(await otherReplies).toEqual([]);
   });
 
   it("hears no reply to another site's node", async () => {

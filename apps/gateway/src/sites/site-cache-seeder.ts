@@ -12,7 +12,7 @@ import {
 } from "@edgefleet/agent-sdk/protocol";
 import {
   SITE_CACHE_DEFAULT_MAX_BYTES,
-  SITE_CACHE_SEEDER_INBOX,
+  siteCacheSeederInbox,
   siteCacheSeederUserJwt,
   type TenancySecrets,
 } from "@edgefleet/nats-tenancy";
@@ -108,7 +108,7 @@ export class SiteCacheSeeder {
     return connect({
       servers: this.options.natsUrl,
       authenticator: jwtAuthenticator(jwt, key.getSeed()),
-      inboxPrefix: `${SITE_CACHE_SEEDER_INBOX}.${nuid.next()}`,
+      inboxPrefix: `${siteCacheSeederInbox(request.siteId)}.${nuid.next()}`,
       name: `edgefleet-site-cache-seeder ${request.siteId}`,
       maxReconnectAttempts: 3,
     });
