@@ -16,7 +16,27 @@ bash "$STACK_DIR/down.sh" >/dev/null 2>&1 || true
 rm -rf "$VAR_DIR"
 mkdir -p "$LOG_DIR" "$PID_DIR"
 
-trap 'bash "$STACK_DIR/down.sh"' EXIT
+# On failure, say which servers were still up and show the end of the log of any that died (or of
+# all of them), before the stack and its logs' context are gone: a test failing on "fetch failed"
+# or ECONNREFUSED then names the server that went away, and why.
+report_stack_on_failure() {
+  local code=$?
+  if [ "$code" -ne 0 ] && [ -d "$PID_DIR" ]; then
+    step "the test stack at the failure (exit $code)"
+    bash "$STACK_DIR/status.sh" || true
+    for pidfile in "$PID_DIR"/*.pid; do
+      [ -e "$pidfile" ] || continue
+      name="$(basename "$pidfile" .pid)"
+      if ! is_running "$name" && [ -s "$LOG_DIR/$name.log" ]; then
+        warn "$name is not running; the end of $LOG_DIR/$name.log:"
+        tail -n 40 "$LOG_DIR/$name.log" | cut -c1-400 >&2
+      fi
+    done
+  fi
+  bash "$STACK_DIR/down.sh"
+  exit "$code"
+}
+trap report_stack_on_failure EXIT
 EDGEFLEET_SKIP_INSTALL=1 bash "$STACK_DIR/up.sh"
 load_stack_env
 
