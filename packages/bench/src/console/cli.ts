@@ -541,6 +541,8 @@ async function writeReport(results: ConsoleBenchResults, outDir: string): Promis
   const charts = await writeCharts(results, outDir, REPORT_NAME);
   const file = join(outDir, `${REPORT_NAME}.md`);
   writeFileSync(file, renderReport(results, charts));
+  // The raw results beside the report, so its figures can be checked and re-rendered from a clone.
+  writeFileSync(join(outDir, `${REPORT_NAME}-results.json`), `${JSON.stringify(results, null, 2)}\n`);
   return file;
 }
 

@@ -57,15 +57,25 @@ function fairnessSection(results: ConsoleBenchResults): string {
       return `| ${scenario.label} | ${n(a.requests)} | ${a.okPerSecond.toFixed(0)} | ${a.aggressorP50Ms === null ? "–" : formatMs(a.aggressorP50Ms)} | ${a.limitedPerSecond.toFixed(0)} (${n(a.limited)}) | ${n(a.limitedWithoutRetryAfter)} | ${n(a.otherErrors)} |`;
     });
   const burst = fairness.scenarios.find((s) => s.burstConcurrency > 0)?.burstConcurrency ?? 0;
+  const worstP99 = (name: string) => {
+    const p99s = (fairness.scenarios.find((s) => s.name === name)?.victim ?? []).map((r) => r.summary?.p99);
+    return p99s.length && p99s.every((p) => p !== undefined) ? Math.max(...(p99s as number[])) : null;
+  };
+  const [quiet, fair, unlimited] = [worstP99("quiet"), worstP99("burst-fair"), worstP99("burst-unlimited")];
+  const headline =
+    quiet !== null && fair !== null && unlimited !== null
+      ? `**acme's worst p99: ${formatMs(quiet)} alone, ${formatMs(fair)} beside globex's burst with fair queueing, ${formatMs(unlimited)} without it** (${(unlimited / fair).toFixed(2)}× lower with it).\n\n`
+      : "";
   return `## Tenant fairness (issue 8 #15)
 
-Two organizations at once. **globex** runs a script that hammers the node list (\`POST /api/v1/nodes/search\`,
+${headline}Two organizations at once. **globex** runs a script that hammers the node list (\`POST /api/v1/nodes/search\`,
 first page of 100, its own viewer API key) with ${burst} calls in flight and never honours \`Retry-After\`;
 **acme** meanwhile uses the console (tRPC with alice's session) and its integration (REST with its key),
 one call at a time, at most one every ${fairness.victimIntervalMs} ms (inside its own rates, so any 429 it
 got would be unfair). Each scenario restarts the console with its settings (\`EDGEFLEET_API_CONCURRENCY\`,
 \`EDGEFLEET_ORG_RATE\`/\`_BURST\`, \`EDGEFLEET_API_KEY_RATE\`/\`_BURST\`; production limits are the defaults in
-\`apps/web/src/env.ts\`: 16 calls running per process, 200/s burst 400 per organization, 50/s burst 100 per key).
+\`apps/web/src/env.ts\` and \`packages/api/src/fair-share.ts\`: two calls running per core, at least 4, of which one organization
+holds at most half, the rest queued per organization and served in turn; 200/s burst 400 per organization, 50/s burst 100 per key).
 The aggressor runs in the benchmark's own process on the same 2 cores, so it also competes for CPU.
 
 | scenario | acme's call | p50 | p95 | p99 | max | errors | p99 ≤ 1 s |
@@ -251,6 +261,6 @@ Set-up this run: stack ${results.setupSeconds.stack.toFixed(0)} s, console build
     results.setupSeconds.build === null
       ? "reused (same commit)"
       : `${results.setupSeconds.build.toFixed(0)} s`
-  }, seed ${results.setupSeconds.seed.toFixed(0)} s. Raw numbers: \`var/load/results.json\`.
+  }, seed ${results.setupSeconds.seed.toFixed(0)} s. Raw numbers: [console-api-results.json](console-api-results.json) (and \`var/load/results.json\` on the machine that ran it).
 `.replace(/\n{3,}/g, "\n\n");
 }
