@@ -1,3 +1,4 @@
+export { API_KEY_PREFIX, hashApiKey, mintApiKey } from "./api-key-secrets";
 export { type CreatePrismaClientOptions, createPrismaClient, type Db } from "./client";
 export { connectionConfigFromUrl, requireDatabaseUrl } from "./connection";
 export { DEMO_ARTIFACT_BYTES, type DemoArtifact, demoArtifact } from "./demo-artifacts";

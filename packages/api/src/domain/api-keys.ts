@@ -3,8 +3,7 @@
  * once; only its SHA-256 is stored (a database leak does not hand out access), plus a short
  * prefix so people can tell keys apart. The `efk_` prefix makes a leaked key recognizable.
  */
-import { createHash, randomBytes } from "node:crypto";
-import type { Db, Role, tenantDb } from "@edgefleet/db";
+import { API_KEY_PREFIX, type Db, hashApiKey, mintApiKey, type Role, type tenantDb } from "@edgefleet/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { apiKeyIdInput, createApiKeyInput, revokeApiKeyInput } from "../schemas/api-keys";
@@ -15,15 +14,9 @@ export { apiKeyIdInput, createApiKeyInput, revokeApiKeyInput };
 
 type TenantDb = ReturnType<typeof tenantDb>;
 
-export const API_KEY_PREFIX = "efk_";
-/** How much of the key lists show: the prefix and 8 random characters. */
-const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
+export { API_KEY_PREFIX, hashApiKey };
 /** lastUsedAt is a hint, not a log: write it at most this often per key. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
-
-export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
-}
 
 export interface AuthenticatedApiKey {
   id: string;
@@ -127,7 +120,7 @@ export async function createApiKey(
   if (input.expiresAt && input.expiresAt <= now) {
     throw new TRPCError({ code: "BAD_REQUEST", message: "expiresAt must be in the future" });
   }
-  const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const { key, prefix, hash } = mintApiKey();
   const existing = await db.apiKey.findFirst({ where: { name: input.name }, select: { id: true } });
   if (existing)
     throw new TRPCError({ code: "CONFLICT", message: `an API key named "${input.name}" exists already` });
@@ -137,8 +130,8 @@ export async function createApiKey(
       name: input.name,
       role: input.role,
       expiresAt: input.expiresAt ?? null,
-      prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
-      hash: hashApiKey(key),
+      prefix,
+      hash,
       createdBy: `${creator.type}:${creator.id}`,
     },
     select: summarySelect,
