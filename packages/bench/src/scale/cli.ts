@@ -41,6 +41,7 @@ import {
 } from "../stack.js";
 import { cumulativeSeries, ratePerSecond, spreadSample, summarize } from "../stats.js";
 import { WorkerPool } from "../workers.js";
+import { type ApiPhaseResult, measureApiDuring, scaleApiCases, startScaleConsole } from "./api-slo.js";
 import { type CpuProfile, summarizeProfile } from "./cpu-profile.js";
 import { buildNativeAgent, type GeneratorCost, measureGoHollow } from "./go-hollow.js";
 import { hubLeafCount, killLeaves, type SiteLeaf, startLeaf, stopLeaf, writeLeafBundle } from "./leaves.js";
@@ -188,6 +189,22 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   if (leavesUp < options.sites)
     problems.push(`Only ${leavesUp} of ${options.sites} leaves connected to the hub.`);
 
+  // The console, for the API SLI (started before the baseline, so its build's CPU is not the fleet's).
+  let consoleApi: Awaited<ReturnType<typeof startScaleConsole>> | undefined;
+  if (options.apiSeconds > 0)
+    await phase("console start", async () => {
+      step("starting the console (production build of HEAD, reused while its sources are unchanged)");
+      consoleApi = await startScaleConsole({
+        db,
+        organizationId: organization.id,
+        stackEnv: env,
+        logDir: LOG_DIR,
+        say: (text) => step(`  ${text}`),
+      });
+      cleanup.add("stop the console", () => consoleApi?.web.stop());
+      step(`console ready at ${consoleApi.web.url}`);
+    });
+
   let pool: WorkerPool | undefined;
   let goGenerator: number | undefined;
   const sampler = new ProcSampler(() => ({
@@ -201,6 +218,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     },
     "hollow agents (Node)": { roots: pool?.pids() ?? [], tree: false },
     "hollow agents (Go)": { roots: goGenerator ? [goGenerator] : [], tree: false },
+    "console (web)": { roots: consoleApi?.web.child.pid ? [consoleApi.web.child.pid] : [], tree: true },
     "bench driver": { roots: [process.pid], tree: false },
   }));
   sampler.phase = "baseline";
@@ -353,6 +371,33 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   step(
     `idle: control plane ${idleCost.cpuMsPerNodePerMinute.toFixed(3)} CPU-ms/min and ${idleCost.memoryKiBPerNode.toFixed(1)} KiB per node; uplink ${uplinkBytesPerNodePerMinute?.toFixed(1)} B/min per node`,
   );
+
+  // --- API with the fleet idle (after the cost window, so the calls' database work is not in it) --
+  const apiPhases: ApiPhaseResult[] = [];
+  const apiCases = scaleApiCases({
+    nodeIds: nids,
+    siteIds: leaves.map((leaf) => leaf.siteId),
+    appIds: apps.map(({ app }) => app.id),
+    expectedTotal: nids.length,
+  });
+  const measureApi = (phaseName: string, until: Promise<unknown>) =>
+    consoleApi
+      ? measureApiDuring({
+          phase: phaseName,
+          web: consoleApi.web,
+          apiKey: consoleApi.apiKey,
+          cases: apiCases,
+          requests: options.apiRequests,
+          until,
+        })
+      : null;
+  if (consoleApi) {
+    sampler.phase = "idle api";
+    await phase("API (idle)", async () => {
+      const result = await measureApi("idle", sleep(options.apiSeconds * 1000));
+      if (result) apiPhases.push(result);
+    });
+  }
 
   let gatewayProfile: ScaleResults["gatewayProfile"] = null;
   if (options.profileSeconds > 0) {
@@ -570,7 +615,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   const offlineLatencies: number[] = [];
   const backOnlineLatencies: number[] = [];
   let cycles = 0;
-  await phase("churn", async () => {
+  const churnCycles = async (): Promise<void> => {
     for (let cycle = 0; cycle < options.churnCycles && Date.now() < runDeadline - 60_000; cycle++) {
       const cycleStart = Date.now();
       // A different spread sample each cycle.
@@ -603,6 +648,19 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       const rest = cycleStart + options.churnPeriodSeconds * 1000 - Date.now();
       if (rest > 0 && cycle + 1 < options.churnCycles)
         await countdown(`churn ${cycle + 1} wait`, Math.round(rest / 1000));
+    }
+  };
+  await phase("churn", async () => {
+    const churning = churnCycles();
+    // The API calls go on through the churn, one pass after another until it ends.
+    const apiDuringChurn = measureApi(
+      "churn",
+      churning.catch(() => undefined),
+    );
+    try {
+      await churning;
+    } finally {
+      if (apiDuringChurn) apiPhases.push(await apiDuringChurn);
     }
   });
   const churn =
@@ -728,6 +786,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     churn,
     generators,
     gatewayProfile,
+    api: apiPhases,
     usage: usageByPhase(sampler.samples),
     timeline: sampler.samples,
     gatewayCounters,

@@ -36,6 +36,10 @@ export function readScaleOptions(argv: string[]) {
       // Native agent's hollow mode beside the Node fleet: what one simulated node costs in each.
       "go-sample": { type: "string", default: "1000" },
       "go-seconds": { type: "string", default: "60" },
+      // The console benchmark's single-object API calls, for this long with the fleet idle and
+      // through the churn phase (issue 16's API SLI); 0 skips them (and the console).
+      "api-seconds": { type: "string", default: "60" },
+      "api-requests": { type: "string", default: "20" },
       // A V8 CPU profile of the gateway over an idle window (where the idle CPU goes).
       "profile-seconds": { type: "string", default: "60" },
       "no-profile": { type: "boolean", default: false },
@@ -72,6 +76,8 @@ export function readScaleOptions(argv: string[]) {
     churnCycles: positiveInt("churn-cycles", values["churn-cycles"], 100, 0),
     goSample: positiveInt("go-sample", values["go-sample"], 20_000, 0),
     goSeconds: positiveInt("go-seconds", values["go-seconds"], 3_600, 10),
+    apiSeconds: positiveInt("api-seconds", values["api-seconds"], 3_600, 0),
+    apiRequests: positiveInt("api-requests", values["api-requests"], 1_000),
     profileSeconds: values["no-profile"]
       ? 0
       : positiveInt("profile-seconds", values["profile-seconds"], 3_600, 10),

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { renderSvg } from "../charts.js";
 import type { LatencySummary } from "../stats.js";
+import { apiSloVerdict } from "./api-slo.js";
 import { FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
 import type { ScaleResults } from "./results.js";
 
@@ -157,10 +158,19 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
     `${fixed(idle.cost.memoryKiBPerNode)} KiB (${fixed(idle.cost.memoryKiBPerNodeTotal)} KiB counting the baseline)`,
     verdict(idle.cost.memoryKiBPerNode, TARGETS.memoryKiBPerNode),
   );
-  push(
-    "| API p99 for single-object calls during idle and churn | ≤ 1 s | not run by this scenario yet | not measured |",
-    "",
+  const api = results.api ?? [];
+  const apiSlo = apiSloVerdict(api);
+  row(
+    "API p99 for single-object calls during idle and churn",
+    "≤ 1 s",
+    api.length === 0
+      ? "not run (--api-seconds 0, or a run before it was measured)"
+      : apiSlo.worstP99Ms === null
+        ? "no answers"
+        : `${ms(apiSlo.worstP99Ms)} (worst of GET /nodes/{id}, /sites/{id}, /apps/{id} over ${api.map((p) => p.phase).join(" and ")})`,
+    api.length === 0 ? "not measured" : apiSlo.met ? "met" : "missed",
   );
+  push("");
 
   push(
     "## Cost per node against flightctl",
@@ -259,6 +269,23 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
         : `| ${metric} | 0 | — | — | — | — |`,
     );
   push("");
+
+  if (api.length > 0) {
+    push(
+      "API calls through the console (REST, a viewer key, one call at a time) while the fleet was idle and while it churned (ms):",
+      "",
+      "| phase | call | count | errors | p50 | p95 | p99 | max |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const phaseResult of api)
+      for (const c of phaseResult.cases)
+        push(
+          c.summary
+            ? `| ${phaseResult.phase} | ${c.label} | ${c.summary.count} | ${c.summary.errors} | ${Math.round(c.summary.p50)} | ${Math.round(c.summary.p95)} | ${Math.round(c.summary.p99)} | ${Math.round(c.summary.max)} |`
+            : `| ${phaseResult.phase} | ${c.label} | 0 | — | — | — | — | — |${c.firstError ? ` ${c.firstError}` : ""}`,
+        );
+    push("");
+  }
 
   push(
     "## The generator: what one simulated node costs",

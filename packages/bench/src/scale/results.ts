@@ -1,6 +1,7 @@
 import type { MachineInfo } from "../machine.js";
 import type { ComponentSample, PhaseUsage } from "../proc.js";
 import type { LatencySummary } from "../stats.js";
+import type { ApiPhaseResult } from "./api-slo.js";
 import type { ProfileSummary } from "./cpu-profile.js";
 import type { GeneratorCost } from "./go-hollow.js";
 import type { CostPerNode } from "./measure.js";
@@ -82,6 +83,8 @@ export interface ScaleResults {
   generators: GeneratorCost[];
   /** The gateway's V8 CPU profile over an idle window, and the hub's /varz beside it. */
   gatewayProfile: (ProfileSummary & { gatewayCpuPercent: number }) | null;
+  /** The single-object API calls during idle and churn (absent in runs before they were measured). */
+  api?: ApiPhaseResult[];
   usage: PhaseUsage[];
   timeline: ComponentSample[];
   gatewayCounters: Record<string, number>;
