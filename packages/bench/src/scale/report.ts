@@ -282,7 +282,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
         push(
           c.summary
             ? `| ${phaseResult.phase} | ${c.label} | ${c.summary.count} | ${c.summary.errors} | ${Math.round(c.summary.p50)} | ${Math.round(c.summary.p95)} | ${Math.round(c.summary.p99)} | ${Math.round(c.summary.max)} |`
-            : `| ${phaseResult.phase} | ${c.label} | 0 | — | — | — | — | — |${c.firstError ? ` ${c.firstError}` : ""}`,
+            : `| ${phaseResult.phase} | ${c.label} | 0 | ${c.firstError ? c.firstError.replaceAll("|", "/").slice(0, 120) : "—"} | — | — | — | — |`,
         );
     push("");
   }
