@@ -26,7 +26,7 @@ describe("the scale scenario's API cases", () => {
   it("count a wrong answer as an error, not a sample", () => {
     expect(() => byId("node").check(answer(200, { id: "n1" }))).not.toThrow();
     expect(() => byId("node").check(answer(404, { message: "not found" }))).toThrow(/HTTP 404/);
-    expect(() => byId("counts").check(answer(200, { total: 249 }))).toThrow(/249 nodes, expected 250/);
+    expect(() => byId("rest-counts").check(answer(200, { total: 249 }))).toThrow(/249 nodes, expected 250/);
     expect(() => byId("list").check(answer(200, { items: new Array(100).fill({}) }))).not.toThrow();
     expect(() => byId("list").check(answer(200, { items: [] }))).toThrow(/0 nodes/);
   });

@@ -56,7 +56,8 @@ export interface ListItem {
   labels: Record<string, string>;
 }
 
-function json<T>(response: TimedResponse): T {
+/** A 200 answer's JSON body (anything else throws: a wrong answer, not a sample). */
+export function json<T>(response: TimedResponse): T {
   if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${response.body.slice(0, 200)}`);
   return JSON.parse(response.body) as T;
 }
@@ -160,6 +161,21 @@ export function listCases(deep: { byName: string; regionByLastSeen: string; dept
   ];
 }
 
+/** GET /nodes/counts, whose total must be the organization's node count. */
+export function restCountsCase(expectedTotal: number): BenchCase {
+  return {
+    id: "rest-counts",
+    group: "REST API",
+    label: "node counts by status",
+    request: () => ({ path: "/api/v1/nodes/counts", method: "GET" }),
+    check: (response) => {
+      const total = json<{ total: number }>(response).total;
+      if (total !== expectedTotal) throw new Error(`counts say ${total} nodes, expected ${expectedTotal}`);
+    },
+    timing: "total",
+  };
+}
+
 export interface CaseContext {
   /** Node ids of the large organization to rotate through (detail cases). */
   nodeIds: string[];
@@ -185,18 +201,7 @@ export function buildCases(context: CaseContext): BenchCase[] {
       timing: "total",
     });
   }
-  cases.push({
-    id: "rest-counts",
-    group: "REST API",
-    label: "node counts by status",
-    request: () => ({ path: "/api/v1/nodes/counts", method: "GET" }),
-    check: (response) => {
-      const total = json<{ total: number }>(response).total;
-      if (total !== context.expectedTotal)
-        throw new Error(`counts say ${total} nodes, expected ${context.expectedTotal}`);
-    },
-    timing: "total",
-  });
+  cases.push(restCountsCase(context.expectedTotal));
   if (context.restNodeDetail)
     cases.push({
       id: "rest-node-detail",

@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { type Db, mintApiKey } from "@edgefleet/db";
-import type { BenchCase } from "../console/cases.js";
-import type { TimedResponse } from "../console/http.js";
+import { type BenchCase, json, restCountsCase } from "../console/cases.js";
 import { type CaseSummary, summarizeLatencies } from "../console/latency.js";
 import { type Client, runPass } from "../console/measure.js";
 import { prepareApp, WebProcess } from "../console/stack.js";
@@ -37,11 +36,6 @@ export interface ScaleApiTargets {
   expectedTotal: number;
 }
 
-function json<T>(response: TimedResponse): T {
-  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${response.body.slice(0, 200)}`);
-  return JSON.parse(response.body) as T;
-}
-
 const rotate = (ids: readonly string[], i: number) => ids[i % ids.length] as string;
 
 /** The single-object calls (and the fleet page's counts and first page, for comparison). Pure. */
@@ -60,18 +54,7 @@ export function scaleApiCases(targets: ScaleApiTargets): BenchCase[] {
     detail("node", "GET /nodes/{id}", (i) => `/api/v1/nodes/${rotate(targets.nodeIds, i)}`),
     detail("site", "GET /sites/{id}", (i) => `/api/v1/sites/${rotate(targets.siteIds, i)}`),
     detail("app", "GET /apps/{id}", (i) => `/api/v1/apps/${rotate(targets.appIds, i)}`),
-    {
-      id: "counts",
-      group: "REST API",
-      label: "GET /nodes/counts",
-      request: () => ({ path: "/api/v1/nodes/counts", method: "GET" }),
-      check: (response) => {
-        const total = json<{ total: number }>(response).total;
-        if (total !== targets.expectedTotal)
-          throw new Error(`counts say ${total} nodes, expected ${targets.expectedTotal}`);
-      },
-      timing: "total",
-    },
+    restCountsCase(targets.expectedTotal),
     {
       id: "list",
       group: "REST API",
