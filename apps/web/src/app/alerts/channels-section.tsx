@@ -133,8 +133,7 @@ export function ChannelsSection(props: { role: Role }) {
         <QueryTable
           query={channels}
           label="Channels"
-          testId="alert-channels"
-          urlKey="channels"
+          name="alert-channels"
           columns={columns}
           rowAttributes={(channel) => ({ "data-testid": "channel-row", "data-name": channel.name })}
           empty={

@@ -207,8 +207,7 @@ export function PoliciesSection(props: { role: Role }) {
         <QueryTable
           query={policies}
           label="Policies"
-          testId="alert-policies"
-          urlKey="policies"
+          name="alert-policies"
           columns={columns}
           rowAttributes={(policy) => ({ "data-testid": "policy-row", "data-name": policy.name })}
           empty={

@@ -116,8 +116,7 @@ export function QuietHoursSection(props: { role: Role }) {
         <QueryTable
           query={sites}
           label="Quiet hours"
-          testId="quiet-hours"
-          urlKey="quiet"
+          name="quiet-hours"
           columns={table}
           getRowId={(site) => site.siteId}
           rowAttributes={(site) => ({ "data-testid": "quiet-row", "data-name": site.siteName })}

@@ -140,8 +140,7 @@ export function SilencesSection(props: { role: Role }) {
         <QueryTable
           query={silences}
           label="Silences"
-          testId="silences"
-          urlKey="silences"
+          name="silences"
           columns={table}
           rowAttributes={(silence) => ({
             "data-testid": "silence-row",

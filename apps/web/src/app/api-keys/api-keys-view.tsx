@@ -93,9 +93,8 @@ export function ApiKeysView() {
       <Section title="Keys">
         <QueryTable
           query={keys}
-          loading="Loading API keys"
           label="API keys"
-          urlKey=""
+          name="api-keys"
           columnChooser
           columns={columns}
           rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}

@@ -219,8 +219,7 @@ function PendingNodes(props: { disabledReason: string | null }) {
       <QueryTable
         query={pending}
         label="Nodes waiting for approval"
-        testId="pending-nodes"
-        urlKey="pending."
+        name="pending-nodes"
         columns={columns}
         rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
         empty={
@@ -300,10 +299,8 @@ function TokenList(props: { disabledReason: string | null }) {
     <Section title="Tokens">
       <QueryTable
         query={tokens}
-        loading="Loading tokens"
         label="Enrollment tokens"
-        testId="tokens"
-        urlKey="tokens."
+        name="tokens"
         columnChooser
         columns={columns}
         rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}

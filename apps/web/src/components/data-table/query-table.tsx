@@ -41,7 +41,7 @@ export function QueryTable<Row>(
   return (
     <QueryContent
       query={query}
-      loading={loading ?? `Loading ${props.label.toLowerCase()}`}
+      loading={loading ?? `Loading ${lowerFirst(props.label)}`}
       skeletonClassName={skeletonClassName}
     >
       {() => (
@@ -54,4 +54,9 @@ export function QueryTable<Row>(
       )}
     </QueryContent>
   );
+}
+
+/** "Audit log" → "audit log", but "API keys" stays as written: the label in the middle of a sentence. */
+function lowerFirst(label: string): string {
+  return /^[A-Z][a-z]/.test(label) ? `${label[0]?.toLowerCase()}${label.slice(1)}` : label;
 }

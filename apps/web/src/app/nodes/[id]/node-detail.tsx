@@ -128,7 +128,7 @@ function AppsTable({ node }: { node: Node }) {
   return (
     <DataTable
       label="Apps on this node"
-      testId="apps-table"
+      name="apps-table"
       columns={columns}
       data={node.apps}
       getRowId={(app) => app.id}
