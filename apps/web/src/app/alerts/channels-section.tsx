@@ -11,7 +11,7 @@ import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { NameField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
@@ -109,13 +109,7 @@ export function ChannelsSection(props: { role: Role }) {
         ) : null}
         <ApiForm form={form} label="Create a channel" mutation={create}>
           <SelectField name="kind" label="Kind" accessibleName="Channel kind" options={KINDS} />
-          <TextField
-            name="name"
-            label="Name"
-            accessibleName="Channel name"
-            placeholder="on-call"
-            maxLength={100}
-          />
+          <NameField noun="Channel" placeholder="on-call" />
           <TextField
             name="target"
             label="To"

@@ -10,7 +10,7 @@ import { actionsColumn, stateColumn, textColumn } from "~/components/data-table/
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { NameField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { siteOptions } from "~/components/forms/select-options";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
@@ -163,13 +163,7 @@ export function PoliciesSection(props: { role: Role }) {
           </p>
         ) : null}
         <ApiForm form={form} label="Create an alert policy" mutation={create}>
-          <TextField
-            name="name"
-            label="Name"
-            accessibleName="Policy name"
-            placeholder="plant nodes down"
-            maxLength={100}
-          />
+          <NameField noun="Policy" placeholder="plant nodes down" />
           <SelectField
             name="kind"
             label="Watches"

@@ -14,7 +14,7 @@ import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { NameField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { textFor } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
@@ -160,13 +160,7 @@ function CreateKeyForm(props: {
       }
     >
       <ApiForm form={form} label="Create an API key" mutation={create}>
-        <TextField
-          name="name"
-          label="Name"
-          accessibleName="Key name"
-          placeholder="terraform-ci"
-          maxLength={100}
-        />
+        <NameField noun="Key" placeholder="terraform-ci" />
         <SelectField
           name="role"
           label="Role"

@@ -10,7 +10,7 @@ import type { z } from "zod";
 import { useFocusTarget } from "../shell/focus-target";
 import { Section } from "../ui/card";
 import { ApiForm } from "./api-form";
-import { TextField } from "./fields";
+import { NameField, TextField } from "./fields";
 import { FormFooter } from "./form-footer";
 import { showServerError, useApiForm } from "./use-api-form";
 
@@ -57,13 +57,7 @@ export function CreateNameForm(props: {
         pending={create.isPending}
         onSubmit={({ name, description }) => create.mutate({ name, ...(description ? { description } : {}) })}
       >
-        <TextField
-          name="name"
-          label="Name"
-          accessibleName={`${Noun} name`}
-          placeholder={props.placeholders.name}
-          maxLength={63}
-        />
+        <NameField noun={Noun} placeholder={props.placeholders.name} maxLength={63} />
         <TextField
           name="description"
           label="Description"

@@ -44,6 +44,22 @@ export function TextField<Values extends FieldValues>(
 }
 
 /**
+ * The name of what a form creates: the `name` field, "Name" on screen and "<noun> name" to screen
+ * readers (a page holds several forms). Names the API keeps are at most 100 characters unless told.
+ */
+export function NameField(props: { noun: string; placeholder: string; maxLength?: number }) {
+  return (
+    <TextField<{ name: string }>
+      name="name"
+      label="Name"
+      accessibleName={`${props.noun} name`}
+      placeholder={props.placeholder}
+      maxLength={props.maxLength ?? 100}
+    />
+  );
+}
+
+/**
  * A labelled native select; `parse` turns the option's string back into the field's value. Fixed
  * choices can be written as `{ value: label }` in the order shown (see selectOptions).
  */
