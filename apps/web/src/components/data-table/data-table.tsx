@@ -51,7 +51,8 @@ export function DataTable<Row>(props: {
   label: string;
   columns: DataColumn<Row>[];
   data: Row[];
-  getRowId: (row: Row) => string;
+  /** How rows are told apart: their `id` unless told. */
+  getRowId?: (row: Row) => string;
   /**
    * The table's name on its page: its test id, and the prefix of its view in the address
    * (`<name>.sort`, `<name>.hide`), so a reload or a shared link shows the same sorting and columns.
@@ -69,12 +70,13 @@ export function DataTable<Row>(props: {
     `${props.name}.`,
     props.columns.map((c) => c.id),
   );
-  const select = selectColumn<Row>(`Select all ${props.label.toLowerCase()}`, props.getRowId);
+  const getRowId = props.getRowId ?? ((row: Row) => (row as { id: string }).id);
+  const select = selectColumn<Row>(`Select all ${props.label.toLowerCase()}`, getRowId);
 
   const table = useReactTable({
     data: props.data,
     columns: props.selection ? [select, ...props.columns] : props.columns,
-    getRowId: props.getRowId,
+    getRowId,
     state: {
       sorting: view.sorting,
       columnVisibility: view.columnVisibility,

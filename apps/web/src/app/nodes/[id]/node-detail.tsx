@@ -131,7 +131,6 @@ function AppsTable({ node }: { node: Node }) {
       name="apps-table"
       columns={columns}
       data={node.apps}
-      getRowId={(app) => app.id}
       empty={
         <EmptyState icon={<BoxIcon />} title="No apps on this node.">
           Apps arrive with a rollout that selects this node by its labels.

@@ -56,7 +56,6 @@ export function RolloutHistory(props: { detail: Detail }) {
           name="rollout-events"
           columns={eventColumns}
           data={props.detail.events}
-          getRowId={(e) => e.id}
           rowAttributes={(e) => ({ "data-testid": "rollout-event", "data-kind": e.kind })}
           empty={<EmptyState title="No events yet" className="py-4" />}
         />
