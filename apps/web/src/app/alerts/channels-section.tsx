@@ -107,9 +107,9 @@ export function ChannelsSection(props: { role: Role }) {
         {secret ? (
           <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} />
         ) : null}
-        <ApiForm form={form} label="Create a channel" mutation={create}>
-          <SelectField name="kind" label="Kind" accessibleName="Channel kind" options={KINDS} />
-          <NameField noun="Channel" placeholder="on-call" />
+        <ApiForm form={form} label="Create a channel" noun="Channel" mutation={create}>
+          <SelectField name="kind" label="Kind" options={KINDS} />
+          <NameField placeholder="on-call" />
           <TextField
             name="target"
             label="To"

@@ -162,8 +162,8 @@ export function PoliciesSection(props: { role: Role }) {
             Last error: {sync.lastError}
           </p>
         ) : null}
-        <ApiForm form={form} label="Create an alert policy" mutation={create}>
-          <NameField noun="Policy" placeholder="plant nodes down" />
+        <ApiForm form={form} label="Create an alert policy" noun="Policy" mutation={create}>
+          <NameField placeholder="plant nodes down" />
           <SelectField
             name="kind"
             label="Watches"
@@ -172,25 +172,16 @@ export function PoliciesSection(props: { role: Role }) {
               Object.entries(POLICY_KINDS).map(([key, value]) => [key, value.label]),
             )}
           />
-          <SelectField
-            name="severity"
-            label="Severity"
-            accessibleName="Policy severity"
-            options={SEVERITIES}
-          />
+          <SelectField name="severity" label="Severity" options={SEVERITIES} />
           {kind !== "promql" ? (
-            <SelectField
-              name="siteId"
-              label="Site"
-              accessibleName="Policy site"
-              options={siteOptions(sites.data, "every site")}
-            />
+            <SelectField name="siteId" label="Site" options={siteOptions(sites.data, "every site")} />
           ) : null}
           {(POLICY_KINDS[kind]?.params ?? []).map((param) => (
             <TextField
               key={param}
               name={param}
               label={PARAM_FIELDS[param].label}
+              accessibleName={PARAM_FIELDS[param].label}
               placeholder={PARAM_FIELDS[param].placeholder}
               inputMode={param === "expr" ? undefined : "numeric"}
               className={param === "expr" ? "sm:col-span-2" : undefined}

@@ -95,8 +95,8 @@ export function QuietHoursSection(props: { role: Role }) {
       description="Every day in the site's own time zone (set on the site's page), its warning and info alerts wait until the quiet hours end; critical alerts are always sent."
     >
       <div className="grid gap-4">
-        <ApiForm form={form} label="Set quiet hours" mutation={set}>
-          <SelectField name="siteId" label="Site" accessibleName="Quiet hours site" options={siteOptions} />
+        <ApiForm form={form} label="Set quiet hours" noun="Quiet hours" mutation={set}>
+          <SelectField name="siteId" label="Site" options={siteOptions} />
           <TextField
             name="start"
             label="From"

@@ -126,15 +126,10 @@ export function SilencesSection(props: { role: Role }) {
       description="A silence holds back every alert of one site or one node until it ends; the alerts still show above."
     >
       <div className="grid gap-4">
-        <ApiForm form={form} label="Create a silence" mutation={create}>
+        <ApiForm form={form} label="Create a silence" noun="Silence" mutation={create}>
           <SelectField name="target" label="Site or node" accessibleName="Silence target" options={targets} />
           <SelectField name="durationMinutes" label="For" parse={Number} options={DURATIONS} />
-          <TextField
-            name="comment"
-            label="Comment"
-            accessibleName="Silence comment"
-            placeholder="maintenance"
-          />
+          <TextField name="comment" label="Comment" placeholder="maintenance" />
           <FormFooter label="Silence" pendingLabel="Silencing…" disabledReason={denied} />
         </ApiForm>
         <QueryTable

@@ -159,12 +159,11 @@ function CreateKeyForm(props: {
         </>
       }
     >
-      <ApiForm form={form} label="Create an API key" mutation={create}>
-        <NameField noun="Key" placeholder="terraform-ci" />
+      <ApiForm form={form} label="Create an API key" noun="Key" mutation={create}>
+        <NameField placeholder="terraform-ci" />
         <SelectField
           name="role"
           label="Role"
-          accessibleName="Key role"
           options={roleOptions((r) => (props.myRole ? roleAtLeast(props.myRole, r) : true))}
         />
         <TextField name="expiresAt" label="Expires (optional)" accessibleName="Expires on" type="date" />

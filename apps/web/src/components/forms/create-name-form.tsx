@@ -54,14 +54,14 @@ export function CreateNameForm(props: {
       <ApiForm
         form={form}
         label={`Create ${/^[aeiou]/.test(props.noun) ? "an" : "a"} ${props.noun}`}
+        noun={Noun}
         pending={create.isPending}
         onSubmit={({ name, description }) => create.mutate({ name, ...(description ? { description } : {}) })}
       >
-        <NameField noun={Noun} placeholder={props.placeholders.name} maxLength={63} />
+        <NameField placeholder={props.placeholders.name} maxLength={63} />
         <TextField
           name="description"
           label="Description"
-          accessibleName={`${Noun} description`}
           placeholder={props.placeholders.description}
           maxLength={500}
         />
