@@ -113,6 +113,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
       <ApiForm
         form={form}
         label="Create an enrollment token"
+        noun="Token"
         pending={create.isPending}
         onSubmit={({ description, ...values }) =>
           create.mutate({ ...values, ...(description ? { description } : {}) })
@@ -121,7 +122,6 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
         <TextField
           name="description"
           label="Description"
-          accessibleName="Token description"
           placeholder="plant 7, line 2"
           maxLength={200}
         />
