@@ -119,12 +119,7 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
           create.mutate({ ...values, ...(description ? { description } : {}) })
         }
       >
-        <TextField
-          name="description"
-          label="Description"
-          placeholder="plant 7, line 2"
-          maxLength={200}
-        />
+        <TextField name="description" label="Description" placeholder="plant 7, line 2" maxLength={200} />
         <SelectField name="siteId" label="Site" options={sitesToChoose} />
         <SelectField
           name="expiresInHours"
