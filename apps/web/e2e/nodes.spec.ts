@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
-import { pushTimeseries } from "prometheus-remote-write";
 import { signInAs, visibleNodeNames } from "./keycloak";
+import { acmeId, writeToMimir } from "./mimir";
 
 const MIMIR_URL = process.env.MIMIR_URL;
 
@@ -43,39 +43,20 @@ test("node detail shows its identity, apps and a CPU chart from Mimir", async ({
   const nodeId = new URL(page.url()).pathname.split("/").at(-1) ?? "";
 
   // Samples for this node under acme's tenant, as the gateway writes them.
-  const organizations = await page.request.get("/api/trpc/organization.listMine");
-  const body = (await organizations.json()) as {
-    result: { data: { json: Array<{ id: string; slug: string }> } };
-  };
-  const acme = body.result.data.json.find((o) => o.slug === "acme");
-  if (!acme) throw new Error("alice is not in acme");
+  const acme = await acmeId(page);
   const now = Math.floor(Date.now() / 1000) * 1000;
   const samples = Array.from({ length: 10 }, (_, i) => ({
     timestamp: now - (10 - i) * 30_000,
     value: 0.1 + i / 50,
   }));
-  const written = await pushTimeseries(
-    // A label of its own per run: Mimir refuses samples older than a series' newest one, and the
-    // test stack's Mimir keeps the series of earlier runs.
-    [
-      {
-        labels: {
-          __name__: "edgefleet_node_cpu_usage_ratio",
-          org: acme.id,
-          node: nodeId,
-          e2e_run: String(now),
-        },
-        samples,
-      },
-    ],
+  // A label of its own per run: Mimir refuses samples older than a series' newest one, and the
+  // test stack's Mimir keeps the series of earlier runs.
+  await writeToMimir(acme, [
     {
-      url: new URL("/api/v1/push", MIMIR_URL).toString(),
-      headers: { "X-Scope-OrgID": acme.id },
-      fetch: (url, init) =>
-        fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as BodyInit }),
+      labels: { __name__: "edgefleet_node_cpu_usage_ratio", org: acme, node: nodeId, e2e_run: String(now) },
+      samples,
     },
-  );
-  expect(written.status, written.errorMessage).toBe(200);
+  ]);
 
   await page.getByRole("button", { name: "15m" }).click();
   const cpu = page.getByTestId("chart-cpu");

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test } from "@playwright/test";
-import { pushTimeseries } from "prometheus-remote-write";
 import { expectNodesOnline, hollowAgents, natsOfStack } from "./agents";
 import { addVersion, createApp } from "./apps";
 import { query } from "./console";
 import { signInAs } from "./keycloak";
+import { acmeId, writeToMimir } from "./mimir";
 
 // Metric gates in the console (issue 11): an operator adds gates from presets on /rollouts/new
 // (a PromQL check against Mimir and a window longer than the timeout are refused on their fields),
@@ -32,27 +32,19 @@ const agents = hollowAgents();
 
 /** The canary's app CPU, every 5 s from a minute ago to 5 minutes ahead (Mimir takes samples up to 10 min ahead). */
 async function writeCanaryCpu(page: Page, nodeIds: string[], app: string, version: string): Promise<void> {
-  const organizations = await query<Array<{ id: string; slug: string }>>(page, "organization.listMine", {});
-  const acme = organizations.find((o) => o.slug === "acme");
-  if (!acme || !MIMIR_URL) throw new Error("alice is not in acme, or MIMIR_URL is unset");
+  const acme = await acmeId(page);
   const now = Math.floor(Date.now() / 1000) * 1000;
   const samples = Array.from({ length: 72 }, (_, i) => ({
     timestamp: now - 60_000 + i * 5_000,
     value: 0.9 + (i % 3) / 100,
   }));
-  const written = await pushTimeseries(
+  await writeToMimir(
+    acme,
     nodeIds.map((node) => ({
-      labels: { __name__: "edgefleet_app_cpu_usage_ratio", org: acme.id, node, app, version },
+      labels: { __name__: "edgefleet_app_cpu_usage_ratio", org: acme, node, app, version },
       samples,
     })),
-    {
-      url: new URL("/api/v1/push", MIMIR_URL).toString(),
-      headers: { "X-Scope-OrgID": acme.id },
-      fetch: (url, init) =>
-        fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as BodyInit }),
-    },
   );
-  expect(written.status, written.errorMessage).toBe(200);
 }
 
 test("an operator gates a canary on app CPU; the live page shows the failed verdict with its chart and numbers, and the rollback", async ({
