@@ -103,40 +103,38 @@ export function ChannelsSection(props: { role: Role }) {
       title="Channels"
       description="Every alert goes to each channel that wants its severity: e-mail, or a webhook signed per Standard Webhooks."
     >
-      <div className="grid gap-4">
-        {secret ? (
-          <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} />
-        ) : null}
-        <ApiForm form={form} label="Create a channel" noun="Channel" mutation={create}>
-          <SelectField name="kind" label="Kind" options={KINDS} />
-          <NameField placeholder="on-call" />
-          <TextField
-            name="target"
-            label="To"
-            accessibleName="Channel target"
-            placeholder="oncall@example.com or https://…"
-          />
-          <SelectField
-            name="minSeverity"
-            label="Sends"
-            accessibleName="Channel severity"
-            options={MIN_SEVERITIES}
-          />
-          <FormFooter label="Create channel" pendingLabel="Creating…" disabledReason={denied} />
-        </ApiForm>
-        <QueryTable
-          query={channels}
-          label="Channels"
-          name="alert-channels"
-          columns={columns}
-          rowAttributes={(channel) => ({ "data-testid": "channel-row", "data-name": channel.name })}
-          empty={
-            <EmptyState icon={<SendIcon />} title="No channels yet">
-              Alerts fire but reach no one until a channel exists.
-            </EmptyState>
-          }
+      {secret ? (
+        <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} />
+      ) : null}
+      <ApiForm form={form} label="Create a channel" noun="Channel" mutation={create}>
+        <SelectField name="kind" label="Kind" options={KINDS} />
+        <NameField placeholder="on-call" />
+        <TextField
+          name="target"
+          label="To"
+          accessibleName="Channel target"
+          placeholder="oncall@example.com or https://…"
         />
-      </div>
+        <SelectField
+          name="minSeverity"
+          label="Sends"
+          accessibleName="Channel severity"
+          options={MIN_SEVERITIES}
+        />
+        <FormFooter label="Create channel" pendingLabel="Creating…" disabledReason={denied} />
+      </ApiForm>
+      <QueryTable
+        query={channels}
+        label="Channels"
+        name="alert-channels"
+        columns={columns}
+        rowAttributes={(channel) => ({ "data-testid": "channel-row", "data-name": channel.name })}
+        empty={
+          <EmptyState icon={<SendIcon />} title="No channels yet">
+            Alerts fire but reach no one until a channel exists.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }
