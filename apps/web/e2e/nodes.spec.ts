@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { toast } from "./console";
 import { signInAs, visibleNodeNames } from "./keycloak";
 import { acmeId, writeToMimir } from "./mimir";
 
@@ -29,6 +30,31 @@ test("a label selector in /nodes shows exactly the matching rows, and a bad one 
   await expect(selector).toHaveAttribute("aria-invalid", "true");
   await expect(page.getByTestId("node-name").first()).toHaveText("acme-plant-7-03");
   expect(new URL(page.url()).searchParams.get("selector")).toBe("site=plant-7,tier!=canary,!nosuchlabel");
+});
+
+test("selected rows get labels added and removed through the bulk labels panel", async ({ page }) => {
+  await signInAs(page, "alice");
+  await visibleNodeNames(page);
+  const key = `e2ebulk${Date.now()}`;
+  await page.getByLabel("Label selector").fill("site=plant-7,tier=canary");
+  await expect(page.getByTestId("node-name")).toHaveText(["acme-plant-7-01", "acme-plant-7-02"]);
+  await page.getByRole("checkbox", { name: "Select all loaded nodes" }).check();
+
+  await page.getByRole("button", { name: "Edit labels (2 selected)" }).click();
+  const panel = page.getByRole("form", { name: "Edit labels" });
+  await panel.getByLabel("Labels to add").fill(`${key}=yes`);
+  await panel.getByRole("button", { name: "Apply to 2 selected" }).click();
+  await expect(toast(page, "2 nodes updated")).toBeVisible();
+  await page.getByLabel("Label selector").fill(`${key}=yes`);
+  await expect(page.getByTestId("node-name")).toHaveText(["acme-plant-7-01", "acme-plant-7-02"]);
+
+  // The selector's nodes lose the key again: the panel's other target.
+  await page.getByRole("button", { name: /^Edit labels/ }).click();
+  await panel.getByLabel("Label keys to remove").fill(key);
+  await panel.getByRole("button", { name: "Apply to all matching selector" }).click();
+  await expect(toast(page, "2 nodes updated")).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId("empty-state")).toContainText("No nodes match.");
 });
 
 test("node detail shows its identity, apps and a CPU chart from Mimir", async ({ page }) => {
