@@ -52,8 +52,6 @@ test("selected rows get labels added and removed through the bulk labels panel",
   await page.getByRole("button", { name: /^Edit labels/ }).click();
   await panel.getByLabel("Label keys to remove").fill(key);
   await panel.getByRole("button", { name: "Apply to all matching selector" }).click();
-  await expect(toast(page, "2 nodes updated")).toBeVisible();
-  await page.reload();
   await expect(page.getByTestId("empty-state")).toContainText("No nodes match.");
 });
 
