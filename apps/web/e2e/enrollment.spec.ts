@@ -68,8 +68,8 @@ test("enroll a real agent with a token created in the console and watch it come 
 
   await visit(page, "/enrollment");
   await page.getByLabel("Token description").fill(`token ${run}`);
-  await page.getByLabel("Site", { exact: true }).selectOption({ label: `site-${run}` });
-  await page.getByLabel("Expires after").selectOption({ label: "1 hour" });
+  await page.getByLabel("Token site").selectOption({ label: `site-${run}` });
+  await page.getByLabel("Token expires after").selectOption({ label: "1 hour" });
   await page.getByLabel("Max uses").fill("1");
   await page.getByLabel("Token labels").fill(`e2e=${run}`);
   await page.getByLabel("Approve each node").check();
@@ -162,8 +162,8 @@ test("a server refusal that the client cannot foresee lands on its field", async
   await page.getByLabel("Token description").fill(`foreign-site-${Date.now()}`);
   await page.getByRole("button", { name: "Create token" }).click();
   await expect(page.getByRole("main").getByRole("alert")).toHaveText(/^site [0-9a-f-]{36} not found$/);
-  await expect(page.getByLabel("Site", { exact: true })).toHaveAttribute("aria-invalid", "true");
-  await expect(page.getByLabel("Site", { exact: true })).toBeFocused();
+  await expect(page.getByLabel("Token site")).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByLabel("Token site")).toBeFocused();
   await expect(page.getByTestId("secret")).toHaveCount(0);
 });
 

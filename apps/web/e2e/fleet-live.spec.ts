@@ -1,26 +1,12 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { expect, test } from "@playwright/test";
+import { hollowAgents } from "./agents";
 import { mutate } from "./console";
 import { signInAs } from "./keycloak";
 
-const NATS_URL = process.env.NATS_URL;
-const NATS_ENROLL_CREDS = process.env.NATS_ENROLL_CREDS;
-const AGENT_CLI = fileURLToPath(
-  new URL("../../../packages/agent-sdk/bin/edgefleet-agent.mjs", import.meta.url),
-);
-
-/** Calls a tRPC mutation as the signed-in user (same origin, session cookie), superjson-encoded. */
-let agent: ChildProcess | null = null;
-test.afterEach(() => {
-  agent?.kill("SIGTERM");
-  agent = null;
-});
+const agents = hollowAgents();
 
 test("the fleet page shows a node coming online and being revoked without a reload", async ({ page }) => {
-  if (!NATS_URL || !NATS_ENROLL_CREDS)
-    throw new Error("NATS_URL / NATS_ENROLL_CREDS unset: export the stack's stack.env");
   test.setTimeout(120_000);
   await signInAs(page, "alice");
   await expect(page.getByTestId("live-state")).toHaveAttribute("data-state", "live");
@@ -32,29 +18,7 @@ test("the fleet page shows a node coming online and being revoked without a relo
   // A real agent (hollow runtime, real protocol) enrolls with a fresh token and connects.
   // Named like the organization's other nodes, so specs that expect only `acme-…` names in Acme still hold.
   const prefix = `acme-e2e-live-${randomBytes(3).toString("hex")}`;
-  const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
-    description: prefix,
-    maxUses: 1,
-    expiresInHours: 1,
-  });
-  agent = spawn(
-    process.execPath,
-    [
-      AGENT_CLI,
-      "hollow",
-      "--count",
-      "1",
-      "--token",
-      token.token,
-      "--url",
-      NATS_URL,
-      "--enroll-creds",
-      NATS_ENROLL_CREDS,
-      "--name-prefix",
-      prefix,
-    ],
-    { stdio: "ignore" },
-  );
+  await agents.start(page, { prefix });
   const nodeName = `${prefix}-0`;
   const event = (to: string) =>
     page.locator(`[data-testid="recent-event"][data-node="${nodeName}"][data-to="${to}"]`);

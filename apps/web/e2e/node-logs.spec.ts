@@ -1,73 +1,23 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { expect, type Page, test } from "@playwright/test";
-import { confirm, mutate, query } from "./console";
-import { signInAs, visit } from "./keycloak";
+import { appRunningOn, hollowAgents, onlineNode, rollOutSeededCollector } from "./agents";
+import { confirm, query } from "./console";
+import { signInAs } from "./keycloak";
 
 // Live logs and network probes on the node page (issue 13): a real agent (hollow runtime, real
 // protocol) gets an app through a rollout; the page tails its output (follow, pause, search,
 // download) while an operation adds lines, and runs a probe to the leaf whose result is charted.
 
-const NATS_URL = process.env.NATS_URL;
-const NATS_ENROLL_CREDS = process.env.NATS_ENROLL_CREDS;
-const AGENT_CLI = fileURLToPath(
-  new URL("../../../packages/agent-sdk/bin/edgefleet-agent.mjs", import.meta.url),
-);
-
-let agent: ChildProcess | null = null;
-test.afterEach(() => {
-  agent?.kill("SIGTERM");
-  agent = null;
-});
+const agents = hollowAgents();
 
 /** A hollow agent with telemetry-collector 1.5.0 running; its node id and name. */
 async function nodeWithApp(page: Page): Promise<{ nodeId: string; nodeName: string }> {
-  if (!NATS_URL || !NATS_ENROLL_CREDS)
-    throw new Error("NATS_URL / NATS_ENROLL_CREDS unset: export the stack's stack.env");
   const prefix = `acme-e2e-logs-${randomBytes(3).toString("hex")}`;
-  const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
-    description: prefix,
-    maxUses: 1,
-    expiresInHours: 1,
-  });
-  agent = spawn(
-    process.execPath,
-    [
-      AGENT_CLI,
-      ...["hollow", "--count", "1", "--token", token.token, "--url", NATS_URL],
-      ...["--enroll-creds", NATS_ENROLL_CREDS, "--name-prefix", prefix, "--label", `e2elogs=${prefix}`],
-    ],
-    { stdio: "ignore" },
-  );
-  const onlineNodeId = async () => {
-    const list = await query<{ items: Array<{ id: string; status: string }> }>(page, "node.list", {
-      selector: `e2elogs=${prefix}`,
-      limit: 5,
-    });
-    return list.items[0]?.status === "online" ? list.items[0].id : "";
-  };
-  await expect.poll(onlineNodeId, { timeout: 60_000 }).not.toBe("");
-  const nodeId = await onlineNodeId();
-  const apps = await query<Array<{ id: string; name: string }>>(page, "app.list", {});
-  const app = apps.find((entry) => entry.name === "telemetry-collector");
-  if (!app) throw new Error("the seed's telemetry-collector app is missing");
-  const versions = await query<{ items: Array<{ id: string; version: string }> }>(page, "appVersion.list", {
-    appId: app.id,
-  });
-  const version = versions.items.find((entry) => entry.version === "1.5.0");
-  if (!version) throw new Error("telemetry-collector 1.5.0 is missing");
-  const rollout = await mutate<{ id: string }>(page, "rollout.create", {
-    appVersionId: version.id,
-    target: { selector: `e2elogs=${prefix}` },
-    strategy: { batches: [{ percent: 100 }] },
-  });
-  await mutate(page, "rollout.start", { id: rollout.id });
-  await expect(async () => {
-    await visit(page, `/nodes/${nodeId}`);
-    await expect(page.getByTestId("apps-table")).toContainText("running", { timeout: 2_000 });
-  }).toPass({ timeout: 60_000 });
+  await agents.start(page, { prefix, label: `e2elogs=${prefix}` });
+  const nodeId = await onlineNode(page, `e2elogs=${prefix}`);
+  await rollOutSeededCollector(page, `e2elogs=${prefix}`);
+  await appRunningOn(page, nodeId);
   return { nodeId, nodeName: `${prefix}-0` };
 }
 

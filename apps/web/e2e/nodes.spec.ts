@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
-import { pushTimeseries } from "prometheus-remote-write";
+import { toast } from "./console";
 import { signInAs, visibleNodeNames } from "./keycloak";
+import { acmeId, writeToMimir } from "./mimir";
 
 const MIMIR_URL = process.env.MIMIR_URL;
 
@@ -31,6 +32,29 @@ test("a label selector in /nodes shows exactly the matching rows, and a bad one 
   expect(new URL(page.url()).searchParams.get("selector")).toBe("site=plant-7,tier!=canary,!nosuchlabel");
 });
 
+test("selected rows get labels added and removed through the bulk labels panel", async ({ page }) => {
+  await signInAs(page, "alice");
+  await visibleNodeNames(page);
+  const key = `e2ebulk${Date.now()}`;
+  await page.getByLabel("Label selector").fill("site=plant-7,tier=canary");
+  await expect(page.getByTestId("node-name")).toHaveText(["acme-plant-7-01", "acme-plant-7-02"]);
+  await page.getByRole("checkbox", { name: "Select all loaded nodes" }).check();
+
+  await page.getByRole("button", { name: "Edit labels (2 selected)" }).click();
+  const panel = page.getByRole("form", { name: "Edit labels" });
+  await panel.getByLabel("Labels to add").fill(`${key}=yes`);
+  await panel.getByRole("button", { name: "Apply to 2 selected" }).click();
+  await expect(toast(page, "2 nodes updated")).toBeVisible();
+  await page.getByLabel("Label selector").fill(`${key}=yes`);
+  await expect(page.getByTestId("node-name")).toHaveText(["acme-plant-7-01", "acme-plant-7-02"]);
+
+  // The selector's nodes lose the key again: the panel's other target.
+  await page.getByRole("button", { name: /^Edit labels/ }).click();
+  await panel.getByLabel("Label keys to remove").fill(key);
+  await panel.getByRole("button", { name: "Apply to all matching selector" }).click();
+  await expect(page.getByTestId("empty-state")).toContainText("No nodes match.");
+});
+
 test("node detail shows its identity, apps and a CPU chart from Mimir", async ({ page }) => {
   if (!MIMIR_URL) throw new Error("MIMIR_URL is not set: export the test stack's stack.env");
   await signInAs(page, "alice");
@@ -43,39 +67,20 @@ test("node detail shows its identity, apps and a CPU chart from Mimir", async ({
   const nodeId = new URL(page.url()).pathname.split("/").at(-1) ?? "";
 
   // Samples for this node under acme's tenant, as the gateway writes them.
-  const organizations = await page.request.get("/api/trpc/organization.listMine");
-  const body = (await organizations.json()) as {
-    result: { data: { json: Array<{ id: string; slug: string }> } };
-  };
-  const acme = body.result.data.json.find((o) => o.slug === "acme");
-  if (!acme) throw new Error("alice is not in acme");
+  const acme = await acmeId(page);
   const now = Math.floor(Date.now() / 1000) * 1000;
   const samples = Array.from({ length: 10 }, (_, i) => ({
     timestamp: now - (10 - i) * 30_000,
     value: 0.1 + i / 50,
   }));
-  const written = await pushTimeseries(
-    // A label of its own per run: Mimir refuses samples older than a series' newest one, and the
-    // test stack's Mimir keeps the series of earlier runs.
-    [
-      {
-        labels: {
-          __name__: "edgefleet_node_cpu_usage_ratio",
-          org: acme.id,
-          node: nodeId,
-          e2e_run: String(now),
-        },
-        samples,
-      },
-    ],
+  // A label of its own per run: Mimir refuses samples older than a series' newest one, and the
+  // test stack's Mimir keeps the series of earlier runs.
+  await writeToMimir(acme, [
     {
-      url: new URL("/api/v1/push", MIMIR_URL).toString(),
-      headers: { "X-Scope-OrgID": acme.id },
-      fetch: (url, init) =>
-        fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as BodyInit }),
+      labels: { __name__: "edgefleet_node_cpu_usage_ratio", org: acme, node: nodeId, e2e_run: String(now) },
+      samples,
     },
-  );
-  expect(written.status, written.errorMessage).toBe(200);
+  ]);
 
   await page.getByRole("button", { name: "15m" }).click();
   const cpu = page.getByTestId("chart-cpu");

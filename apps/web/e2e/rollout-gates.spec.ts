@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page, test } from "@playwright/test";
-import { pushTimeseries } from "prometheus-remote-write";
-import { mutate, query } from "./console";
-import { signInAs, visit } from "./keycloak";
+import { expectNodesOnline, hollowAgents, natsOfStack } from "./agents";
+import { addVersion, createApp } from "./apps";
+import { query } from "./console";
+import { signInAs } from "./keycloak";
+import { acmeId, writeToMimir } from "./mimir";
 
 // Metric gates in the console (issue 11): an operator adds gates from presets on /rollouts/new
 // (a PromQL check against Mimir and a window longer than the timeout are refused on their fields),
@@ -16,12 +16,7 @@ import { signInAs, visit } from "./keycloak";
 // (the test stack's agents report every 60 s, too slowly for a short window), burning 90 % of a core
 // against a 50 % threshold, so the controller fails the batch and rolls it back by itself.
 
-const NATS_URL = process.env.NATS_URL;
-const NATS_ENROLL_CREDS = process.env.NATS_ENROLL_CREDS;
 const MIMIR_URL = process.env.MIMIR_URL;
-const AGENT_CLI = fileURLToPath(
-  new URL("../../../packages/agent-sdk/bin/edgefleet-agent.mjs", import.meta.url),
-);
 const WINDOW_S = 45;
 const WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 
@@ -33,94 +28,49 @@ async function seriousViolations(page: Page) {
     .map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
 }
 
-let agents: ChildProcess | null = null;
-test.afterEach(() => {
-  agents?.kill("SIGTERM");
-  agents = null;
-});
+const agents = hollowAgents();
 
 /** The canary's app CPU, every 5 s from a minute ago to 5 minutes ahead (Mimir takes samples up to 10 min ahead). */
 async function writeCanaryCpu(page: Page, nodeIds: string[], app: string, version: string): Promise<void> {
-  const organizations = await query<Array<{ id: string; slug: string }>>(page, "organization.listMine", {});
-  const acme = organizations.find((o) => o.slug === "acme");
-  if (!acme || !MIMIR_URL) throw new Error("alice is not in acme, or MIMIR_URL is unset");
+  const acme = await acmeId(page);
   const now = Math.floor(Date.now() / 1000) * 1000;
   const samples = Array.from({ length: 72 }, (_, i) => ({
     timestamp: now - 60_000 + i * 5_000,
     value: 0.9 + (i % 3) / 100,
   }));
-  const written = await pushTimeseries(
+  await writeToMimir(
+    acme,
     nodeIds.map((node) => ({
-      labels: { __name__: "edgefleet_app_cpu_usage_ratio", org: acme.id, node, app, version },
+      labels: { __name__: "edgefleet_app_cpu_usage_ratio", org: acme, node, app, version },
       samples,
     })),
-    {
-      url: new URL("/api/v1/push", MIMIR_URL).toString(),
-      headers: { "X-Scope-OrgID": acme.id },
-      fetch: (url, init) =>
-        fetch(url, { method: "POST", headers: init?.headers, body: init?.body as unknown as BodyInit }),
-    },
   );
-  expect(written.status, written.errorMessage).toBe(200);
 }
 
 test("an operator gates a canary on app CPU; the live page shows the failed verdict with its chart and numbers, and the rollback", async ({
   page,
 }) => {
-  if (!NATS_URL || !NATS_ENROLL_CREDS || !MIMIR_URL)
-    throw new Error("NATS_URL / NATS_ENROLL_CREDS / MIMIR_URL unset: export the stack's stack.env");
+  if (!MIMIR_URL) throw new Error("MIMIR_URL unset: export the stack's stack.env");
+  natsOfStack();
   test.setTimeout(300_000);
   const suffix = randomBytes(3).toString("hex");
   await signInAs(page, "alice");
 
   // Four live agents on two kinds of hardware, labelled so the rollout targets only them.
   const prefix = `acme-e2e-gates-${suffix}`;
-  const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
-    description: prefix,
-    maxUses: 4,
-    expiresInHours: 1,
-  });
-  agents = spawn(
-    process.execPath,
-    [
-      AGENT_CLI,
-      "hollow",
-      ...["--count", "4", "--token", token.token, "--url", NATS_URL, "--enroll-creds", NATS_ENROLL_CREDS],
-      ...["--name-prefix", prefix, "--label", `e2e-gates=${suffix}`, "--fetch-artifacts"],
-    ],
-    { stdio: "ignore" },
-  );
+  await agents.start(page, { prefix, count: 4, label: `e2e-gates=${suffix}`, fetchArtifacts: true });
 
   // An app with one uploaded version.
   const appName = `e2e-gates-${suffix}`;
-  await visit(page, "/apps");
-  await page.getByRole("textbox", { name: "App name" }).fill(appName);
-  await page.getByRole("button", { name: "Create app" }).click();
-  await expect(page.getByTestId("app-title")).toHaveText(appName);
-  const addVersion = page.getByRole("form", { name: "Add a version" });
-  await addVersion.getByRole("textbox", { name: "Version" }).fill("2.0.0");
-  await addVersion.getByRole("textbox", { name: "Command" }).fill("./svc");
-  await addVersion.getByLabel("Artifact file").setInputFiles({
-    name: "svc.bin",
-    mimeType: "application/octet-stream",
-    buffer: Buffer.from(`#!/bin/sh\necho svc ${suffix}\n`.repeat(500)),
+  await createApp(page, appName);
+  const row = await addVersion(page, {
+    version: "2.0.0",
+    command: "./svc",
+    file: "svc.bin",
+    content: Buffer.from(`#!/bin/sh\necho svc ${suffix}\n`.repeat(500)),
   });
-  await addVersion.getByRole("button", { name: "Add version" }).click();
-  const row = page.locator('[data-testid="version-row"][data-version="2.0.0"]');
   await expect(row.getByTestId("artifact-state")).toHaveAttribute("data-state", "ready", { timeout: 30_000 });
-  await expect
-    .poll(
-      async () => {
-        const { hits } = await query<{ hits: Array<{ kind: string; detail: string | null }> }>(
-          page,
-          "search.byName",
-          { query: prefix },
-        );
-        return hits.filter((hit) => hit.kind === "node" && hit.detail?.endsWith("online")).length;
-      },
-      { timeout: 60_000 },
-    )
-    .toBe(4);
+  await expectNodesOnline(page, prefix, 4);
 
   // The rollout: a canary of two nodes with gates from presets.
   await row.getByRole("link", { name: "Roll out" }).click();

@@ -4,30 +4,23 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { expect, test } from "@playwright/test";
+import { expectNodesOnline, hollowAgents, natsOfStack } from "./agents";
+import { addVersion, createApp } from "./apps";
 import { confirm, mutate, query } from "./console";
 import { signInAs, visit } from "./keycloak";
 
 // Apps, versions and rollouts end to end: real hollow agents (real protocol, real artifact
 // download through the gateway and NATS, SHA-256 checked) receive the version a rollout sends.
 
-const NATS_URL = process.env.NATS_URL;
-const NATS_ENROLL_CREDS = process.env.NATS_ENROLL_CREDS;
-const AGENT_CLI = fileURLToPath(
-  new URL("../../../packages/agent-sdk/bin/edgefleet-agent.mjs", import.meta.url),
-);
-
 interface Deployment {
   instances: number;
   versions: Array<{ version: string; observed: { byState: Record<string, number> } }>;
 }
 
-let agents: ChildProcess | null = null;
+const agents = hollowAgents();
 let leafServer: ChildProcess | null = null;
 test.afterEach(() => {
-  agents?.kill("SIGTERM");
-  agents = null;
   leafServer?.kill("SIGTERM");
   leafServer = null;
 });
@@ -47,66 +40,31 @@ function freePort(): Promise<number> {
 test("an operator creates an app and a version, previews and starts a rollout, approves it, watches it finish and rolls it back", async ({
   page,
 }) => {
-  if (!NATS_URL || !NATS_ENROLL_CREDS)
-    throw new Error("NATS_URL / NATS_ENROLL_CREDS unset: export the stack's stack.env");
   test.setTimeout(240_000);
   const suffix = randomBytes(3).toString("hex");
   await signInAs(page, "alice");
 
   // Two live agents that download artifacts for real, labelled so the rollout targets only them.
   const prefix = `acme-e2e-rollout-${suffix}`;
-  const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
-    description: prefix,
-    maxUses: 2,
-    expiresInHours: 1,
-  });
-  agents = spawn(
-    process.execPath,
-    [
-      AGENT_CLI,
-      "hollow",
-      ...["--count", "2", "--token", token.token, "--url", NATS_URL, "--enroll-creds", NATS_ENROLL_CREDS],
-      ...["--name-prefix", prefix, "--label", `e2e-rollout=${suffix}`, "--fetch-artifacts"],
-    ],
-    { stdio: "ignore" },
-  );
-  await expect
-    .poll(
-      async () => {
-        const { hits } = await query<{ hits: Array<{ kind: string; detail: string | null }> }>(
-          page,
-          "search.byName",
-          { query: prefix },
-        );
-        return hits.filter((hit) => hit.kind === "node" && hit.detail?.endsWith("online")).length;
-      },
-      { timeout: 60_000 },
-    )
-    .toBe(2);
+  await agents.start(page, { prefix, count: 2, label: `e2e-rollout=${suffix}`, fetchArtifacts: true });
+  await expectNodesOnline(page, prefix, 2);
 
   // The app.
   const appName = `e2e-${suffix}`;
-  await visit(page, "/apps");
-  await page.getByRole("textbox", { name: "App name" }).fill(appName);
-  await page.getByRole("button", { name: "Create app" }).click();
-  await expect(page.getByTestId("app-title")).toHaveText(appName);
-  const appId = page.url().split("/").at(-1) as string;
+  const appId = await createApp(page, appName);
 
   // A version with an uploaded artifact: a bad label is refused on the field before anything is sent.
-  const addVersion = page.getByRole("form", { name: "Add a version" });
-  await addVersion.getByRole("textbox", { name: "Version" }).fill("not a version!");
-  await addVersion.getByRole("textbox", { name: "Command" }).click();
-  await expect(addVersion.getByText(/version: 1-64 letters/)).toBeVisible();
-  await addVersion.getByRole("textbox", { name: "Version" }).fill("1.0.0");
-  await addVersion.getByRole("textbox", { name: "Command" }).fill("./collector --once");
-  await addVersion.getByLabel("Artifact file").setInputFiles({
-    name: "collector.bin",
-    mimeType: "application/octet-stream",
-    buffer: Buffer.from(`#!/bin/sh\necho collector ${suffix}\n`.repeat(2000)),
+  const versionForm = page.getByRole("form", { name: "Add a version" });
+  await versionForm.getByRole("textbox", { name: "Version" }).fill("not a version!");
+  await versionForm.getByRole("textbox", { name: "Command" }).click();
+  await expect(versionForm.getByText(/version: 1-64 letters/)).toBeVisible();
+  const row = await addVersion(page, {
+    version: "1.0.0",
+    command: "./collector --once",
+    file: "collector.bin",
+    content: Buffer.from(`#!/bin/sh\necho collector ${suffix}\n`.repeat(2000)),
   });
-  await addVersion.getByRole("button", { name: "Add version" }).click();
   await expect(page.getByTestId("upload-progress")).toBeVisible();
-  const row = page.locator('[data-testid="version-row"][data-version="1.0.0"]');
   await expect(row.getByTestId("artifact-state")).toHaveAttribute("data-state", "ready", { timeout: 30_000 });
 
   // The rollout: one canary, approval, then the rest; previewed before it starts.
@@ -166,8 +124,8 @@ test("a rollout with a site uplink budget shows the site's use, measured at its 
   page,
 }) => {
   const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN;
-  if (!NATS_URL || !NATS_ENROLL_CREDS || !NATS_SERVER_BIN)
-    throw new Error("NATS_URL / NATS_ENROLL_CREDS / NATS_SERVER_BIN unset: export the stack's stack.env");
+  if (!NATS_SERVER_BIN) throw new Error("NATS_SERVER_BIN unset: export the stack's stack.env");
+  natsOfStack();
   test.setTimeout(300_000);
   const suffix = randomBytes(3).toString("hex");
   await signInAs(page, "alice");
@@ -188,52 +146,24 @@ test("a rollout with a site uplink budget shows the site's use, measured at its 
   leafServer = spawn(NATS_SERVER_BIN, ["-c", join(dir, "leaf.conf")], { stdio: "ignore" });
 
   // Three agents at the site, downloading artifacts for real.
-  const token = await mutate<{ token: string }>(page, "enrollment.createToken", {
-    description: `uplink ${suffix}`,
-    siteId: site.id,
-    maxUses: 3,
-    expiresInHours: 1,
+  const prefix = `acme-e2e-up-${suffix}`;
+  await agents.start(page, {
+    prefix,
+    count: 3,
+    label: `e2e-uplink=${suffix}`,
+    fetchArtifacts: true,
+    site: { id: site.id, leafUrl: `nats://127.0.0.1:${leafPort}` },
   });
-  agents = spawn(
-    process.execPath,
-    [
-      AGENT_CLI,
-      "hollow",
-      ...["--count", "3", "--token", token.token, "--url", `nats://127.0.0.1:${leafPort}`],
-      ...["--enroll-url", NATS_URL, "--enroll-creds", NATS_ENROLL_CREDS],
-      ...["--name-prefix", `acme-e2e-up-${suffix}`, "--label", `e2e-uplink=${suffix}`, "--fetch-artifacts"],
-    ],
-    { stdio: "ignore" },
-  );
-  await expect
-    .poll(
-      async () => {
-        const { hits } = await query<{ hits: Array<{ kind: string; detail: string | null }> }>(
-          page,
-          "search.byName",
-          { query: `acme-e2e-up-${suffix}` },
-        );
-        return hits.filter((hit) => hit.kind === "node" && hit.detail?.endsWith("online")).length;
-      },
-      { timeout: 90_000 },
-    )
-    .toBe(3);
+  await expectNodesOnline(page, prefix, 3, 90_000);
 
   // An app with a 4 MB version.
-  await visit(page, "/apps");
-  await page.getByRole("textbox", { name: "App name" }).fill(`e2e-up-${suffix}`);
-  await page.getByRole("button", { name: "Create app" }).click();
-  await expect(page.getByTestId("app-title")).toHaveText(`e2e-up-${suffix}`);
-  const addVersion = page.getByRole("form", { name: "Add a version" });
-  await addVersion.getByRole("textbox", { name: "Version" }).fill("1.0.0");
-  await addVersion.getByRole("textbox", { name: "Command" }).fill("./collector");
-  await addVersion.getByLabel("Artifact file").setInputFiles({
-    name: "collector.bin",
-    mimeType: "application/octet-stream",
-    buffer: randomBytes(4_000_000),
+  await createApp(page, `e2e-up-${suffix}`);
+  const row = await addVersion(page, {
+    version: "1.0.0",
+    command: "./collector",
+    file: "collector.bin",
+    content: randomBytes(4_000_000),
   });
-  await addVersion.getByRole("button", { name: "Add version" }).click();
-  const row = page.locator('[data-testid="version-row"][data-version="1.0.0"]');
   await expect(row.getByTestId("artifact-state")).toHaveAttribute("data-state", "ready", { timeout: 60_000 });
 
   // The rollout: one canary, then the rest without a pause, the site's uplink budgeted to 1 MB/s.

@@ -55,8 +55,8 @@ test("an admin creates a site and downloads its leaf bundle: config for the hub 
   const sitePage = page.url();
   const siteId = new URL(sitePage).pathname.split("/").at(-1) ?? "";
   await page.getByRole("link", { name: "Enroll nodes here" }).click();
-  await expect(page.getByLabel("Site", { exact: true })).toHaveValue(siteId);
-  await expect(page.getByLabel("Site", { exact: true }).locator("option:checked")).toHaveText(name);
+  await expect(page.getByLabel("Token site")).toHaveValue(siteId);
+  await expect(page.getByLabel("Token site").locator("option:checked")).toHaveText(name);
   await visit(page, sitePage);
 
   // An empty site can be deleted; the list no longer shows it.

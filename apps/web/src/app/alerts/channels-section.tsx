@@ -11,7 +11,7 @@ import { actionsColumn, stateColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { NameField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
@@ -103,47 +103,38 @@ export function ChannelsSection(props: { role: Role }) {
       title="Channels"
       description="Every alert goes to each channel that wants its severity: e-mail, or a webhook signed per Standard Webhooks."
     >
-      <div className="grid gap-4">
-        {secret ? (
-          <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} />
-        ) : null}
-        <ApiForm form={form} label="Create a channel" mutation={create}>
-          <SelectField name="kind" label="Kind" accessibleName="Channel kind" options={KINDS} />
-          <TextField
-            name="name"
-            label="Name"
-            accessibleName="Channel name"
-            placeholder="on-call"
-            maxLength={100}
-          />
-          <TextField
-            name="target"
-            label="To"
-            accessibleName="Channel target"
-            placeholder="oncall@example.com or https://…"
-          />
-          <SelectField
-            name="minSeverity"
-            label="Sends"
-            accessibleName="Channel severity"
-            options={MIN_SEVERITIES}
-          />
-          <FormFooter label="Create channel" pendingLabel="Creating…" disabledReason={denied} />
-        </ApiForm>
-        <QueryTable
-          query={channels}
-          label="Channels"
-          testId="alert-channels"
-          urlKey="channels"
-          columns={columns}
-          rowAttributes={(channel) => ({ "data-testid": "channel-row", "data-name": channel.name })}
-          empty={
-            <EmptyState icon={<SendIcon />} title="No channels yet">
-              Alerts fire but reach no one until a channel exists.
-            </EmptyState>
-          }
+      {secret ? (
+        <CopyOnce label="Webhook signing secret" secret={secret} onDismiss={() => setSecret(null)} />
+      ) : null}
+      <ApiForm form={form} label="Create a channel" noun="Channel" mutation={create}>
+        <SelectField name="kind" label="Kind" options={KINDS} />
+        <NameField placeholder="on-call" />
+        <TextField
+          name="target"
+          label="To"
+          accessibleName="Channel target"
+          placeholder="oncall@example.com or https://…"
         />
-      </div>
+        <SelectField
+          name="minSeverity"
+          label="Sends"
+          accessibleName="Channel severity"
+          options={MIN_SEVERITIES}
+        />
+        <FormFooter label="Create channel" pendingLabel="Creating…" disabledReason={denied} />
+      </ApiForm>
+      <QueryTable
+        query={channels}
+        label="Channels"
+        name="alert-channels"
+        columns={columns}
+        rowAttributes={(channel) => ({ "data-testid": "channel-row", "data-name": channel.name })}
+        empty={
+          <EmptyState icon={<SendIcon />} title="No channels yet">
+            Alerts fire but reach no one until a channel exists.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }

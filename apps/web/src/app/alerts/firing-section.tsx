@@ -116,8 +116,7 @@ export function FiringSection(props: { role: Role }) {
       <QueryTable
         query={firing}
         label="Firing alerts"
-        testId="firing-alerts"
-        urlKey="firing"
+        name="firing-alerts"
         columns={table}
         getRowId={(alert) => alert.fingerprint}
         rowAttributes={(alert) => ({

@@ -63,8 +63,7 @@ export function HistorySection() {
       <QueryTable
         query={history}
         label="Alert history"
-        testId="alert-history"
-        urlKey="history"
+        name="alert-history"
         columns={columns}
         rowAttributes={(sent) => ({ "data-testid": "history-row", "data-name": sent.name })}
         empty={

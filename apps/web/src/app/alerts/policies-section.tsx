@@ -10,7 +10,7 @@ import { actionsColumn, stateColumn, textColumn } from "~/components/data-table/
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { NameField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { siteOptions } from "~/components/forms/select-options";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
@@ -156,68 +156,48 @@ export function PoliciesSection(props: { role: Role }) {
         ) : null
       }
     >
-      <div className="grid gap-4">
-        {sync?.lastError ? (
-          <p role="alert" className="text-sm text-destructive">
-            Last error: {sync.lastError}
-          </p>
-        ) : null}
-        <ApiForm form={form} label="Create an alert policy" mutation={create}>
-          <TextField
-            name="name"
-            label="Name"
-            accessibleName="Policy name"
-            placeholder="plant nodes down"
-            maxLength={100}
-          />
-          <SelectField
-            name="kind"
-            label="Watches"
-            accessibleName="Policy kind"
-            options={Object.fromEntries(
-              Object.entries(POLICY_KINDS).map(([key, value]) => [key, value.label]),
-            )}
-          />
-          <SelectField
-            name="severity"
-            label="Severity"
-            accessibleName="Policy severity"
-            options={SEVERITIES}
-          />
-          {kind !== "promql" ? (
-            <SelectField
-              name="siteId"
-              label="Site"
-              accessibleName="Policy site"
-              options={siteOptions(sites.data, "every site")}
-            />
-          ) : null}
-          {(POLICY_KINDS[kind]?.params ?? []).map((param) => (
-            <TextField
-              key={param}
-              name={param}
-              label={PARAM_FIELDS[param].label}
-              placeholder={PARAM_FIELDS[param].placeholder}
-              inputMode={param === "expr" ? undefined : "numeric"}
-              className={param === "expr" ? "sm:col-span-2" : undefined}
-            />
-          ))}
-          <FormFooter label="Create policy" pendingLabel="Creating…" disabledReason={denied} />
-        </ApiForm>
-        <QueryTable
-          query={policies}
-          label="Policies"
-          testId="alert-policies"
-          urlKey="policies"
-          columns={columns}
-          rowAttributes={(policy) => ({ "data-testid": "policy-row", "data-name": policy.name })}
-          empty={
-            <EmptyState icon={<BellIcon />} title="No policies yet">
-              Create one above: e.g. a node offline for 5 minutes.
-            </EmptyState>
-          }
+      {sync?.lastError ? (
+        <p role="alert" className="text-sm text-destructive">
+          Last error: {sync.lastError}
+        </p>
+      ) : null}
+      <ApiForm form={form} label="Create an alert policy" noun="Policy" mutation={create}>
+        <NameField placeholder="plant nodes down" />
+        <SelectField
+          name="kind"
+          label="Watches"
+          accessibleName="Policy kind"
+          options={Object.fromEntries(Object.entries(POLICY_KINDS).map(([key, value]) => [key, value.label]))}
         />
-      </div>
+        <SelectField name="severity" label="Severity" options={SEVERITIES} />
+        {kind !== "promql" ? (
+          <SelectField name="siteId" label="Site" options={siteOptions(sites.data, "every site")} />
+        ) : null}
+        {(POLICY_KINDS[kind]?.params ?? []).map((param) => (
+          <TextField
+            key={param}
+            name={param}
+            label={PARAM_FIELDS[param].label}
+            accessibleName={PARAM_FIELDS[param].label}
+            placeholder={PARAM_FIELDS[param].placeholder}
+            inputMode={param === "expr" ? undefined : "numeric"}
+            className={param === "expr" ? "sm:col-span-2" : undefined}
+          />
+        ))}
+        <FormFooter label="Create policy" pendingLabel="Creating…" disabledReason={denied} />
+      </ApiForm>
+      <QueryTable
+        query={policies}
+        label="Policies"
+        name="alert-policies"
+        columns={columns}
+        rowAttributes={(policy) => ({ "data-testid": "policy-row", "data-name": policy.name })}
+        empty={
+          <EmptyState icon={<BellIcon />} title="No policies yet">
+            Create one above: e.g. a node offline for 5 minutes.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }

@@ -94,40 +94,37 @@ export function QuietHoursSection(props: { role: Role }) {
       title="Quiet hours"
       description="Every day in the site's own time zone (set on the site's page), its warning and info alerts wait until the quiet hours end; critical alerts are always sent."
     >
-      <div className="grid gap-4">
-        <ApiForm form={form} label="Set quiet hours" mutation={set}>
-          <SelectField name="siteId" label="Site" accessibleName="Quiet hours site" options={siteOptions} />
-          <TextField
-            name="start"
-            label="From"
-            accessibleName="Quiet from"
-            placeholder="22:00"
-            inputMode="numeric"
-          />
-          <TextField
-            name="end"
-            label="Until"
-            accessibleName="Quiet until"
-            placeholder="06:00"
-            inputMode="numeric"
-          />
-          <FormFooter label="Set quiet hours" pendingLabel="Saving…" disabledReason={denied} />
-        </ApiForm>
-        <QueryTable
-          query={sites}
-          label="Quiet hours"
-          testId="quiet-hours"
-          urlKey="quiet"
-          columns={table}
-          getRowId={(site) => site.siteId}
-          rowAttributes={(site) => ({ "data-testid": "quiet-row", "data-name": site.siteName })}
-          empty={
-            <EmptyState icon={<MoonIcon />} title="No sites">
-              Quiet hours belong to a site; create one on the Sites page.
-            </EmptyState>
-          }
+      <ApiForm form={form} label="Set quiet hours" noun="Quiet hours" mutation={set}>
+        <SelectField name="siteId" label="Site" options={siteOptions} />
+        <TextField
+          name="start"
+          label="From"
+          accessibleName="Quiet from"
+          placeholder="22:00"
+          inputMode="numeric"
         />
-      </div>
+        <TextField
+          name="end"
+          label="Until"
+          accessibleName="Quiet until"
+          placeholder="06:00"
+          inputMode="numeric"
+        />
+        <FormFooter label="Set quiet hours" pendingLabel="Saving…" disabledReason={denied} />
+      </ApiForm>
+      <QueryTable
+        query={sites}
+        label="Quiet hours"
+        name="quiet-hours"
+        columns={table}
+        getRowId={(site) => site.siteId}
+        rowAttributes={(site) => ({ "data-testid": "quiet-row", "data-name": site.siteName })}
+        empty={
+          <EmptyState icon={<MoonIcon />} title="No sites">
+            Quiet hours belong to a site; create one on the Sites page.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }

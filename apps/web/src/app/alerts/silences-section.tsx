@@ -125,36 +125,28 @@ export function SilencesSection(props: { role: Role }) {
       title="Silences"
       description="A silence holds back every alert of one site or one node until it ends; the alerts still show above."
     >
-      <div className="grid gap-4">
-        <ApiForm form={form} label="Create a silence" mutation={create}>
-          <SelectField name="target" label="Site or node" accessibleName="Silence target" options={targets} />
-          <SelectField name="durationMinutes" label="For" parse={Number} options={DURATIONS} />
-          <TextField
-            name="comment"
-            label="Comment"
-            accessibleName="Silence comment"
-            placeholder="maintenance"
-          />
-          <FormFooter label="Silence" pendingLabel="Silencing…" disabledReason={denied} />
-        </ApiForm>
-        <QueryTable
-          query={silences}
-          label="Silences"
-          testId="silences"
-          urlKey="silences"
-          columns={table}
-          rowAttributes={(silence) => ({
-            "data-testid": "silence-row",
-            "data-name": silence.targetName,
-            "data-state": silence.state,
-          })}
-          empty={
-            <EmptyState icon={<BellOffIcon />} title="No silences">
-              Silence a site or node above, e.g. during maintenance.
-            </EmptyState>
-          }
-        />
-      </div>
+      <ApiForm form={form} label="Create a silence" noun="Silence" mutation={create}>
+        <SelectField name="target" label="Site or node" accessibleName="Silence target" options={targets} />
+        <SelectField name="durationMinutes" label="For" parse={Number} options={DURATIONS} />
+        <TextField name="comment" label="Comment" placeholder="maintenance" />
+        <FormFooter label="Silence" pendingLabel="Silencing…" disabledReason={denied} />
+      </ApiForm>
+      <QueryTable
+        query={silences}
+        label="Silences"
+        name="silences"
+        columns={table}
+        rowAttributes={(silence) => ({
+          "data-testid": "silence-row",
+          "data-name": silence.targetName,
+          "data-state": silence.state,
+        })}
+        empty={
+          <EmptyState icon={<BellOffIcon />} title="No silences">
+            Silence a site or node above, e.g. during maintenance.
+          </EmptyState>
+        }
+      />
     </Section>
   );
 }

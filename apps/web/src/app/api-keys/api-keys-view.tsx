@@ -14,7 +14,7 @@ import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { NameField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { textFor } from "~/components/forms/text-fields";
 import { showServerError, useApiForm } from "~/components/forms/use-api-form";
@@ -93,9 +93,8 @@ export function ApiKeysView() {
       <Section title="Keys">
         <QueryTable
           query={keys}
-          loading="Loading API keys"
           label="API keys"
-          urlKey=""
+          name="api-keys"
           columnChooser
           columns={columns}
           rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}
@@ -160,18 +159,11 @@ function CreateKeyForm(props: {
         </>
       }
     >
-      <ApiForm form={form} label="Create an API key" mutation={create}>
-        <TextField
-          name="name"
-          label="Name"
-          accessibleName="Key name"
-          placeholder="terraform-ci"
-          maxLength={100}
-        />
+      <ApiForm form={form} label="Create an API key" noun="Key" mutation={create}>
+        <NameField placeholder="terraform-ci" />
         <SelectField
           name="role"
           label="Role"
-          accessibleName="Key role"
           options={roleOptions((r) => (props.myRole ? roleAtLeast(props.myRole, r) : true))}
         />
         <TextField name="expiresAt" label="Expires (optional)" accessibleName="Expires on" type="date" />

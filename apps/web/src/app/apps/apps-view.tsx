@@ -85,8 +85,7 @@ export function AppsView(props: { role: Role }) {
         <QueryTable
           query={apps}
           label="Apps"
-          testId="apps"
-          urlKey=""
+          name="apps"
           columns={columns}
           rowAttributes={(app) => ({ "data-testid": "app-row", "data-name": app.name })}
           empty={

@@ -171,10 +171,9 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
         </div>
         <QueryTable
           query={entries}
-          loading="Loading the audit log"
           skeletonClassName="h-48"
           label="Audit log"
-          urlKey="table."
+          name="audit-log"
           columnChooser
           columns={columns}
           rowAttributes={(entry) => ({ "data-testid": "audit-row", "data-action": entry.action })}

@@ -113,18 +113,13 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
       <ApiForm
         form={form}
         label="Create an enrollment token"
+        noun="Token"
         pending={create.isPending}
         onSubmit={({ description, ...values }) =>
           create.mutate({ ...values, ...(description ? { description } : {}) })
         }
       >
-        <TextField
-          name="description"
-          label="Description"
-          accessibleName="Token description"
-          placeholder="plant 7, line 2"
-          maxLength={200}
-        />
+        <TextField name="description" label="Description" placeholder="plant 7, line 2" maxLength={200} />
         <SelectField name="siteId" label="Site" options={sitesToChoose} />
         <SelectField
           name="expiresInHours"
@@ -219,8 +214,7 @@ function PendingNodes(props: { disabledReason: string | null }) {
       <QueryTable
         query={pending}
         label="Nodes waiting for approval"
-        testId="pending-nodes"
-        urlKey="pending."
+        name="pending-nodes"
         columns={columns}
         rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
         empty={
@@ -300,10 +294,8 @@ function TokenList(props: { disabledReason: string | null }) {
     <Section title="Tokens">
       <QueryTable
         query={tokens}
-        loading="Loading tokens"
         label="Enrollment tokens"
-        testId="tokens"
-        urlKey="tokens."
+        name="tokens"
         columnChooser
         columns={columns}
         rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}

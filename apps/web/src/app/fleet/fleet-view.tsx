@@ -164,7 +164,7 @@ export function FleetView() {
             <TabsContent value="sites">
               <DataTable
                 label="Nodes by site"
-                testId="sites-table"
+                name="sites-table"
                 columns={siteColumns}
                 data={sites.data ?? []}
                 getRowId={(site) => site.id ?? "none"}
@@ -173,7 +173,7 @@ export function FleetView() {
             <TabsContent value="versions">
               <DataTable
                 label="Nodes by agent version"
-                testId="versions-table"
+                name="versions-table"
                 columns={versionColumns}
                 data={breakdown.data?.byAgentVersion ?? []}
                 getRowId={(row) => row.agentVersion ?? "none"}

@@ -120,7 +120,7 @@ function Members({ list }: { list: RouterOutputs["member"]["list"] }) {
       <Section title="Members">
         <DataTable
           label="Members"
-          urlKey=""
+          name="members"
           columnChooser
           columns={columns}
           data={list.items}

@@ -12,7 +12,6 @@ import { useState } from "react";
 import { useWatch } from "react-hook-form";
 import { z } from "zod";
 import { BulkActionPanel } from "~/components/bulk-action";
-import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { optionalChoice } from "~/components/forms/text-fields";
@@ -70,45 +69,41 @@ export function BulkCommands(props: { selectedIds: string[] }) {
         setOpen(next);
         if (!next) setRun(null);
       }}
+      form={form}
+      formLabel="Run a command on the selected nodes"
+      pending={mutation.isPending}
+      onSubmit={({ command, app }) => {
+        setRun(null);
+        mutation.mutate({ nodeIds: props.selectedIds, command, ...(app ? { app } : {}) });
+      }}
     >
-      <ApiForm
-        form={form}
-        label="Run a command on the selected nodes"
-        className="sm:grid-cols-1"
-        pending={mutation.isPending}
-        onSubmit={({ command, app }) => {
-          setRun(null);
-          mutation.mutate({ nodeIds: props.selectedIds, command, ...(app ? { app } : {}) });
-        }}
-      >
-        <SelectField name="command" label="Command" options={BULK_COMMANDS} />
-        {isAppCommand(command) ? <TextField name="app" label="App" placeholder="vision" /> : null}
-        <FormFooter
-          label={`Run on ${count} selected`}
-          pendingLabel="Running…"
-          disabledReason={
-            count === 0
-              ? "select nodes first"
-              : count > MAX_COMMAND_NODES
-                ? `at most ${MAX_COMMAND_NODES} nodes at a time`
-                : null
-          }
-        />
-        {run ? (
-          <ul
-            className="grid max-h-64 gap-1 overflow-auto text-sm"
-            aria-label="Results per node"
-            data-testid="bulk-command-results"
-          >
-            {run.results.map((result) => (
-              <li key={result.nodeId} className={result.ok ? "" : "text-destructive"}>
-                {result.ok ? "✓ " : "✗ "}
-                {describeResult(run, result)}
-              </li>
-            ))}
-          </ul>
-        ) : null}
-      </ApiForm>
+      <SelectField name="command" label="Command" options={BULK_COMMANDS} />
+      {isAppCommand(command) ? <TextField name="app" label="App" placeholder="vision" /> : null}
+      <FormFooter
+        label={`Run on ${count} selected`}
+        pendingLabel="Running…"
+        disabledReason={
+          count === 0
+            ? "select nodes first"
+            : count > MAX_COMMAND_NODES
+              ? `at most ${MAX_COMMAND_NODES} nodes at a time`
+              : null
+        }
+      />
+      {run ? (
+        <ul
+          className="grid max-h-64 gap-1 overflow-auto text-sm"
+          aria-label="Results per node"
+          data-testid="bulk-command-results"
+        >
+          {run.results.map((result) => (
+            <li key={result.nodeId} className={result.ok ? "" : "text-destructive"}>
+              {result.ok ? "✓ " : "✗ "}
+              {describeResult(run, result)}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </BulkActionPanel>
   );
 }

@@ -6,7 +6,6 @@ import { TagsIcon } from "lucide-react";
 import { useState } from "react";
 import { z } from "zod";
 import { BulkActionPanel } from "~/components/bulk-action";
-import { ApiForm } from "~/components/forms/api-form";
 import { TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { labelAssignmentsText, labelKeysText } from "~/components/forms/text-fields";
@@ -57,42 +56,37 @@ export function BulkLabels(props: { selectedIds: string[]; selector: string; onD
       count={count}
       open={open}
       onOpenChange={setOpen}
+      form={form}
+      pending={mutation.isPending}
+      onSubmit={(values) => send({ ids: props.selectedIds }, values)}
     >
-      <ApiForm
-        form={form}
-        label="Edit labels"
-        className="sm:grid-cols-1"
-        pending={mutation.isPending}
-        onSubmit={(values) => send({ ids: props.selectedIds }, values)}
+      <TextField
+        name="add"
+        label="Add or change"
+        accessibleName="Labels to add"
+        placeholder="ring=1, owner=ops"
+      />
+      <TextField
+        name="remove"
+        label="Remove keys"
+        accessibleName="Label keys to remove"
+        placeholder="gpu, tmp"
+      />
+      <FormFooter
+        label={`Apply to ${count} selected`}
+        pendingLabel="Applying…"
+        disabledReason={count === 0 ? "select rows first, or apply to the selector" : null}
       >
-        <TextField
-          name="add"
-          label="Add or change"
-          accessibleName="Labels to add"
-          placeholder="ring=1, owner=ops"
-        />
-        <TextField
-          name="remove"
-          label="Remove keys"
-          accessibleName="Label keys to remove"
-          placeholder="gpu, tmp"
-        />
-        <FormFooter
-          label={`Apply to ${count} selected`}
-          pendingLabel="Applying…"
-          disabledReason={count === 0 ? "select rows first, or apply to the selector" : null}
+        <Button
+          type="button"
+          variant="outline"
+          disabled={!props.selector || mutation.isPending}
+          title="Every node the selector matches, loaded or not"
+          onClick={form.handleSubmit((values) => send({ selector: props.selector }, values))}
         >
-          <Button
-            type="button"
-            variant="outline"
-            disabled={!props.selector || mutation.isPending}
-            title="Every node the selector matches, loaded or not"
-            onClick={form.handleSubmit((values) => send({ selector: props.selector }, values))}
-          >
-            Apply to all matching selector
-          </Button>
-        </FormFooter>
-      </ApiForm>
+          Apply to all matching selector
+        </Button>
+      </FormFooter>
     </BulkActionPanel>
   );
 }

@@ -69,7 +69,7 @@ export function PlanView(props: { plan: Plan }) {
       {props.plan.canary ? <CanarySummary canary={props.plan.canary} /> : null}
       <DataTable
         label="Planned batches"
-        testId="plan-batches"
+        name="plan-batches"
         columns={columns}
         data={props.plan.batches}
         getRowId={(b) => String(b.index)}

@@ -51,8 +51,7 @@ export function RolloutsTable(props: { appId?: string; className?: string }) {
       <QueryTable
         query={rollouts}
         label="Rollouts"
-        testId="rollouts"
-        urlKey="r"
+        name="rollouts"
         columns={columns}
         rowAttributes={(r) => ({ "data-testid": "rollout-row", "data-status": r.status })}
         empty={

@@ -85,8 +85,7 @@ export function SitesView(props: { role: Role }) {
         <QueryTable
           query={sites}
           label="Sites"
-          testId="sites"
-          urlKey=""
+          name="sites"
           columnChooser
           columns={columns}
           getRowId={(site) => site.id ?? "none"}

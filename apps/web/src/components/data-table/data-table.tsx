@@ -44,19 +44,22 @@ const responsive = {
 
 /**
  * The console's one table: TanStack Table with sorting, column choice (both kept in the URL under
- * `urlKey`), optional row selection for bulk actions, keyboard navigation between rows, an empty
+ * the table's `name`), optional row selection for bulk actions, keyboard navigation between rows, an empty
  * state, and cards instead of columns on phones. The virtualized node list uses the same parts.
  */
 export function DataTable<Row>(props: {
   label: string;
   columns: DataColumn<Row>[];
   data: Row[];
-  getRowId: (row: Row) => string;
+  /** How rows are told apart: their `id` unless told. */
+  getRowId?: (row: Row) => string;
+  /**
+   * The table's name on its page: its test id, and the prefix of its view in the address
+   * (`<name>.sort`, `<name>.hide`), so a reload or a shared link shows the same sorting and columns.
+   */
+  name: string;
   rowAttributes?: (row: Row) => Record<string, string | undefined>;
-  testId?: string;
   empty?: React.ReactNode;
-  /** Prefix of this table's URL parameters (`<key>sort`, `<key>hide`); without it state is local. */
-  urlKey?: string;
   columnChooser?: boolean;
   selection?: { state: RowSelectionState; onChange: OnChangeFn<RowSelectionState> };
   toolbar?: React.ReactNode;
@@ -64,15 +67,16 @@ export function DataTable<Row>(props: {
   className?: string;
 }) {
   const view = useTableState(
-    props.urlKey,
+    `${props.name}.`,
     props.columns.map((c) => c.id),
   );
-  const select = selectColumn<Row>(`Select all ${props.label.toLowerCase()}`, props.getRowId);
+  const getRowId = props.getRowId ?? ((row: Row) => (row as { id: string }).id);
+  const select = selectColumn<Row>(`Select all ${props.label.toLowerCase()}`, getRowId);
 
   const table = useReactTable({
     data: props.data,
     columns: props.selection ? [select, ...props.columns] : props.columns,
-    getRowId: props.getRowId,
+    getRowId,
     state: {
       sorting: view.sorting,
       columnVisibility: view.columnVisibility,
@@ -102,7 +106,7 @@ export function DataTable<Row>(props: {
       {rows.length === 0 && props.empty ? (
         props.empty
       ) : (
-        <table aria-label={props.label} data-testid={props.testId} className={responsive.table}>
+        <table aria-label={props.label} data-testid={props.name} className={responsive.table}>
           <thead className={responsive.thead}>
             {table.getHeaderGroups().map((group) => (
               <tr key={group.id} className="border-b">

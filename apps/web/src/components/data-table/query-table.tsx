@@ -19,12 +19,10 @@ interface ListQuery<Data> {
  * The console's table of what one query loads: the query's error or a placeholder while it loads
  * (read as "Loading <label>" unless told), then the DataTable, with "Load more" under it while a
  * paged query has more. The rows are the list the query loaded (a page's `items`, or every page
- * fetched so far) unless the view derives its own; they are told apart by their `id` unless
- * `getRowId` says otherwise.
+ * fetched so far) unless the view derives its own.
  */
 export function QueryTable<Row>(
-  props: Omit<React.ComponentProps<typeof DataTable<Row>>, "data" | "getRowId"> & {
-    getRowId?: (row: Row) => string;
+  props: Omit<React.ComponentProps<typeof DataTable<Row>>, "data"> & {
     loading?: string;
     skeletonClassName?: string;
   } & (
@@ -36,22 +34,26 @@ export function QueryTable<Row>(
         }
     ),
 ) {
-  const { query, rows, getRowId, loading, skeletonClassName, ...table } = props;
+  const { query, rows, loading, skeletonClassName, ...table } = props;
   const loaded = useListRows(rows ? undefined : (query.data as ListData<Row> | undefined));
   return (
     <QueryContent
       query={query}
-      loading={loading ?? `Loading ${props.label.toLowerCase()}`}
+      loading={loading ?? `Loading ${lowerFirst(props.label)}`}
       skeletonClassName={skeletonClassName}
     >
       {() => (
         <DataTable
           {...table}
           data={rows ?? loaded}
-          getRowId={getRowId ?? ((row) => (row as { id: string }).id)}
           footer={query.hasNextPage ? <LoadMore query={query} /> : table.footer}
         />
       )}
     </QueryContent>
   );
+}
+
+/** "Audit log" → "audit log", but "API keys" stays as written: the label in the middle of a sentence. */
+function lowerFirst(label: string): string {
+  return /^[A-Z][a-z]/.test(label) ? `${label[0]?.toLowerCase()}${label.slice(1)}` : label;
 }

@@ -2,7 +2,7 @@
 
 import type { OnChangeFn, SortingState, VisibilityState } from "@tanstack/react-table";
 import { usePathname, useSearchParams } from "next/navigation";
-import { useCallback, useState } from "react";
+import { useCallback } from "react";
 
 /**
  * Table and filter state kept in the address (shareable, survives a reload): read from the search
@@ -58,24 +58,20 @@ export function formatHidden(visibility: Record<string, boolean>): string | null
 
 /**
  * A table's sorting and hidden columns, the props TanStack Table takes for them: kept in the
- * address under `<key>sort` and `<key>hide` (a shared link or a reload shows the same view), or,
- * without a key, in the component's own state. Sorting by a column not in `sortable` is ignored.
+ * address under `<key>sort` and `<key>hide` (a shared link or a reload shows the same view).
+ * Sorting by a column not in `sortable` is ignored.
  */
-export function useTableState(key: string | undefined, sortable: readonly string[]) {
+export function useTableState(key: string, sortable: readonly string[]) {
   const url = useUrlState();
-  const [localSorting, setLocalSorting] = useState<SortingState>([]);
-  const [localHidden, setLocalHidden] = useState<VisibilityState>({});
-  const sorting = key !== undefined ? parseSort(url.get(`${key}sort`), sortable) : localSorting;
-  const columnVisibility = key !== undefined ? parseHidden(url.get(`${key}hide`)) : localHidden;
+  const sorting = parseSort(url.get(`${key}sort`), sortable);
+  const columnVisibility = parseHidden(url.get(`${key}hide`));
   const onSortingChange: OnChangeFn<SortingState> = (updater) => {
     const next = typeof updater === "function" ? updater(sorting) : updater;
-    if (key !== undefined) url.set({ [`${key}sort`]: formatSort(next) });
-    else setLocalSorting(next);
+    url.set({ [`${key}sort`]: formatSort(next) });
   };
   const onColumnVisibilityChange: OnChangeFn<VisibilityState> = (updater) => {
     const next = typeof updater === "function" ? updater(columnVisibility) : updater;
-    if (key !== undefined) url.set({ [`${key}hide`]: formatHidden(next) });
-    else setLocalHidden(next);
+    url.set({ [`${key}hide`]: formatHidden(next) });
   };
   return { sorting, onSortingChange, columnVisibility, onColumnVisibilityChange };
 }

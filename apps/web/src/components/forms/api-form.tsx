@@ -4,6 +4,7 @@ import * as React from "react";
 import type { FieldValues, SubmitHandler, UseFormReturn } from "react-hook-form";
 import { cn } from "~/lib/utils";
 import { Form } from "../ui/form";
+import { FieldNounProvider } from "./fields";
 
 /** What ApiForm tells its FormFooter: whether the submission is still under way. */
 const SubmissionPending = React.createContext(false);
@@ -32,6 +33,8 @@ export function ApiForm<In extends FieldValues, Out>(
   props: {
     form: UseFormReturn<In, unknown, Out>;
     label: string;
+    /** What the fields are of ("Key"): each is read as "<noun> <label>" unless it says otherwise. */
+    noun?: string;
     className?: string;
     children: React.ReactNode;
   } & (MutationSubmit<Out> | HandlerSubmit<Out>),
@@ -50,7 +53,9 @@ export function ApiForm<In extends FieldValues, Out>(
           props.className,
         )}
       >
-        <SubmissionPending.Provider value={pending}>{props.children}</SubmissionPending.Provider>
+        <SubmissionPending.Provider value={pending}>
+          <FieldNounProvider value={props.noun}>{props.children}</FieldNounProvider>
+        </SubmissionPending.Provider>
       </form>
     </Form>
   );

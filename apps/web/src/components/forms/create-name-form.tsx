@@ -10,7 +10,7 @@ import type { z } from "zod";
 import { useFocusTarget } from "../shell/focus-target";
 import { Section } from "../ui/card";
 import { ApiForm } from "./api-form";
-import { TextField } from "./fields";
+import { NameField, TextField } from "./fields";
 import { FormFooter } from "./form-footer";
 import { showServerError, useApiForm } from "./use-api-form";
 
@@ -54,20 +54,14 @@ export function CreateNameForm(props: {
       <ApiForm
         form={form}
         label={`Create ${/^[aeiou]/.test(props.noun) ? "an" : "a"} ${props.noun}`}
+        noun={Noun}
         pending={create.isPending}
         onSubmit={({ name, description }) => create.mutate({ name, ...(description ? { description } : {}) })}
       >
-        <TextField
-          name="name"
-          label="Name"
-          accessibleName={`${Noun} name`}
-          placeholder={props.placeholders.name}
-          maxLength={63}
-        />
+        <NameField placeholder={props.placeholders.name} maxLength={63} />
         <TextField
           name="description"
           label="Description"
-          accessibleName={`${Noun} description`}
           placeholder={props.placeholders.description}
           maxLength={500}
         />

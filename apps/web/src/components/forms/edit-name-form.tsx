@@ -70,6 +70,7 @@ export function EditNameForm(props: {
       <ApiForm
         form={form}
         label={`Edit the ${props.noun}`}
+        noun={`New ${props.noun}`}
         className="sm:grid-cols-1"
         pending={update.isPending}
         onSubmit={(values) =>
@@ -80,13 +81,8 @@ export function EditNameForm(props: {
           })
         }
       >
-        <TextField
-          name="name"
-          label="Name"
-          accessibleName={`New ${props.noun} name`}
-          description={props.nameDescription}
-        />
-        <TextField name="description" label="Description" accessibleName={`New ${props.noun} description`} />
+        <TextField name="name" label="Name" description={props.nameDescription} />
+        <TextField name="description" label="Description" />
         <FormFooter label="Save" pendingLabel="Saving…" disabledReason={props.disabledReason}>
           <ConfirmAction
             label={`Delete ${props.noun}`}

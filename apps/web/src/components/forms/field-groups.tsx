@@ -4,6 +4,7 @@ import { Trash2Icon } from "lucide-react";
 import type * as React from "react";
 import { cn } from "~/lib/utils";
 import { Button } from "../ui/button";
+import { FieldNounProvider } from "./fields";
 
 /**
  * A form's list of repeated field groups (maintenance windows, a batch's gates): its heading with
@@ -34,7 +35,7 @@ export function FieldGroups(props: {
 
 /**
  * One repeated group of a form's fields (a batch, a gate, a window): a fieldset captioned by what
- * it is ("Batch 2"), its fields in a grid that wraps on narrow screens, and a button that removes
+ * it is ("Batch 2", which also starts its fields' accessible names), its fields in a grid that wraps on narrow screens, and a button that removes
  * it (none when it may not go, e.g. the only batch).
  */
 export function FieldGroup(props: {
@@ -53,7 +54,7 @@ export function FieldGroup(props: {
       data-testid={props.testId}
     >
       <legend className="px-1 text-sm font-medium">{props.caption}</legend>
-      {props.children}
+      <FieldNounProvider value={props.caption}>{props.children}</FieldNounProvider>
       {props.onRemove ? (
         <Button
           type="button"

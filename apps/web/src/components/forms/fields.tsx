@@ -1,6 +1,6 @@
 "use client";
 
-import type * as React from "react";
+import * as React from "react";
 import { type FieldPath, type FieldValues, useFormContext } from "react-hook-form";
 import { cn } from "~/lib/utils";
 import { Checkbox } from "../ui/checkbox";
@@ -10,10 +10,23 @@ import { Label } from "../ui/label";
 import { NativeSelect } from "../ui/native-select";
 import { type SelectOption, selectOptions } from "./select-options";
 
+/**
+ * What the fields inside are of ("Key", "Batch 2"), set by an ApiForm's `noun` or a FieldGroup's
+ * caption: a page holds several "Name" fields, so each is read as "<noun> <label>" ("Key name").
+ */
+const FieldNoun = React.createContext<string | undefined>(undefined);
+export const FieldNounProvider = FieldNoun.Provider;
+
+/** A field's name for screen readers (and tests): told, or its label after its form's noun. */
+function useAccessibleName(label: string, accessibleName: string | undefined): string | undefined {
+  const noun = React.useContext(FieldNoun);
+  return accessibleName ?? (noun ? `${noun} ${label.toLowerCase()}` : undefined);
+}
+
 interface FieldProps<Values extends FieldValues> {
   name: FieldPath<Values>;
   label: string;
-  /** When the visible label is short ("Name") but the page has several such fields. */
+  /** Where "<noun> <label>" does not say it ("Channel target" for "To"). */
   accessibleName?: string;
   description?: React.ReactNode;
   className?: string;
@@ -25,6 +38,7 @@ export function TextField<Values extends FieldValues>(
 ) {
   const { name, label, accessibleName, description, className, ...input } = props;
   const { control } = useFormContext<Values>();
+  const ariaLabel = useAccessibleName(label, accessibleName);
   return (
     <FormField
       control={control}
@@ -33,12 +47,27 @@ export function TextField<Values extends FieldValues>(
         <FormItem className={className}>
           <FormLabel>{label}</FormLabel>
           <FormControl>
-            <Input aria-label={accessibleName} {...input} {...field} value={field.value ?? ""} />
+            <Input aria-label={ariaLabel} {...input} {...field} value={field.value ?? ""} />
           </FormControl>
           {description ? <FormDescription>{description}</FormDescription> : null}
           <FormMessage />
         </FormItem>
       )}
+    />
+  );
+}
+
+/**
+ * The name of what a form creates: the `name` field, "Name" on screen (read as "<noun> name").
+ * Names the API keeps are at most 100 characters unless told.
+ */
+export function NameField(props: { placeholder: string; maxLength?: number }) {
+  return (
+    <TextField<{ name: string }>
+      name="name"
+      label="Name"
+      placeholder={props.placeholder}
+      maxLength={props.maxLength ?? 100}
     />
   );
 }
@@ -55,6 +84,7 @@ export function SelectField<Values extends FieldValues>(
   },
 ) {
   const { control } = useFormContext<Values>();
+  const ariaLabel = useAccessibleName(props.label, props.accessibleName);
   const options = selectOptions(props.options);
   return (
     <FormField
@@ -65,7 +95,7 @@ export function SelectField<Values extends FieldValues>(
           <FormLabel>{props.label}</FormLabel>
           <FormControl>
             <NativeSelect
-              aria-label={props.accessibleName}
+              aria-label={ariaLabel}
               name={field.name}
               ref={field.ref}
               onBlur={field.onBlur}

@@ -140,8 +140,7 @@ export function VersionsTable(props: { appId: string; role: Role; className?: st
         query={versions}
         rows={rows}
         label="Versions"
-        testId="versions"
-        urlKey="v"
+        name="versions"
         columns={columns}
         rowAttributes={(v) => ({ "data-testid": "version-row", "data-version": v.version })}
         empty={

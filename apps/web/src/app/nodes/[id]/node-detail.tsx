@@ -128,10 +128,9 @@ function AppsTable({ node }: { node: Node }) {
   return (
     <DataTable
       label="Apps on this node"
-      testId="apps-table"
+      name="apps-table"
       columns={columns}
       data={node.apps}
-      getRowId={(app) => app.id}
       empty={
         <EmptyState icon={<BoxIcon />} title="No apps on this node.">
           Apps arrive with a rollout that selects this node by its labels.

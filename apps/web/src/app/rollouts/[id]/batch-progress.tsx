@@ -94,11 +94,11 @@ const columns: DataColumn<BatchProgress>[] = [
 ];
 
 /** The batches of one phase (forward, rollback) with their nodes by state. */
-export function BatchProgressTable(props: { label: string; batches: BatchProgress[]; testId: string }) {
+export function BatchProgressTable(props: { label: string; batches: BatchProgress[]; name: string }) {
   return (
     <DataTable
       label={props.label}
-      testId={props.testId}
+      name={props.name}
       columns={columns}
       data={props.batches}
       getRowId={(b) => `${b.phase}-${b.index}`}

@@ -42,7 +42,7 @@ export function RolloutHistory(props: { detail: Detail }) {
       <Section title="Failures">
         <DataTable
           label="Failed nodes"
-          testId="rollout-failures"
+          name="rollout-failures"
           columns={failureColumns}
           data={props.detail.failures}
           getRowId={(f) => `${f.phase}-${f.nodeId}`}
@@ -53,10 +53,9 @@ export function RolloutHistory(props: { detail: Detail }) {
       <Section title="Events">
         <DataTable
           label="Rollout events"
-          testId="rollout-events"
+          name="rollout-events"
           columns={eventColumns}
           data={props.detail.events}
-          getRowId={(e) => e.id}
           rowAttributes={(e) => ({ "data-testid": "rollout-event", "data-kind": e.kind })}
           empty={<EmptyState title="No events yet" className="py-4" />}
         />

@@ -73,14 +73,14 @@ export function RolloutLive(props: { id: string }) {
         />
         <BatchProgressTable
           label="Batches"
-          testId="rollout-batches"
+          name="rollout-batches"
           batches={[
             ...data.batches,
             ...(data.lateJoiners && data.lateJoiners.liveTally.nodes > 0 ? [data.lateJoiners] : []),
           ]}
         />
         {data.rollback && data.rollback.length > 0 ? (
-          <BatchProgressTable label="Rollback batches" testId="rollback-batches" batches={data.rollback} />
+          <BatchProgressTable label="Rollback batches" name="rollback-batches" batches={data.rollback} />
         ) : null}
       </Section>
       <SiteUplinks id={props.id} live={!finished} />

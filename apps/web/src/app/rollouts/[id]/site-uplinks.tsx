@@ -199,7 +199,7 @@ export function SiteUplinks(props: { id: string; live: boolean }) {
     >
       <DataTable
         label="Site uplinks"
-        testId="site-uplink-table"
+        name="site-uplink-table"
         columns={tableColumns}
         data={data.sites}
         getRowId={(s) => s.siteId}

@@ -51,7 +51,6 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
       <SelectField<RolloutFormValues>
         name={`${prefix}.kind`}
         label="Size"
-        accessibleName={`${caption} size`}
         options={{
           count: "a number of nodes",
           percent: "a percentage",
@@ -63,7 +62,6 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
           <TextField<RolloutFormValues>
             name={`${prefix}.selector`}
             label="Selector"
-            accessibleName={`${caption} selector`}
             placeholder="tier=canary"
           />
           <TextField<RolloutFormValues>

@@ -111,15 +111,10 @@ function GateRowEditor(props: {
       className="border-dashed sm:grid-cols-[repeat(auto-fill,minmax(10rem,1fr))]"
       testId="gate-editor"
     >
-      <TextField<RolloutFormValues>
-        name={`${props.prefix}.name`}
-        label="Name"
-        accessibleName={name("name")}
-      />
+      <TextField<RolloutFormValues> name={`${props.prefix}.name`} label="Name" />
       <SelectField<RolloutFormValues>
         name={`${props.prefix}.metric`}
         label="Metric"
-        accessibleName={name("metric")}
         options={METRIC_OPTIONS}
       />
       <TextField<RolloutFormValues>
@@ -132,7 +127,6 @@ function GateRowEditor(props: {
       <SelectField<RolloutFormValues>
         name={`${props.prefix}.kind`}
         label="Criterion"
-        accessibleName={name("criterion")}
         options={{ compare: "compare with the baseline", threshold: "absolute threshold" }}
       />
       {kind === "threshold" ? (

@@ -49,7 +49,6 @@ export function WindowsEditor(props: { siteOptions: Array<{ value: string; label
             <SelectField<RolloutFormValues>
               name={`windows.${index}.siteId`}
               label="Site"
-              accessibleName={`${caption} site`}
               options={props.siteOptions}
             />
             <TextField<RolloutFormValues>
@@ -58,12 +57,7 @@ export function WindowsEditor(props: { siteOptions: Array<{ value: string; label
               accessibleName={`${caption} opens`}
               placeholder="22:00"
             />
-            <TextField<RolloutFormValues>
-              name={`windows.${index}.end`}
-              label="Closes"
-              accessibleName={`${caption} closes`}
-              placeholder="04:00"
-            />
+            <TextField<RolloutFormValues> name={`windows.${index}.end`} label="Closes" placeholder="04:00" />
             <CheckboxGroupField<RolloutFormValues>
               name={`windows.${index}.days`}
               legend="Days"
