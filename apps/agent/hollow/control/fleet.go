@@ -272,7 +272,7 @@ func (f *fleet) start(n *node) (*agent.Agent, error) {
 		AgentVersion: f.options.AgentVersion, OS: f.options.OS, Arch: f.options.Arch,
 		// The name is how a benchmark finds its agents' connections in the server's /connz.
 		Name:   n.name,
-		Logger: f.options.Logger,
+		Logger: f.options.Logger.With("node", n.name),
 	})
 	a, err := agent.Start(options)
 	if err != nil {
