@@ -27,8 +27,10 @@ build() {
     mkdir -p "$dir"
     echo "building edgefleet-agent $version for $goos/$goarch${goarm:+ v$goarm} ($hash)" >&2
     CGO_ENABLED=0 GOOS="$goos" GOARCH="$goarch" GOARM="$goarm" \
-      go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$out.tmp" ./cmd/edgefleet-agent
-    mv "$out.tmp" "$out"
+      go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$out.tmp.$$" ./cmd/edgefleet-agent
+    # Our own temporary name: two builds at once (the agent's and the bench's tests under turbo)
+    # must not write into one file; the rename puts either complete binary in place.
+    mv "$out.tmp.$$" "$out"
   fi
   echo "$out"
 }

@@ -70,7 +70,11 @@ type Options struct {
 	Runtime         Runtime
 	Outbox          Outbox
 	// StatePath is state.json; empty keeps the state in memory (hollow agents).
-	StatePath   string
+	StatePath string
+	// State, with no StatePath, is the state to start from: a hollow agent restarted in the same
+	// process (hollow/control) resumes from its last applied revision and report sequences, as a
+	// real agent does from state.json. Nil: a fresh node.
+	State       *State
 	HostSampler HostSampler
 	// Heartbeat and Metrics apply until the first HelloReply names the intervals.
 	Heartbeat, Metrics time.Duration
@@ -224,6 +228,8 @@ func Start(options Options) (*Agent, error) {
 			a.state = state
 			a.saveLocked()
 		}
+	} else if options.State != nil {
+		state = options.State.clone()
 	}
 	a.state = state
 	// The site's leaf cache first, the gateway for whatever it does not hold (artifacts/sitecache.go).
@@ -951,3 +957,18 @@ func errorText(err error) string {
 
 // Connected tells whether the agent holds a connection now (cheap: for fleets of hollow agents).
 func (a *Agent) Connected() bool { return a.connected.Load() }
+
+// HellosAnswered counts the Hellos answered since the start (cheap, unlike Stats: a generator
+// polls thousands of agents to time their resync after a server restart).
+func (a *Agent) HellosAnswered() int64 { return a.counters.hellos.Load() }
+
+// Delivered counts the durable reports whose PubAck arrived since the start (cheap, unlike Stats).
+func (a *Agent) Delivered() int64 { return a.counters.delivered.Load() }
+
+// State is a copy of the agent's state now: applied revision, report sequences, desired apps
+// (Options.State of the next start of a hollow agent).
+func (a *Agent) State() State {
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	return a.state.clone()
+}

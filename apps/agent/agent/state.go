@@ -30,6 +30,16 @@ type State struct {
 	Desired map[string]DesiredApp `json:"desired"`
 }
 
+// clone copies the state, its desired apps map included (the specs are never modified in place).
+func (s State) clone() State {
+	copied := s
+	copied.Desired = make(map[string]DesiredApp, len(s.Desired))
+	for app, desired := range s.Desired {
+		copied.Desired[app] = desired
+	}
+	return copied
+}
+
 // LoadState reads the state file. Missing: a fresh node. Corrupt: it is set aside and the agent
 // starts over from revision 0 (the control plane sends the whole desired state again) with report
 // sequences from the current time in milliseconds, so its reports stay newer than any it sent

@@ -131,15 +131,14 @@ func Start(ctx context.Context, options Options) (*Fleet, error) {
 	handshakes := make(chan struct{}, options.ConnectConcurrency)
 	for _, identity := range fleet.Identities {
 		handshakes <- struct{}{}
-		a, err := agent.Start(agent.Options{
+		a, err := agent.Start(Simulated(agent.Options{
 			Servers: options.Servers,
 			// Re-issued credentials stay in memory: a hollow fleet enrolls again at its next start.
 			Credentials: agent.Credentials{JWT: identity.JWT, Seed: identity.Seed},
-			Runtime:     runtime.NewHollow(), Outbox: outbox.NewMemory(256 * 1024), HostSampler: &metrics.Synthetic{},
-			Heartbeat: options.Heartbeat, Metrics: options.Metrics, Reconnect: options.Reconnect,
+			Heartbeat:   options.Heartbeat, Metrics: options.Metrics, Reconnect: options.Reconnect,
 			AgentVersion: options.AgentVersion, OS: options.OS, Arch: options.Arch,
 			Name: "edgefleet-hollow " + identity.Wid, Logger: options.Logger,
-		})
+		}))
 		if err != nil {
 			fleet.Stop()
 			return nil, err
@@ -157,6 +156,15 @@ func Start(ctx context.Context, options Options) (*Fleet, error) {
 		}
 	}
 	return fleet, nil
+}
+
+// Simulated fills in what a hollow agent simulates: its runtime, host sampler and an in-memory
+// outbox (no state file: StatePath stays empty).
+func Simulated(options agent.Options) agent.Options {
+	options.Runtime = runtime.NewHollow()
+	options.Outbox = outbox.NewMemory(256 * 1024)
+	options.HostSampler = &metrics.Synthetic{}
+	return options
 }
 
 // Connected counts the agents holding a connection now.

@@ -1,29 +1,71 @@
-import { type ChildProcess, fork } from "node:child_process";
+import { type ChildProcess, fork, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import type { NodeDeliveries } from "./delivery-ledger.js";
 import type { BehaviourTable } from "./rollout/gates/behaviour.js";
 import type { EnrollCommand, FromWorker, NodeTime, NodeUpdates, ToWorker } from "./worker-protocol.js";
 
-/** The driver's side of the hollow-agent worker processes. */
+/**
+ * The driver's side of the hollow-agent worker processes: Node workers (hollow-worker.ts, over
+ * Node IPC) or the native agent's hollow mode (`edgefleet-agent hollow --control stdio`, the same
+ * messages as JSON lines on stdin/stdout; apps/agent/hollow/control).
+ */
 
 type Reply<T extends FromWorker["type"]> = Extract<FromWorker, { type: T }>;
+
+/** How the driver reaches one worker process. */
+interface Link {
+  send(command: ToWorker): void;
+  /** Whether a command can still reach the process. */
+  open(): boolean;
+}
+
+function ipcLink(child: ChildProcess, onMessage: (message: FromWorker) => void): Link {
+  child.on("message", onMessage);
+  return { send: (command) => child.send(command), open: () => child.connected };
+}
+
+/** JSON lines on the child's stdin and stdout; a line that is not JSON fails the worker. */
+function stdioLink(child: ChildProcess, onMessage: (message: FromWorker) => void): Link {
+  const { stdin, stdout } = child;
+  if (!stdin || !stdout) throw new Error("the worker process has no stdin/stdout pipes");
+  createInterface({ input: stdout }).on("line", (line) => {
+    if (!line.trim()) return;
+    let message: FromWorker;
+    try {
+      message = JSON.parse(line) as FromWorker;
+    } catch {
+      message = { type: "error", message: `not a JSON message: ${line.slice(0, 200)}` };
+    }
+    onMessage(message);
+  });
+  // Writing to a process that died fails with EPIPE: its exit is what the driver reports.
+  stdin.on("error", () => undefined);
+  return {
+    send: (command) => stdin.write(`${JSON.stringify(command)}\n`),
+    open: () => stdin.writable && child.exitCode === null && child.signalCode === null,
+  };
+}
 
 class Worker {
   readonly progress = { enrolled: 0, started: 0, connected: 0, backlog: 0, delivered: 0 };
   readonly nids = new Set<string>();
   private readonly waiters = new Map<string, (message: FromWorker) => void>();
   private failure: Error | undefined;
+  private readonly link: Link;
   readonly exited: Promise<void>;
 
   constructor(
     readonly index: number,
     readonly child: ChildProcess,
+    connect: (child: ChildProcess, onMessage: (message: FromWorker) => void) => Link,
+    label = "hollow worker",
   ) {
     this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
-    child.on("message", (message: FromWorker) => {
+    this.link = connect(child, (message) => {
       if (message.type === "progress") Object.assign(this.progress, message);
-      else if (message.type === "error") this.fail(new Error(`hollow worker ${index}: ${message.message}`));
+      else if (message.type === "error") this.fail(new Error(`${label} ${index}: ${message.message}`));
       const waiter = this.waiters.get(message.type);
       if (waiter) {
         this.waiters.delete(message.type);
@@ -31,9 +73,9 @@ class Worker {
       }
     });
     child.once("exit", (code, signal) => {
-      if (!this.stopping)
-        this.fail(new Error(`hollow worker ${index} exited (code ${code}, signal ${signal})`));
+      if (!this.stopping) this.fail(new Error(`${label} ${index} exited (code ${code}, signal ${signal})`));
     });
+    child.once("error", (error) => this.fail(new Error(`${label} ${index}: ${error.message}`)));
   }
 
   stopping = false;
@@ -52,8 +94,14 @@ class Worker {
         if (message.type === reply) resolve(message as Reply<T>);
         else reject(this.failure ?? new Error(message.type === "error" ? message.message : "worker failed"));
       });
-      if (command) this.child.send(command);
+      if (command) this.link.send(command);
     });
+  }
+
+  /** Asks the process to stop its agents and exit (idempotent). */
+  shutdown(): void {
+    this.stopping = true;
+    if (this.link.open()) this.link.send({ type: "shutdown" });
   }
 }
 
@@ -72,8 +120,27 @@ export class WorkerPool {
           : process.execArgv,
       });
       closeSync(log);
-      return new Worker(index, child);
+      return new Worker(index, child, ipcLink);
     });
+    return WorkerPool.ready(workers);
+  }
+
+  /**
+   * `count` processes of the native agent's hollow mode (`binary`: apps/agent/build.sh's), each
+   * holding its share of the nodes as goroutines: ~126 KiB per node against ~342 KiB in Node.
+   */
+  static async startGo(count: number, logDir: string, binary: string): Promise<WorkerPool> {
+    const workers = Array.from({ length: count }, (_, index) => {
+      const log = openSync(join(logDir, `bench-hollow-go-${index}.log`), "w");
+      const child = spawn(binary, ["hollow", "--control", "stdio"], { stdio: ["pipe", "pipe", log] });
+      closeSync(log);
+      return new Worker(index, child, stdioLink, "Go hollow worker");
+    });
+    return WorkerPool.ready(workers);
+  }
+
+  /** The pool once every worker said "ready"; on a failure, stops them all. */
+  private static async ready(workers: Worker[]): Promise<WorkerPool> {
     const pool = new WorkerPool(workers);
     try {
       await Promise.all(workers.map((worker) => worker.request(null, "ready")));
@@ -232,9 +299,9 @@ export class WorkerPool {
   async stop(graceMs = 20_000): Promise<void> {
     await Promise.all(
       this.workers.map(async (worker) => {
-        if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
-        worker.stopping = true;
-        if (worker.child.connected) worker.child.send({ type: "shutdown" } satisfies ToWorker);
+        const { pid, exitCode, signalCode } = worker.child;
+        if (pid === undefined || exitCode !== null || signalCode !== null) return;
+        worker.shutdown();
         const timer = setTimeout(() => worker.child.kill("SIGKILL"), graceMs);
         await worker.exited;
         clearTimeout(timer);

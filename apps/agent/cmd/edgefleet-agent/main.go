@@ -23,6 +23,7 @@ import (
 	"github.com/edgefleet/edgefleet/apps/agent/config"
 	"github.com/edgefleet/edgefleet/apps/agent/enroll"
 	"github.com/edgefleet/edgefleet/apps/agent/hollow"
+	"github.com/edgefleet/edgefleet/apps/agent/hollow/control"
 	"github.com/edgefleet/edgefleet/apps/agent/metrics"
 	"github.com/edgefleet/edgefleet/apps/agent/outbox"
 	"github.com/edgefleet/edgefleet/apps/agent/protocol"
@@ -39,6 +40,8 @@ const usage = `usage:
                          [--enroll-creds <file>] [--name-prefix hollow] [--label k=v]…
                          [--enroll-concurrency 64]
                                              N simulated agents in this process (load tests)
+  edgefleet-agent hollow --control stdio     simulated agents driven by a benchmark: JSON lines
+                                             on stdin/stdout (hollow/control)
   edgefleet-agent version                    print the version`
 
 type usageError struct{ message string }
@@ -75,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if command == "hollow" {
-		return runHollow(args[1:], stderr)
+		return runHollow(args[1:], os.Stdin, stdout, stderr)
 	}
 	if command != "enroll" && command != "run" {
 		return &usageError{"unknown command " + command}
@@ -186,8 +189,9 @@ type repeated []string
 func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
-// runHollow runs N simulated agents speaking the real protocol (load tests).
-func runHollow(args []string, stderr io.Writer) error {
+// runHollow runs N simulated agents speaking the real protocol (load tests), or, with --control
+// stdio, as many as a benchmark driver enrolls on stdin.
+func runHollow(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("hollow", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	count := flags.Int("count", 0, "agents")
@@ -199,8 +203,24 @@ func runHollow(args []string, stderr io.Writer) error {
 	flags.Var(&urls, "url", "server URL (repeatable)")
 	flags.Var(&enrollURLs, "enroll-url", "enrollment server URL (repeatable)")
 	flags.Var(&labels, "label", "k=v (repeatable)")
+	controlled := flags.String("control", "", "stdio: driven by a benchmark (JSON lines)")
 	if err := flags.Parse(args); err != nil {
 		return &usageError{err.Error()}
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil)).With("component", "edgefleet-agent")
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	switch *controlled {
+	case "":
+	case "stdio":
+		// stdout carries the protocol only; logs go to stderr, warnings up (thousands of agents
+		// each saying "connected" would cost the generator more than its agents).
+		quiet := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("component", "edgefleet-agent")
+		return control.Serve(ctx, stdin, stdout, control.Options{
+			AgentVersion: version, OS: goruntime.GOOS, Arch: nodeArch(), Logger: quiet,
+		})
+	default:
+		return &usageError{"--control " + *controlled + ": the only control channel is stdio"}
 	}
 	switch {
 	case *count < 1:
@@ -218,9 +238,6 @@ func runHollow(args []string, stderr io.Writer) error {
 		}
 		labelMap = append(labelMap, protocol.KV{Key: key, Value: value})
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, nil)).With("component", "edgefleet-agent")
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	fleet, err := hollow.Start(ctx, hollow.Options{
 		Count: *count, Token: *token, Servers: urls, EnrollServers: enrollURLs, EnrollCredsFile: *enrollCreds,
 		NamePrefix: *prefix, Labels: labelMap, EnrollConcurrency: *concurrency,

@@ -46,6 +46,7 @@ func TestCommandLine(t *testing.T) {
 		{"hollow without a count", []string{"hollow", "--token", "t", "--url", "nats://h:1"}, &usage, "--count"},
 		{"hollow without a url", []string{"hollow", "--count", "2", "--token", "t"}, &usage, "--url"},
 		{"hollow with a bad label", []string{"hollow", "--count", "2", "--token", "t", "--url", "nats://h:1", "--label", "x"}, &usage, "key=value"},
+		{"hollow on an unknown control channel", []string{"hollow", "--control", "tcp"}, &usage, "the only control channel is stdio"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

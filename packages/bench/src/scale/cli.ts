@@ -1,9 +1,13 @@
 /**
  * pnpm bench:scale [--nodes 100000] [--sites 50] [--apps-per-node 10] [--idle-seconds 180]
- *                  [--churn-period 300] [--churn-cycles 3] [--go-sample 1000] [--max-minutes 240]
+ *                  [--churn-period 300] [--churn-cycles 3] [--generator go|node]
+ *                  [--go-sample 1000] [--max-minutes 240] [--out docs/benchmarks]
  *
  * The scale scenario (issue 16): N sites, each a real leaf nats-server configured by the site leaf
  * bundle, M hollow nodes spread over them with 10 apps each, against the `scale` stack profile.
+ * The nodes are simulated by the native agent's hollow mode (`--generator go`, the default: a
+ * third of Node's memory per node) or by agent-sdk Node workers (`--generator node`, which also
+ * measures a `--go-sample` of the native mode beside them).
  * Phases: enrollment, connect, idle (cost per node, gateway CPU profile), rollout of one app in
  * batches, hub restart, one leaf restart, churn. Writes docs/benchmarks/scale.md with charts and
  * scale-results.json. Loopback only; stops everything it started on success, failure and Ctrl-C.
@@ -207,6 +211,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
 
   let pool: WorkerPool | undefined;
   let goGenerator: number | undefined;
+  const generatorComponent = options.generator === "go" ? "hollow agents (Go)" : "hollow agents (Node)";
   const sampler = new ProcSampler(() => ({
     "nats-server (hub)": { roots: [pidOf("nats") ?? 0], tree: true },
     gateway: { roots: [gateway.child.pid ?? 0], tree: true },
@@ -216,8 +221,11 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       roots: leaves.flatMap((leaf) => (leaf.child?.pid ? [leaf.child.pid] : [])),
       tree: false,
     },
-    "hollow agents (Node)": { roots: pool?.pids() ?? [], tree: false },
-    "hollow agents (Go)": { roots: goGenerator ? [goGenerator] : [], tree: false },
+    [generatorComponent]: { roots: pool?.pids() ?? [], tree: false },
+    // The native hollow mode's sample beside a Node fleet (--generator node --go-sample N).
+    ...(options.generator === "node"
+      ? { "hollow agents (Go sample)": { roots: goGenerator ? [goGenerator] : [], tree: false } }
+      : {}),
     "console (web)": { roots: consoleApi?.web.child.pid ? [consoleApi.web.child.pid] : [], tree: true },
     "bench driver": { roots: [process.pid], tree: false },
   }));
@@ -255,8 +263,15 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     apps.push({ app, version });
   }
 
-  step(`forking ${options.hollowProcesses} hollow-agent processes`);
-  pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR);
+  if (options.generator === "go") {
+    step(
+      `starting ${options.hollowProcesses} native hollow-agent processes (edgefleet-agent hollow --control stdio)`,
+    );
+    pool = await WorkerPool.startGo(options.hollowProcesses, LOG_DIR, buildNativeAgent(REPO_ROOT));
+  } else {
+    step(`forking ${options.hollowProcesses} hollow-agent processes`);
+    pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR);
+  }
   const workers = pool;
   cleanup.add("stop the hollow agents", () => workers.stop());
 
@@ -668,25 +683,28 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       ? { cycles, nodesPerCycle: perCycle, memorySlopes: memorySlopes(sampler.samples, "churn") }
       : null;
 
-  // --- generators: the native agent's hollow mode beside the Node workers -----------------------
+  // --- generators: what one simulated node costs (with node: the Go hollow mode's sample beside) --
   const generators: GeneratorCost[] = [];
-  const nodeIdle = usageByPhase(sampler.samples).find(
-    (u) => u.component === "hollow agents (Node)" && u.phase === "idle",
+  const generatorIdle = usageByPhase(sampler.samples).find(
+    (u) => u.component === generatorComponent && u.phase === "idle",
   );
-  const nodeIdleCost = componentCosts(sampler.samples, "idle", "baseline").find(
-    (c) => c.component === "hollow agents (Node)",
+  const generatorIdleCost = componentCosts(sampler.samples, "idle", "baseline").find(
+    (c) => c.component === generatorComponent,
   );
-  if (nodeIdle && nodeIdleCost)
+  if (generatorIdle && generatorIdleCost)
     generators.push({
-      generator: "hollow agents, Node (agent-sdk, this scenario's generator)",
+      generator:
+        options.generator === "go"
+          ? "native agent (Go) hollow mode, --control stdio (this scenario's generator)"
+          : "hollow agents, Node (agent-sdk, this scenario's generator)",
       nodes: nids.length,
       connected: online,
       windowSeconds: Math.round(idleWindowMs / 1000),
-      rssKiBPerNode: (nodeIdle.rssMiBMax * 1024) / nids.length,
-      cpuMsPerNodePerMinute: (nodeIdleCost.cpuPercent * 600) / nids.length,
+      rssKiBPerNode: (generatorIdle.rssMiBMax * 1024) / nids.length,
+      cpuMsPerNodePerMinute: (generatorIdleCost.cpuPercent * 600) / nids.length,
       baselineRssMiB: 0,
     });
-  if (options.goSample > 0) {
+  if (options.generator === "node" && options.goSample > 0) {
     sampler.phase = "go generator";
     step(
       `native agent hollow mode: ${options.goSample} nodes on ${leaves[1 % leaves.length]?.name} for ${options.goSeconds} s`,
@@ -736,6 +754,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     machine: describeMachine(),
     load: { start: loadAtStart, end: loadavg() },
     config: {
+      generator: options.generator,
       nodes: options.nodes,
       sites: options.sites,
       appsPerNode: options.appsPerNode,

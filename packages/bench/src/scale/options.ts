@@ -11,10 +11,15 @@ function positiveInt(name: string, value: string | undefined, max: number, min =
   return number;
 }
 
-/** One Node worker process holds at most this many agent connections (20,000 open files). */
+/** One generator process (Node or Go) holds at most this many agent connections (20,000 open files). */
 const NODES_PER_WORKER_MAX = 15_000;
 /** One leaf nats-server holds at most this many (its own open-file limit, SETUP-FACTS). */
 const NODES_PER_LEAF_MAX = 19_000;
+
+function generatorOf(value: string | undefined): "go" | "node" {
+  if (value === "go" || value === "node") return value;
+  throw new UsageError(`--generator must be go or node, got ${JSON.stringify(value)}`);
+}
 
 export function readScaleOptions(argv: string[]) {
   const { values } = parseArgs({
@@ -24,6 +29,8 @@ export function readScaleOptions(argv: string[]) {
       sites: { type: "string", default: "50" },
       "apps-per-node": { type: "string", default: "10" },
       "hollow-processes": { type: "string" },
+      // Who simulates the nodes: the native agent's hollow mode (go) or agent-sdk workers (node).
+      generator: { type: "string", default: "go" },
       "connect-rate": { type: "string", default: "500" },
       "connect-in-flight": { type: "string", default: "64" },
       "enroll-concurrency": { type: "string", default: "16" },
@@ -33,7 +40,8 @@ export function readScaleOptions(argv: string[]) {
       "churn-percent": { type: "string", default: "1" },
       "churn-period": { type: "string", default: "300" },
       "churn-cycles": { type: "string", default: "3" },
-      // Native agent's hollow mode beside the Node fleet: what one simulated node costs in each.
+      // With --generator node: the native agent's hollow mode beside the Node fleet, what one
+      // simulated node costs in each (with go, the fleet itself is that measurement).
       "go-sample": { type: "string", default: "1000" },
       "go-seconds": { type: "string", default: "60" },
       // The console benchmark's single-object API calls, for this long with the fleet idle and
@@ -62,6 +70,7 @@ export function readScaleOptions(argv: string[]) {
       `--hollow-processes ${hollowProcesses} gives over ${NODES_PER_WORKER_MAX} connections per process: use more`,
     );
   return {
+    generator: generatorOf(values.generator),
     nodes,
     sites,
     appsPerNode: positiveInt("apps-per-node", values["apps-per-node"], 20),

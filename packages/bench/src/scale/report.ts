@@ -95,7 +95,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
     "Topology: the hub nats-server (with `isolate_leafnode_interest`), one leaf nats-server per site made from the",
     "site leaf bundle (`POST /internal/sites/{id}/leaf-bundle`, the operator's download), the gateway, Postgres, Mimir.",
     `Nodes enroll through the hub (the enrollment account lives there), then node \`i\` connects to the leaf of site \`i mod ${config.sites}\`.`,
-    `Generator: ${config.hollowProcesses} Node worker process(es) of agent-sdk hollow agents (real protocol, one connection and credentials per node, heartbeat ${config.heartbeatSeconds} s, metrics ${config.metricsSeconds} s).`,
+    `Generator: ${config.hollowProcesses} ${(config.generator ?? "node") === "go" ? "process(es) of the native agent's hollow mode (`edgefleet-agent hollow --control stdio`, Go)" : "Node worker process(es) of agent-sdk hollow agents"} (real protocol, one connection and credentials per node, heartbeat ${config.heartbeatSeconds} s, metrics ${config.metricsSeconds} s).`,
     "",
   );
 
@@ -305,8 +305,8 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
     "",
     "- A quiet machine of this kind (2 cores, 24 GB): `pnpm bench:scale` (defaults: 100,000 nodes, 50 sites, 10 apps per node, 3 churn cycles of 5 min; ~1.5–2 h).",
     "- Memory: leaves with `isolate_leafnode_interest` and the generators fit in ~11 GB at 100,000 (SETUP-FACTS); this run's per-node figures above scale it: generator RSS per node × 100,000 plus leaves plus the control plane.",
-    "- Open files: 20,000 per process (hard) — 50 sites = 2,000 agents per leaf, and the Node generator is split into ⌈nodes / 12,500⌉ processes (≤ 15,000 connections each).",
-    "- The generator's CPU competes with the control plane on 2 cores: use the native hollow mode if the table above shows Node costs several times more per node.",
+    "- Open files: 20,000 per process (hard) — 50 sites = 2,000 agents per leaf, and the generator (Go or Node) is split into ⌈nodes / 12,500⌉ processes (≤ 15,000 connections each).",
+    "- The generator's CPU and memory compete with the control plane on 2 cores: the native hollow mode (`--generator go`, the default) costs less per node than agent-sdk workers (`--generator node`); the table above says how much.",
     "",
   );
   if (results.problems.length > 0)

@@ -15,6 +15,8 @@ export interface ScaleResults {
   /** 1/5/15-minute load averages at the start and the end: the machine is shared. */
   load: { start: number[]; end: number[] };
   config: {
+    /** Who simulated the nodes (absent in results from before --generator: node). */
+    generator?: "go" | "node";
     nodes: number;
     sites: number;
     appsPerNode: number;
