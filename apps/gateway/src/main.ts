@@ -270,11 +270,26 @@ const edgeServicesStarted = (async () => {
     const status = health.snapshot();
     return status.nats.state === "up" && status.postgres.state === "up";
   };
-  while (!shuttingDown && !(healthy() && nats.nc)) await delay(200);
-  const platform = nats.nc;
-  if (shuttingDown || !platform) return;
   for (const service of edgeServices) {
-    await service.start(platform);
+    // A service starts once NATS and Postgres answer. If NATS goes away while it starts (its
+    // JetStream requests time out), it is started again once NATS is back: a blip at start-up
+    // must not end the gateway (it did, as an unhandled "timeout", in the NATS-outage test).
+    for (let attempt = 1; ; attempt++) {
+      while (!shuttingDown && !(healthy() && nats.nc)) await delay(200);
+      const platform = nats.nc;
+      if (shuttingDown || !platform) return;
+      try {
+        await service.start(platform);
+        break;
+      } catch (error) {
+        if (shuttingDown) return;
+        logger.warn(
+          { err: error, service: service.name, attempt },
+          "edge service failed to start; trying again",
+        );
+        await delay(Math.min(5_000, 500 * attempt));
+      }
+    }
     startedServices.push(service);
     logger.info({ service: service.name }, "edge service started");
   }
