@@ -102,7 +102,7 @@ const gatewayEnvSchema = {
   GATEWAY_SHUTDOWN_TIMEOUT_MS: integerInRange("GATEWAY_SHUTDOWN_TIMEOUT_MS", 100, 600_000, 10_000),
   // How often a healthy dependency is re-probed; an unhealthy one is retried sooner, with backoff.
   GATEWAY_HEALTH_INTERVAL_MS: integerInRange("GATEWAY_HEALTH_INTERVAL_MS", 100, 600_000, 5_000),
-  // Told to agents in HelloReply; liveness timing (offline after 2 intervals + slack) derives from it.
+  // Told to agents in HelloReply; liveness timing (offline after 3 intervals + slack) derives from it.
   GATEWAY_HEARTBEAT_INTERVAL_S: integerInRange("GATEWAY_HEARTBEAT_INTERVAL_S", 1, 3600, 30),
   GATEWAY_METRICS_INTERVAL_S: integerInRange("GATEWAY_METRICS_INTERVAL_S", 1, 86_400, 60),
   // Heartbeats are collected in memory and written to Postgres in one UPDATE this often.

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { createEnrollmentToken, createPrismaClient, type Db, setDesiredApps } from "@edgefleet/db";
 import { writeCharts } from "./charts.js";
 import { type Cleanup, runWithCleanup } from "./interrupt.js";
+import { livenessBound } from "./liveness.js";
 import { describeMachine, gitCommit } from "./machine.js";
 import { connectionBytes, serverVersion, trafficBetween } from "./nats-monitor.js";
 import { latenciesFrom, PgEvents } from "./pg-events.js";
@@ -430,8 +431,8 @@ async function run(
   );
   const stopMark = Date.now();
   const stopped = await workers.stopAgents(sample);
-  const offlineBoundMs =
-    2 * heartbeatSeconds * 1000 + Math.max(4 * livenessFlushMs, (heartbeatSeconds * 1000) / 3);
+  const liveness = livenessBound(heartbeatSeconds, livenessFlushMs);
+  const offlineBoundMs = liveness.offlineAfterMs;
   const offlineProgress = new Progress("offline", sample.length);
   await waitUntil(offlineProgress, sample.length, offlineBoundMs + 60_000, () =>
     events.countSince("node:offline", stopMark),
@@ -508,8 +509,7 @@ async function run(
       ...percentileCurve("stopped → offline", offlineLatency.latencies),
       ...percentileCurve("hub restarted → resynced", resyncLatencies),
     ],
-    offlineBoundMs:
-      offlineBoundMs + Math.max(livenessFlushMs, Math.min(5_000, (heartbeatSeconds * 1000) / 2)),
+    offlineBoundMs: liveness.boundMs,
     rollout: {
       nodes: committed.length,
       seconds: setSeconds,

@@ -28,7 +28,7 @@ export interface BenchResults {
     connectToOnline: LatencySummary | null;
     /** setDesiredApps committed → app instance `running` in Postgres. */
     desiredToRunning: LatencySummary | null;
-    /** Agent stopped → node offline in Postgres (the sweeper's bound is 2 heartbeats + slack). */
+    /** Agent stopped → node offline in Postgres (the sweeper's bound is 3 heartbeats + slack). */
     stopToOffline: LatencySummary | null;
     /** Agent restarted after being offline → node online again in Postgres. */
     restartToOnline: LatencySummary | null;

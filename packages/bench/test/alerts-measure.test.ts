@@ -17,15 +17,15 @@ const hook = (receivedAt: number, node: string, type = "alert.firing", policy = 
 });
 
 describe("livenessBound", () => {
-  it("is the gateway's offline-after (2 heartbeats + slack) plus one sweep", () => {
-    // 30 s heartbeat, 2 s flush: slack max(8 s, 10 s) = 10 s, offline after 70 s, sweep every 5 s.
+  it("is the gateway's offline-after (3 heartbeats + slack) plus one sweep", () => {
+    // 30 s heartbeat, 2 s flush: slack max(8 s, 10 s) = 10 s, offline after 100 s, sweep every 5 s.
     expect(livenessBound(30, 2_000)).toEqual({
-      offlineAfterMs: 70_000,
+      offlineAfterMs: 100_000,
       sweepIntervalMs: 5_000,
-      boundMs: 75_000,
+      boundMs: 105_000,
     });
     // Short heartbeats: the flush sets the slack and the sweep.
-    expect(livenessBound(1, 500)).toEqual({ offlineAfterMs: 4_000, sweepIntervalMs: 500, boundMs: 4_500 });
+    expect(livenessBound(1, 500)).toEqual({ offlineAfterMs: 5_000, sweepIntervalMs: 500, boundMs: 5_500 });
   });
 });
 

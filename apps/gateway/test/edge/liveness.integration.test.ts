@@ -8,7 +8,7 @@ import { HeartbeatBatcher } from "../../src/edge/liveness/heartbeat-batcher.js";
 import { livenessTiming } from "../../src/edge/liveness/timing.js";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
 
-// Heartbeat interval 1 s, flush 200 ms: offline after 2 intervals + 0.8 s slack.
+// Heartbeat interval 1 s, flush 200 ms: offline after 3 intervals + 0.8 s slack.
 const timing = livenessTiming(1_000, 200);
 let harness: EdgeHarness;
 beforeAll(async () => {
@@ -27,17 +27,21 @@ const nodeRow = (id: string) => harness.db.node.findUniqueOrThrow({ where: { id 
 
 describe("liveness", () => {
   it("derives timing that never sweeps a node whose heartbeats flow", () => {
-    expect(timing.offlineAfterMs).toBe(2_800);
-    // Worst-case age of the stored last_seen_at while heartbeats arrive every interval.
-    expect(timing.refreshAfterMs + timing.heartbeatIntervalMs + timing.flushIntervalMs).toBeLessThan(
+    expect(timing.offlineAfterMs).toBe(3_800);
+    // Worst-case age of the stored last_seen_at while heartbeats arrive every interval, one of
+    // them lost (a hub restart drops core-NATS messages in flight).
+    expect(timing.refreshAfterMs + 2 * timing.heartbeatIntervalMs + timing.flushIntervalMs).toBeLessThan(
       timing.offlineAfterMs,
     );
     const production = livenessTiming(30_000, 2_000);
-    expect(production.offlineAfterMs).toBe(70_000);
+    expect(production.offlineAfterMs).toBe(100_000);
+    expect(
+      production.refreshAfterMs + 2 * production.heartbeatIntervalMs + production.flushIntervalMs,
+    ).toBeLessThan(production.offlineAfterMs);
     expect(production.refreshAfterMs).toBeGreaterThan(production.heartbeatIntervalMs); // every other heartbeat
   });
 
-  it("a heartbeat makes a node online within two intervals; silence makes it offline", async () => {
+  it("a heartbeat makes a node online within two intervals and flowing heartbeats keep it there", async () => {
     const org = await harness.createOrganization("live-a");
     const node = await harness.createNode(org, "n1");
     const started = Date.now();
@@ -55,6 +59,44 @@ describe("liveness", () => {
       heartbeat(node, i + 2);
       expect((await nodeRow(node.id)).status).toBe("online");
     }
+    const swept = () => harness.db.nodeStatusEvent.count({ where: { nodeId: node.id, toStatus: "offline" } });
+    expect(await swept()).toBe(0);
+  });
+
+  it("a live node that loses one heartbeat (a hub restart) is not swept", async () => {
+    const org = await harness.createOrganization("live-lost");
+    const node = await harness.createNode(org, "n1");
+    heartbeat(node);
+    await waitFor(
+      "online",
+      async () => ((await nodeRow(node.id)).status === "online" ? true : undefined),
+      2_000,
+    );
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // One heartbeat not written (younger than refreshAfter), the next one lost, the one after it
+    // a little late: the stored last_seen_at is then ~3.2 intervals old when it is flushed.
+    // Tolerating no lost heartbeat (offline after 2 intervals + slack) usually swept the node
+    // here; the first test's inequality is the deterministic form of the same rule.
+    await sleep(timing.heartbeatIntervalMs);
+    heartbeat(node, 2);
+    await sleep(2 * timing.heartbeatIntervalMs + 200);
+    heartbeat(node, 4);
+    await sleep(2 * timing.flushIntervalMs + timing.sweepIntervalMs);
+    expect((await nodeRow(node.id)).status).toBe("online");
+    expect(await harness.db.nodeStatusEvent.count({ where: { nodeId: node.id, toStatus: "offline" } })).toBe(
+      0,
+    );
+  });
+
+  it("silence makes an online node offline", async () => {
+    const org = await harness.createOrganization("live-silent");
+    const node = await harness.createNode(org, "n1");
+    heartbeat(node);
+    await waitFor(
+      "online",
+      async () => ((await nodeRow(node.id)).status === "online" ? true : undefined),
+      2_000,
+    );
     const silentSince = Date.now();
     await waitFor(
       "offline",

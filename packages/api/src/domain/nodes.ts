@@ -189,7 +189,7 @@ export async function listNodes(
 /**
  * "Degraded" = online, but not doing its job: at least one of its app instances is in state
  * `failed` (the agent gave up on it, or it crashed and is not running). A late heartbeat does not
- * count: the gateway turns a node whose heartbeats stop offline after two intervals plus slack,
+ * count: the gateway turns a node whose heartbeats stop offline after three intervals plus slack,
  * which is the stronger signal. Offline, pending and revoked nodes are never degraded.
  */
 export const degradedNodeWhere = {

@@ -13,15 +13,7 @@ export interface ReceivedWebhook {
   alert: { startsAt: string; labels: Record<string, string> };
 }
 
-/** Liveness timing as the gateway derives it (apps/gateway/src/edge/liveness/timing.ts). */
-export function livenessBound(heartbeatIntervalS: number, flushIntervalMs: number) {
-  const heartbeatMs = heartbeatIntervalS * 1000;
-  const slackMs = Math.max(4 * flushIntervalMs, Math.round(heartbeatMs / 3));
-  const offlineAfterMs = 2 * heartbeatMs + slackMs;
-  const sweepIntervalMs = Math.max(flushIntervalMs, Math.min(5_000, Math.round(heartbeatMs / 2)));
-  // A node not seen for offlineAfter is marked by the next sweep: the documented bound is both.
-  return { offlineAfterMs, sweepIntervalMs, boundMs: offlineAfterMs + sweepIntervalMs };
-}
+export { livenessBound } from "../liveness.js";
 
 /**
  * Each node's first firing delivery of the policy's alert. Alertmanager may group several nodes

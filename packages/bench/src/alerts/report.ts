@@ -142,7 +142,7 @@ ${row(`… minus \`for\` and the liveness bound (${seconds(i.livenessBoundMs)} s
 
 ${s.delivered} of ${s.stopped} stopped nodes alerted.
 The liveness bound is the gateway's documented one (apps/gateway/README.md): a node is marked offline
-when not seen for 2 heartbeat intervals + slack (${i.heartbeatS} s heartbeat: ${seconds(i.offlineAfterMs)} s),
+when not seen for 3 heartbeat intervals + slack (${i.heartbeatS} s heartbeat: ${seconds(i.offlineAfterMs)} s),
 by the next sweep (every ${seconds(i.sweepIntervalMs)} s). The last row is therefore what alerting adds once a node
 counts as offline: it is negative for a node that went offline before the bound (its last heartbeat
 was written well before it stopped).

@@ -21,6 +21,7 @@ import { rolloutStrategySchema } from "@edgefleet/rollout";
 import { actOnRollout, insertRollout } from "@edgefleet/rollout-store";
 import pg from "pg";
 import { type Cleanup, runWithCleanup } from "../interrupt.js";
+import { livenessBound } from "../liveness.js";
 import { describeMachine, gitCommit } from "../machine.js";
 import { serverVersion } from "../nats-monitor.js";
 import { latenciesFrom, PgEvents } from "../pg-events.js";
@@ -640,7 +641,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       );
       const stopMark = Date.now();
       const stopped = await workers.stopAgents(sample);
-      const offlineBoundMs = 2 * HEARTBEAT_SECONDS * 1000 + 20_000;
+      const offlineBoundMs = livenessBound(HEARTBEAT_SECONDS).boundMs;
       await waitUntil(
         new Progress(`churn ${cycle + 1} off`, sample.length),
         sample.length,

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { renderSvg } from "../charts.js";
+import { livenessBound } from "../liveness.js";
 import type { LatencySummary } from "../stats.js";
 import { apiSloVerdict } from "./api-slo.js";
 import { FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
@@ -117,9 +118,9 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
   );
   row(
     "agent gone → offline, p99 (churn)",
-    `≤ ${2 * config.heartbeatSeconds + 20} s (liveness bound)`,
+    `≤ ${livenessBound(config.heartbeatSeconds).boundMs / 1000} s (liveness bound)`,
     ms(p99(lat["agent gone → offline (churn)"])),
-    verdict(p99(lat["agent gone → offline (churn)"]), (2 * config.heartbeatSeconds + 20) * 1000),
+    verdict(p99(lat["agent gone → offline (churn)"]), livenessBound(config.heartbeatSeconds).boundMs),
   );
   const hub = results.hubRestart;
   row(
