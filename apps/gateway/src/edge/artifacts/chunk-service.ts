@@ -8,17 +8,16 @@ import {
   platformUpWildcards,
 } from "@edgefleet/agent-sdk/protocol";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
-import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
 import type { SiteUplinkPacer } from "../../sites/uplink-pacer.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeNode } from "../node-directory.js";
 import type { EdgeService } from "../service.js";
+import { FreshWork } from "../work/fresh-work.js";
 import type { ArtifactAccess } from "./artifact-access.js";
 import type { ArtifactCache } from "./artifact-cache.js";
 import type { ChunkReplies } from "./chunk-replies.js";
-import { FreshQueue } from "./fresh-queue.js";
 
 /**
  * Artifact chunks (request/reply on `ef.t.*.up.*.art`, queue group `gateway`): a node asks for a
@@ -44,9 +43,7 @@ export const STALE_CHUNK_REQUEST_MS = 8_000;
 export class ArtifactChunkService implements EdgeService {
   readonly name = "artifact-chunks";
   private subscriptions: Subscription[] = [];
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly waiting: FreshQueue<Msg>;
-  private idle: (() => void) | null = null;
+  private readonly work: FreshWork<Msg>;
   /** Answers held back by a site's bandwidth budget: they wait outside the concurrency bound. */
   private readonly paced = new Set<Promise<void>>();
 
@@ -59,9 +56,14 @@ export class ArtifactChunkService implements EdgeService {
     private readonly logger: Logger,
     private readonly pacer: SiteUplinkPacer | null = null,
   ) {
-    this.waiting = new FreshQueue<Msg>(STALE_CHUNK_REQUEST_MS, () =>
-      this.metrics.artifactChunks.inc({ result: "dropped_stale" }),
-    );
+    this.work = new FreshWork<Msg>({
+      task: "artifact-chunks",
+      concurrency: MAX_CONCURRENT_CHUNKS,
+      maxWaitMs: STALE_CHUNK_REQUEST_MS,
+      handle: (msg) => this.handle(msg),
+      onDropped: () => this.metrics.artifactChunks.inc({ result: "dropped_stale" }),
+      logger,
+    });
   }
 
   async start(platform: NatsConnection): Promise<void> {
@@ -75,8 +77,7 @@ export class ArtifactChunkService implements EdgeService {
             this.logger.error({ err: error }, "artifact chunk subscription failed");
             return;
           }
-          this.waiting.push(msg, Date.now());
-          this.pump();
+          this.work.push(msg);
         },
       }),
     );
@@ -86,31 +87,8 @@ export class ArtifactChunkService implements EdgeService {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.subscriptions = [];
     // What already arrived is still answered (or dropped as stale), as the queue group expects.
-    if (this.waiting.length > 0 || this.inFlight.size > 0)
-      await new Promise<void>((resolve) => {
-        this.idle = resolve;
-      });
+    await this.work.drained();
     await Promise.all(this.paced);
-  }
-
-  /** Starts queued requests up to the concurrency bound, dropping those that waited too long. */
-  private pump(): void {
-    while (this.inFlight.size < MAX_CONCURRENT_CHUNKS) {
-      const msg = this.waiting.take(Date.now());
-      if (msg === undefined) break;
-      // A reply failing on a closing connection (outside handle's catch) is logged, not fatal.
-      const handled: Promise<void> = runInBackground(this.logger, "artifact-chunks", () =>
-        this.handle(msg),
-      ).finally(() => {
-        this.inFlight.delete(handled);
-        this.pump();
-      });
-      this.inFlight.add(handled);
-    }
-    if (this.idle && this.waiting.length === 0 && this.inFlight.size === 0) {
-      this.idle();
-      this.idle = null;
-    }
   }
 
   private async handle(msg: Msg): Promise<void> {

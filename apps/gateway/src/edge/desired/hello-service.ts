@@ -8,13 +8,26 @@ import {
 import type { OrgHistograms } from "@edgefleet/alerts";
 import { type Db, desiredDeltaSince, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
-import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
 import type { CredentialIssuer } from "../credentials/credential-issuer.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
+import { FreshWork } from "../work/fresh-work.js";
 import { toWireDelta } from "./wire-delta.js";
+
+/**
+ * Hellos handled at once per gateway. Each takes a few Postgres round trips and, with a delta, a
+ * transaction; the pool has 10 connections, shared with liveness, ingest and the controller.
+ * Unbounded, a reconnect storm of 20,000 agents started a handler per Hello, every one waited for
+ * a connection, and all timed out together (bench:scale: 260,000 failed Hellos in 4 minutes).
+ */
+const MAX_CONCURRENT_HELLOS = 6;
+/**
+ * A Hello queued longer than this is dropped unanswered: the agents stop waiting after 5 s
+ * (`RequestTimeout`) and say Hello again with backoff, so answering it would be wasted work.
+ */
+export const STALE_HELLO_MS = 4_000;
 
 export interface HelloConfig {
   heartbeatIntervalS: number;
@@ -33,8 +46,7 @@ export interface HelloConfig {
 export class HelloService implements EdgeService {
   readonly name = "hello";
   private subscriptions: Subscription[] = [];
-  private loops: Promise<void>[] = [];
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly work: FreshWork<Msg>;
 
   constructor(
     private readonly db: Db,
@@ -46,30 +58,37 @@ export class HelloService implements EdgeService {
     private readonly connectToOnline: OrgHistograms | null = null,
     /** Mints new credentials; null without tenancy secrets (then nobody gets any). */
     private readonly issuer: CredentialIssuer | null = null,
-  ) {}
+  ) {
+    this.work = new FreshWork<Msg>({
+      task: "hello",
+      concurrency: MAX_CONCURRENT_HELLOS,
+      maxWaitMs: STALE_HELLO_MS,
+      handle: (msg) => this.handle(msg),
+      onDropped: () => this.metrics.rejected.inc({ type: "hello", reason: "stale" }),
+      logger,
+    });
+  }
 
   async start(platform: NatsConnection): Promise<void> {
-    for (const wildcard of platformUpWildcards("hello")) {
-      const subscription = platform.subscribe(wildcard, { queue: GATEWAY_QUEUE_GROUP });
-      this.subscriptions.push(subscription);
-      this.loops.push(
-        (async () => {
-          for await (const msg of subscription) {
-            const handled = runInBackground(this.logger, "hello", () => this.handle(msg)).finally(() =>
-              this.inFlight.delete(handled),
-            );
-            this.inFlight.add(handled);
+    this.subscriptions = platformUpWildcards("hello").map((wildcard) =>
+      platform.subscribe(wildcard, {
+        queue: GATEWAY_QUEUE_GROUP,
+        // A callback, not an iterator: the arrival time is taken here, to drop stale Hellos.
+        callback: (error, msg) => {
+          if (error) {
+            this.logger.error({ err: error }, "hello subscription failed");
+            return;
           }
-        })(),
-      );
-    }
+          this.work.push(msg);
+        },
+      }),
+    );
   }
 
   async stop(): Promise<void> {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.subscriptions = [];
-    await Promise.all(this.loops);
-    await Promise.all(this.inFlight);
+    await this.work.drained();
   }
 
   /** New credentials for the node's current site, or undefined (no issuer, or none to give). */
