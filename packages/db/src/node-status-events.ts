@@ -38,6 +38,9 @@ export interface StatusTransitionResult {
  *
  * - `where`: condition on `node` choosing the rows to update (unqualified node columns).
  * - `set`: the assignments of `UPDATE node SET …` (unqualified node columns).
+ * - `perNode` (optional): a relation aliased `per_node` with a `node_id` column, one row per node,
+ *   joined to the rows updated; `set` may use its columns (per-node values in one statement, e.g.
+ *   a batch of Hellos each with its own agent version and revision).
  *
  * The candidate rows are locked in id order (FOR UPDATE) so their previous status is read under
  * the lock, and concurrent batches lock in one order. A row whose status does not change (a
@@ -46,7 +49,13 @@ export interface StatusTransitionResult {
  */
 export async function updateNodesWithStatusEvents(
   db: Pick<Db, "$queryRaw">,
-  statement: { where: Prisma.Sql; set: Prisma.Sql; reason: StatusReason; returnIds?: boolean },
+  statement: {
+    where: Prisma.Sql;
+    set: Prisma.Sql;
+    reason: StatusReason;
+    returnIds?: boolean;
+    perNode?: Prisma.Sql;
+  },
 ): Promise<StatusTransitionResult> {
   const ids = statement.returnIds
     ? Prisma.sql`(SELECT array_agg(id::text) FROM changed)`
@@ -61,7 +70,8 @@ export async function updateNodesWithStatusEvents(
       FOR UPDATE
     ), changed AS (
       UPDATE node SET ${statement.set}
-      FROM candidate WHERE node.id = candidate.candidate_id
+      FROM candidate ${statement.perNode ? Prisma.sql`JOIN ${statement.perNode} ON per_node.node_id = candidate.candidate_id` : Prisma.empty}
+      WHERE node.id = candidate.candidate_id
       RETURNING node.id, node.organization_id, candidate.previous_status, node.status AS new_status
     ), recorded AS (
       INSERT INTO node_status_event (organization_id, node_id, from_status, to_status, reason)

@@ -144,6 +144,72 @@ describe("desired state down", () => {
     });
   });
 
+  it("answers a storm of Hellos, each node its own delta and version, from a few batched statements", async () => {
+    // 300 nodes say Hello at once (a leaf restart): some new, some up to date, some behind, one
+    // twice. Handled one by one, each Hello took ~8 round trips and a storm starved the pool.
+    const nodes = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => harness.createNode(org, `storm-${i}`)),
+    );
+    for (const node of nodes.slice(0, 100))
+      await setDesiredApps(harness.db, org.id, node.id, { put: [version("web@1.0").id] });
+    for (const node of nodes.slice(100, 200))
+      await setDesiredApps(harness.db, org.id, node.id, {
+        put: [version("web@1.0").id, version("db@1.0").id],
+      });
+    // nodes 0-99 at revision 1 and up to date; 100-199 at 1 of 1 (behind by nothing: rev 0 → all);
+    // 200-299 have no desired apps (revision 0, up to date at 0).
+    const revOf = (i: number) => (i < 100 ? 1 : 0);
+    const storm = async (i: number, node: TestNode) => {
+      const reply = await harness.nc.request(
+        platformUpSubject(node.org, node.address, "hello"),
+        encodeMessage("hello", {
+          v: 1,
+          av: `9.${i}.0`,
+          os: "linux",
+          arch: "x64",
+          boot: `boot-${i}`,
+          rev: revOf(i),
+        }),
+        { timeout: 10_000 },
+      );
+      const decoded = decodeMessage("helloReply", reply.data);
+      if (!decoded.ok) throw new Error(decoded.detail);
+      return decoded.msg;
+    };
+    const replies = await Promise.all([
+      ...nodes.map((node, i) => storm(i, node)),
+      storm(150, nodes[150] as TestNode),
+    ]);
+    for (const [i, reply] of replies.entries()) {
+      const at = i === 300 ? 150 : i;
+      if (at < 100) expect(reply.d, `node ${at}`).toBeNull();
+      else if (at < 200) {
+        expect(reply.d, `node ${at}`).toMatchObject({ from: 0, to: 1, del: [] });
+        expect(reply.d?.put.map((put) => put.app).sort()).toEqual(["db", "web"]);
+      } else expect(reply.d, `node ${at}`).toBeNull();
+    }
+    const rows = await harness.db.node.findMany({
+      where: { id: { in: nodes.map((node) => node.id) } },
+      select: { name: true, status: true, agentVersion: true, bootId: true, appliedRevision: true },
+    });
+    expect(rows).toHaveLength(300);
+    for (const row of rows) {
+      const i = Number(row.name.replace("storm-", ""));
+      expect(row).toEqual({
+        name: row.name,
+        status: "online",
+        agentVersion: `9.${i}.0`,
+        bootId: `boot-${i}`,
+        appliedRevision: revOf(i),
+      });
+    }
+    expect(
+      await harness.db.nodeStatusEvent.count({
+        where: { nodeId: { in: nodes.map((node) => node.id) }, toStatus: "online", reason: "hello" },
+      }),
+    ).toBe(300);
+  });
+
   it("re-publishes an unacknowledged delta to an online node (missed notification)", async () => {
     const node = await harness.createNode(org, "rescan-1");
     await hello(node, 0); // online, nothing desired yet

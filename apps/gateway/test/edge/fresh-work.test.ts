@@ -41,12 +41,13 @@ describe("fresh work: requests handled a few at a time, the stale ones dropped",
     const work = new FreshWork<number>({
       task: "test",
       concurrency: 3,
+      batchSize: 1,
       maxWaitMs: 60_000,
-      handle: async (item) => {
+      handle: async ([item]) => {
         running++;
         most = Math.max(most, running);
         await sleep(5);
-        order.push(item);
+        order.push(item as number);
         running--;
       },
       onDropped: () => {
@@ -72,11 +73,12 @@ describe("fresh work: requests handled a few at a time, the stale ones dropped",
     const work = new FreshWork<number>({
       task: "test",
       concurrency: 1,
+      batchSize: 1,
       maxWaitMs: 50,
-      handle: async (item) => {
+      handle: async ([item]) => {
         if (item === 0) await blocked;
         if (item === 5) throw new Error("handler failed");
-        handled.push(item);
+        handled.push(item as number);
       },
       onDropped: (item) => dropped.push(item),
       logger: pino({ level: "silent" }),
@@ -91,5 +93,29 @@ describe("fresh work: requests handled a few at a time, the stale ones dropped",
     await work.drained();
     expect(dropped).toEqual([1, 2]);
     expect(handled).toEqual([0, 3]);
+  });
+
+  it("hands a handler up to batchSize fresh requests at once", async () => {
+    const batches: number[][] = [];
+    let release = () => {};
+    const blocked = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const work = new FreshWork<number>({
+      task: "test",
+      concurrency: 1,
+      batchSize: 4,
+      maxWaitMs: 60_000,
+      handle: async (items) => {
+        batches.push(items);
+        if (items[0] === 0) await blocked;
+      },
+      onDropped: () => undefined,
+      logger: pino({ level: "silent" }),
+    });
+    for (let i = 0; i < 10; i++) work.push(i);
+    release();
+    await work.drained();
+    expect(batches).toEqual([[0], [1, 2, 3, 4], [5, 6, 7, 8], [9]]);
   });
 });

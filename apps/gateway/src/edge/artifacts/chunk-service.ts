@@ -59,8 +59,9 @@ export class ArtifactChunkService implements EdgeService {
     this.work = new FreshWork<Msg>({
       task: "artifact-chunks",
       concurrency: MAX_CONCURRENT_CHUNKS,
+      batchSize: 1,
       maxWaitMs: STALE_CHUNK_REQUEST_MS,
-      handle: (msg) => this.handle(msg),
+      handle: ([msg]) => this.handle(msg as Msg),
       onDropped: () => this.metrics.artifactChunks.inc({ result: "dropped_stale" }),
       logger,
     });

@@ -1,28 +1,38 @@
 import {
   encodeMessage,
   GATEWAY_QUEUE_GROUP,
+  type Hello,
   type HelloReply,
   PROTOCOL_VERSION,
   platformUpWildcards,
 } from "@edgefleet/agent-sdk/protocol";
 import type { OrgHistograms } from "@edgefleet/alerts";
-import { type Db, desiredDeltaSince, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
+import {
+  type Db,
+  type DesiredDelta,
+  desiredDeltasSince,
+  Prisma,
+  updateNodesWithStatusEvents,
+} from "@edgefleet/db";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
 import type { CredentialIssuer } from "../credentials/credential-issuer.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
-import { type IntakeDeps, intakeUpMessage } from "../intake.js";
+import { type IntakeDeps, intakeUpMessage, type SubjectStanding } from "../intake.js";
+import type { EdgeNode } from "../node-directory.js";
 import type { EdgeService } from "../service.js";
 import { FreshWork } from "../work/fresh-work.js";
 import { toWireDelta } from "./wire-delta.js";
 
 /**
- * Hellos handled at once per gateway. Each takes a few Postgres round trips and, with a delta, a
- * transaction; the pool has 10 connections, shared with liveness, ingest and the controller.
- * Unbounded, a reconnect storm of 20,000 agents started a handler per Hello, every one waited for
- * a connection, and all timed out together (bench:scale: 260,000 failed Hellos in 4 minutes).
+ * Hellos are answered in batches: one SELECT, one UPDATE and (for nodes behind) one delta
+ * transaction per batch, whatever its size. Handled one by one, each Hello took ~8 round trips;
+ * a handler per Hello took every Postgres connection in a reconnect storm of 20,000 agents, and
+ * all timed out together (bench:scale: 260,000 failed Hellos in 4 minutes). Two batches in flight
+ * leave the pool's other connections to liveness, ingest and the controller.
  */
-const MAX_CONCURRENT_HELLOS = 6;
+const HELLO_BATCH_SIZE = 250;
+const MAX_CONCURRENT_HELLO_BATCHES = 2;
 /**
  * A Hello queued longer than this is dropped unanswered: the agents stop waiting after 5 s
  * (`RequestTimeout`) and say Hello again with backoff, so answering it would be wasted work.
@@ -61,9 +71,10 @@ export class HelloService implements EdgeService {
   ) {
     this.work = new FreshWork<Msg>({
       task: "hello",
-      concurrency: MAX_CONCURRENT_HELLOS,
+      concurrency: MAX_CONCURRENT_HELLO_BATCHES,
+      batchSize: HELLO_BATCH_SIZE,
       maxWaitMs: STALE_HELLO_MS,
-      handle: (msg) => this.handle(msg),
+      handle: (msgs) => this.handleBatch(msgs),
       onDropped: () => this.metrics.rejected.inc({ type: "hello", reason: "stale" }),
       logger,
     });
@@ -99,77 +110,110 @@ export class HelloService implements EdgeService {
     return issued.jwt;
   }
 
-  private async revisions(nodeId: string): Promise<{ applied: number; desired: number } | undefined> {
-    const [row] = await this.db.$queryRaw<Array<{ applied: number; desired: number }>>(Prisma.sql`
-      SELECT applied_revision AS applied, desired_revision AS desired FROM node WHERE id = ${nodeId}::uuid`);
-    return row;
+  private reply(msg: Msg, delta: DesiredDelta | null, jwt: string | undefined): void {
+    const reply: HelloReply = {
+      v: PROTOCOL_VERSION,
+      hb: this.config.heartbeatIntervalS,
+      mx: this.config.metricsIntervalS,
+      d: delta ? toWireDelta(delta) : null,
+      ...(jwt ? { jwt } : {}),
+    };
+    msg.respond(encodeMessage("helloReply", reply));
+    this.metrics.accepted.inc({ type: "hello" });
   }
 
-  private async handle(msg: Msg): Promise<void> {
+  private async handleBatch(msgs: Msg[]): Promise<void> {
     const received = performance.now();
     try {
-      const taken = await intakeUpMessage(this.intake, msg.subject, msg.data, "hello", "hello", {
-        acceptMoved: true,
-      });
-      // No answer to a rejected Hello: the agent's request times out and it retries with backoff.
-      if (!taken) return;
-      const { node, msg: hello, standing } = taken;
-      if (standing === "moved") {
-        // On the site it was moved away from: new credentials, nothing else (no delta, not online).
-        const jwt = await this.newCredentials(node.id);
-        if (!jwt) return;
-        const reply: HelloReply = {
-          v: PROTOCOL_VERSION,
-          hb: this.config.heartbeatIntervalS,
-          mx: this.config.metricsIntervalS,
-          d: null,
-          jwt,
-        };
-        msg.respond(encodeMessage("helloReply", reply));
-        this.metrics.accepted.inc({ type: "hello" });
-        return;
-      }
-      // Where the node listens from now on: the site of this Hello (null: layout 1).
-      const subjectSite = standing === "current" ? node.site : null;
-      // Before the UPDATE resets it: a node reporting revision 0 after it had applied one lost its
-      // state, and what it gets now is a re-list (a new node's first sync from 0 is not one).
-      const before = await this.revisions(node.id);
-      const hadApplied = hello.rev === 0 && (before?.applied ?? 0) > 0;
-      // A node coming online gets a status history row and the console a notification, in this statement.
-      await updateNodesWithStatusEvents(this.db, {
-        where: Prisma.sql`id = ${node.id}::uuid AND status <> 'revoked'`,
-        set: Prisma.sql`agent_version = ${hello.av}, boot_id = ${hello.boot},
-          status = 'online', last_seen_at = now(), updated_at = now(),
-          applied_revision = CASE WHEN ${hello.rev} <= desired_revision THEN ${hello.rev} ELSE 0 END,
-          subject_site = ${subjectSite}`,
-        reason: "hello",
-      });
-      if (node.subjectSite !== subjectSite) this.intake.directory.forget(node.org, node.wid);
-      // Layout 1: credentials for its site (an agent that cannot use them ignores the field).
-      const jwt = standing === "layout1" ? await this.newCredentials(node.id) : undefined;
-      this.connectToOnline?.observe(node.organizationId, (performance.now() - received) / 1000);
-      // Up to date (every reconnect of a settled fleet, e.g. a storm of 10,000): no delta
-      // transaction. A revision raised meanwhile reaches the node through the publisher's NOTIFY.
-      const delta =
-        before && before.desired === hello.rev ? null : await desiredDeltaSince(this.db, node.id, hello.rev);
-      const reply: HelloReply = {
-        v: PROTOCOL_VERSION,
-        hb: this.config.heartbeatIntervalS,
-        mx: this.config.metricsIntervalS,
-        d: delta ? toWireDelta(delta) : null,
-        ...(jwt ? { jwt } : {}),
-      };
-      msg.respond(encodeMessage("helloReply", reply));
-      this.metrics.accepted.inc({ type: "hello" });
-      if (delta) {
-        this.metrics.desiredDeltas.inc({ via: "hello" });
-        // From 0 although the node had applied a revision: it reported one we never gave it, or
-        // lost its state.
-        if (delta.from === 0 && (hello.rev > 0 || hadApplied))
-          this.metrics.desiredFullLists.inc({ via: "hello" });
-      }
+      // Lookups arriving together share one directory query.
+      const taken = await Promise.all(
+        msgs.map(async (msg) => {
+          const intake = await intakeUpMessage(this.intake, msg.subject, msg.data, "hello", "hello", {
+            acceptMoved: true,
+          });
+          // No answer to a rejected Hello: the agent's request times out and it retries with backoff.
+          return intake ? { ...intake, reply: msg } : null;
+        }),
+      );
+      const hellos: Array<NonNullable<(typeof taken)[number]>> = [];
+      const moved: typeof hellos = [];
+      for (const hello of taken) if (hello) (hello.standing === "moved" ? moved : hellos).push(hello);
+      await Promise.all([this.answerMoved(moved), this.answerCurrent(hellos, received)]);
     } catch (error) {
-      this.logger.error({ err: error, subject: msg.subject }, "hello handling failed");
+      this.logger.error({ err: error, hellos: msgs.length }, "hello handling failed");
     }
+  }
+
+  /** On a site the node was moved away from: new credentials, nothing else (no delta, not online). */
+  private async answerMoved(hellos: Array<{ node: EdgeNode; reply: Msg }>): Promise<void> {
+    await Promise.all(
+      hellos.map(async ({ node, reply }) => {
+        const jwt = await this.newCredentials(node.id);
+        if (jwt) this.reply(reply, null, jwt);
+      }),
+    );
+  }
+
+  private async answerCurrent(
+    hellos: Array<{ node: EdgeNode; msg: Hello; standing: SubjectStanding; reply: Msg }>,
+    received: number,
+  ): Promise<void> {
+    if (hellos.length === 0) return;
+    // A node that said Hello twice (a retry queued behind the first): its last one is recorded.
+    const latest = new Map(hellos.map((hello) => [hello.node.id, hello]));
+    const nodes = [...latest.values()];
+    const ids = nodes.map(({ node }) => node.id);
+    // Before the UPDATE resets it: a node reporting revision 0 after it had applied one lost its
+    // state, and what it gets now is a re-list (a new node's first sync from 0 is not one).
+    const before = new Map(
+      (
+        await this.db.$queryRaw<Array<{ id: string; applied: number; desired: number }>>(Prisma.sql`
+          SELECT id::text, applied_revision AS applied, desired_revision AS desired
+          FROM node WHERE id = ANY(${ids}::uuid[])`)
+      ).map((row) => [row.id, row]),
+    );
+    // Where each node listens from now on: the site of its Hello (null: layout 1).
+    const subjectSites = nodes.map(({ node, standing }) => (standing === "current" ? node.site : null));
+    // Nodes coming online get a status history row and the console a notification, in this statement.
+    await updateNodesWithStatusEvents(this.db, {
+      where: Prisma.sql`id = ANY(${ids}::uuid[]) AND status <> 'revoked'`,
+      perNode: Prisma.sql`unnest(${ids}::uuid[], ${nodes.map(({ msg }) => msg.av)}::text[],
+        ${nodes.map(({ msg }) => msg.boot)}::text[], ${nodes.map(({ msg }) => msg.rev)}::int[],
+        ${subjectSites}::text[]) AS per_node(node_id, av, boot, rev, subject_site)`,
+      set: Prisma.sql`agent_version = per_node.av, boot_id = per_node.boot,
+          status = 'online', last_seen_at = now(), updated_at = now(),
+          applied_revision = CASE WHEN per_node.rev <= desired_revision THEN per_node.rev ELSE 0 END,
+          subject_site = per_node.subject_site`,
+      reason: "hello",
+    });
+    for (const [index, { node }] of nodes.entries())
+      if (node.subjectSite !== subjectSites[index]) this.intake.directory.forget(node.org, node.wid);
+    // Up to date (every reconnect of a settled fleet, e.g. a storm of 10,000): no delta
+    // transaction. A revision raised meanwhile reaches the node through the publisher's NOTIFY.
+    const behind = nodes.filter(({ node, msg }) => before.get(node.id)?.desired !== msg.rev);
+    const deltas = await desiredDeltasSince(
+      this.db,
+      behind.map(({ node, msg }) => ({ nodeId: node.id, fromRevision: msg.rev })),
+    );
+    // By node: a node deleted meanwhile has no answer (and its Hello none either).
+    const deltaOf = new Map(deltas.map((answer) => [answer.nodeId, answer.delta]));
+    await Promise.all(
+      hellos.map(async ({ node, msg, standing, reply }) => {
+        // Layout 1: credentials for its site (an agent that cannot use them ignores the field).
+        const jwt = standing === "layout1" ? await this.newCredentials(node.id) : undefined;
+        this.connectToOnline?.observe(node.organizationId, (performance.now() - received) / 1000);
+        // A retry of the node's own Hello, queued behind it, gets the answer of the last one.
+        const delta = deltaOf.get(node.id) ?? null;
+        this.reply(reply, delta, jwt);
+        if (delta) {
+          this.metrics.desiredDeltas.inc({ via: "hello" });
+          // From 0 although the node had applied a revision: it reported one we never gave it, or
+          // lost its state.
+          const hadApplied = msg.rev === 0 && (before.get(node.id)?.applied ?? 0) > 0;
+          if (delta.from === 0 && (msg.rev > 0 || hadApplied))
+            this.metrics.desiredFullLists.inc({ via: "hello" });
+        }
+      }),
+    );
   }
 }

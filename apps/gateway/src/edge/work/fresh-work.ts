@@ -3,7 +3,8 @@ import type { Logger } from "../../logger.js";
 import { FreshQueue } from "./fresh-queue.js";
 
 /**
- * Requests from agents handled at most `concurrency` at a time, oldest first, each dropped
+ * Requests from agents handled at most `concurrency` batches of up to `batchSize` at a time
+ * (batches: one set-based statement for many requests), oldest first, each dropped
  * unanswered once it has waited longer than `maxWaitMs` (its agent has given up and will ask
  * again). A request service without this starts a handler per message: when a fleet asks at once
  * (a reconnect storm, a batch pulling an artifact) those handlers take every database connection
@@ -19,8 +20,10 @@ export class FreshWork<T> {
       /** The background task's name in logs and `edgefleet_gateway_background_failures_total`. */
       task: string;
       concurrency: number;
+      /** Requests handed to one `handle` call at most (1: one at a time). */
+      batchSize: number;
       maxWaitMs: number;
-      handle: (item: T) => Promise<void>;
+      handle: (items: T[]) => Promise<void>;
       onDropped: (item: T) => void;
       logger: Logger;
     },
@@ -44,11 +47,17 @@ export class FreshWork<T> {
 
   private pump(): void {
     while (this.inFlight.size < this.options.concurrency) {
-      const item = this.waiting.take(Date.now());
-      if (item === undefined) break;
+      const now = Date.now();
+      const items: T[] = [];
+      for (let item = this.waiting.take(now); item !== undefined; ) {
+        items.push(item);
+        if (items.length >= this.options.batchSize) break;
+        item = this.waiting.take(now);
+      }
+      if (items.length === 0) break;
       // A failure outside the handler's own catch is logged and counted, never fatal.
       const handled: Promise<void> = runInBackground(this.options.logger, this.options.task, () =>
-        this.options.handle(item),
+        this.options.handle(items),
       ).finally(() => {
         this.inFlight.delete(handled);
         this.pump();
