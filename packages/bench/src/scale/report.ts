@@ -305,7 +305,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
     "## What the 100,000 run needs",
     "",
     "- A quiet machine of this kind (2 cores, 24 GB): `pnpm bench:scale` (defaults: 100,000 nodes, 50 sites, 10 apps per node, 3 churn cycles of 5 min; ~1.5–2 h).",
-    "- Memory: leaves with `isolate_leafnode_interest` and the generators fit in ~11 GB at 100,000 (SETUP-FACTS); this run's per-node figures above scale it: generator RSS per node × 100,000 plus leaves plus the control plane.",
+    memoryProjection(results, 100_000),
     "- Open files: 20,000 per process (hard) — 50 sites = 2,000 agents per leaf, and the generator (Go or Node) is split into ⌈nodes / 12,500⌉ processes (≤ 15,000 connections each).",
     "- The generator's CPU and memory compete with the control plane on 2 cores: the native hollow mode (`--generator go`, the default) costs less per node than agent-sdk workers (`--generator node`); the table above says how much.",
     "",
@@ -339,4 +339,21 @@ export async function writeScaleReport(results: ScaleResults, outDir: string): P
   const reportFile = join(outDir, "scale.md");
   writeFileSync(reportFile, renderScaleReport(results, charts));
   return reportFile;
+}
+
+/**
+ * What every component would hold at `nodes`, from this run's idle figures: each one's PSS above
+ * its no-fleet baseline, per node, times `nodes`, plus the baseline (the generators have none).
+ */
+function memoryProjection(results: ScaleResults, nodes: number): string {
+  const idle = results.idle;
+  if (!idle || idle.cost.nodes === 0) return "- Memory: no idle figures in this run to project from.";
+  const parts = idle.cost.components
+    .filter((c) => c.component !== "bench driver" && c.component !== "console (web)")
+    .map((c) => ({
+      component: c.component,
+      gib: (c.baselinePssMiB + ((c.pssMiB - c.baselinePssMiB) / idle.cost.nodes) * nodes) / 1024,
+    }));
+  const total = parts.reduce((sum, part) => sum + part.gib, 0);
+  return `- Memory, projected from this run's idle figures (PSS above each component's baseline, per node, × ${nodes.toLocaleString("en")}): ${parts.map((p) => `${p.component} ${p.gib.toFixed(1)} GiB`).join(", ")}; **${total.toFixed(1)} GiB in all**, against ${results.machine.memoryGiB} GiB on this machine.`;
 }
