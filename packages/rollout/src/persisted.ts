@@ -149,10 +149,29 @@ export function joinRolloutState(
   return { ...state, plan, dispatches, rollback };
 }
 
-/** Node records of `after` that differ from those of `before`: what a step must write. */
+/**
+ * Node records of `after` that differ from those of `before`: what a step must write. Compared
+ * field by field: a step runs on every status change, and turning two fleets' records into JSON
+ * strings per step was a tenth of the gateway's CPU through a 20,000-node rollout.
+ */
 export function changedNodeRecords(before: RolloutState, after: RolloutState): RolloutNodeRecord[] {
-  const old = new Map(splitRolloutState(before).nodes.map((n) => [n.nodeId, JSON.stringify(n)]));
-  return splitRolloutState(after).nodes.filter((n) => old.get(n.nodeId) !== JSON.stringify(n));
+  const old = new Map(splitRolloutState(before).nodes.map((n) => [n.nodeId, n]));
+  return splitRolloutState(after).nodes.filter((n) => !samePlainData(old.get(n.nodeId), n));
+}
+
+/** Deep equality of JSON-like data (records of scalars, nested records, arrays). */
+function samePlainData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keysA = Object.keys(a);
+  if (keysA.length !== Object.keys(b).length) return false;
+  for (const key of keysA) {
+    if (!Object.hasOwn(b, key)) return false;
+    if (!samePlainData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
+      return false;
+  }
+  return true;
 }
 
 /** Whether a stored document is one this module wrote (the seed's rollouts, for one, are not). */

@@ -9,6 +9,7 @@ import {
   type RolloutState,
   splitRolloutState,
 } from "../src";
+import type { NodeDispatch } from "../src/state";
 import { scenarioArb, simulate } from "./simulation";
 
 /** What the stored form must keep: every per-node fact, and the decisions made from it. */
@@ -84,5 +85,21 @@ describe("stored rollout state (document + node rows)", () => {
     };
     expect(changedNodeRecords(base, after).map((n) => n.nodeId)).toEqual(["a"]);
     expect(changedNodeRecords(after, after)).toEqual([]);
+    // A deep copy is no change; one field deep inside a dispatch or a rollback is.
+    expect(changedNodeRecords(after, structuredClone(after))).toEqual([]);
+    const later: RolloutState = {
+      ...after,
+      dispatches: [{ ...(after.dispatches[0] as NodeDispatch), dispatchedAt: 6 }],
+    };
+    expect(changedNodeRecords(after, later).map((n) => n.nodeId)).toEqual(["a"]);
+    const rolledBack: RolloutState = {
+      ...after,
+      rollback: {
+        ...({} as NonNullable<RolloutState["rollback"]>),
+        plan: { batches: [{ index: 0, nodes: [{ nodeId: "b", toVersionId: null }] } as never] },
+        dispatches: [],
+      },
+    };
+    expect(changedNodeRecords(after, rolledBack).map((n) => n.nodeId)).toEqual(["b"]);
   });
 });
