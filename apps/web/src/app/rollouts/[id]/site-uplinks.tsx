@@ -3,7 +3,7 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
 import { ChartLineIcon } from "lucide-react";
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { formatBytes } from "~/app/fleet/top-bandwidth";
 import { linkColumn } from "~/components/data-table/columns";
 import { type DataColumn, DataTable } from "~/components/data-table/data-table";
@@ -179,6 +179,14 @@ export function SiteUplinks(props: { id: string; live: boolean }) {
       },
     ),
   );
+  // The rollout just finished: one last read, or the table keeps what the last poll saw (a site
+  // still "seeding" on a rollout that completed between two polls).
+  const wasLive = useRef(props.live);
+  const { refetch } = uplinks;
+  useEffect(() => {
+    if (wasLive.current && !props.live) void refetch();
+    wasLive.current = props.live;
+  }, [props.live, refetch]);
   const charted = uplinks.data?.chart?.siteId ?? null;
   const tableColumns = useMemo(() => columns(setChartSiteId, charted), [charted]);
   if (uplinks.error && !uplinks.data) return <ErrorNotice error={uplinks.error} />;
