@@ -33,6 +33,14 @@ describe("a queue of requests worth answering only for a while", () => {
 
 describe("fresh work: requests handled a few at a time, the stale ones dropped", () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** A promise the test resolves when it wants a handler to go on. */
+  const gate = () => {
+    let release = () => {};
+    const blocked = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { blocked, release };
+  };
 
   it("never runs more than its concurrency at once, oldest first, and drains", async () => {
     let running = 0;
@@ -66,10 +74,7 @@ describe("fresh work: requests handled a few at a time, the stale ones dropped",
   it("drops what waited longer than maxWaitMs unanswered, counting it, and a failing handler does not stop it", async () => {
     const dropped: number[] = [];
     const handled: number[] = [];
-    let release = () => {};
-    const blocked = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { blocked, release } = gate();
     const work = new FreshWork<number>({
       task: "test",
       concurrency: 1,
@@ -97,10 +102,7 @@ describe("fresh work: requests handled a few at a time, the stale ones dropped",
 
   it("hands a handler up to batchSize fresh requests at once", async () => {
     const batches: number[][] = [];
-    let release = () => {};
-    const blocked = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { blocked, release } = gate();
     const work = new FreshWork<number>({
       task: "test",
       concurrency: 1,

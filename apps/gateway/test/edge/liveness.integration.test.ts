@@ -24,6 +24,14 @@ const heartbeat = (node: TestNode, s = 1) =>
     encodeMessage("heartbeat", { v: 1, s }),
   );
 const nodeRow = (id: string) => harness.db.node.findUniqueOrThrow({ where: { id } });
+const heartbeatUntilOnline = async (node: TestNode) => {
+  heartbeat(node);
+  await waitFor(
+    "online",
+    async () => ((await nodeRow(node.id)).status === "online" ? true : undefined),
+    2_000,
+  );
+};
 
 describe("liveness", () => {
   it("derives timing that never sweeps a node whose heartbeats flow", () => {
@@ -45,12 +53,7 @@ describe("liveness", () => {
     const org = await harness.createOrganization("live-a");
     const node = await harness.createNode(org, "n1");
     const started = Date.now();
-    heartbeat(node);
-    await waitFor(
-      "online",
-      async () => ((await nodeRow(node.id)).status === "online" ? true : undefined),
-      2_000,
-    );
+    await heartbeatUntilOnline(node);
     expect(Date.now() - started).toBeLessThan(2 * timing.heartbeatIntervalMs);
 
     // Heartbeats every interval for 4 s: never swept, even though not every one is written.
@@ -66,12 +69,7 @@ describe("liveness", () => {
   it("a live node that loses one heartbeat (a hub restart) is not swept", async () => {
     const org = await harness.createOrganization("live-lost");
     const node = await harness.createNode(org, "n1");
-    heartbeat(node);
-    await waitFor(
-      "online",
-      async () => ((await nodeRow(node.id)).status === "online" ? true : undefined),
-      2_000,
-    );
+    await heartbeatUntilOnline(node);
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     // One heartbeat not written (younger than refreshAfter), the next one lost, the one after it
     // a little late: the stored last_seen_at is then ~3.2 intervals old when it is flushed.
@@ -91,12 +89,7 @@ describe("liveness", () => {
   it("silence makes an online node offline", async () => {
     const org = await harness.createOrganization("live-silent");
     const node = await harness.createNode(org, "n1");
-    heartbeat(node);
-    await waitFor(
-      "online",
-      async () => ((await nodeRow(node.id)).status === "online" ? true : undefined),
-      2_000,
-    );
+    await heartbeatUntilOnline(node);
     const silentSince = Date.now();
     await waitFor(
       "offline",

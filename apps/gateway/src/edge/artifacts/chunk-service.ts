@@ -2,10 +2,8 @@ import {
   type ArtifactChunkReply,
   artifactBucket,
   encodeMessage,
-  GATEWAY_QUEUE_GROUP,
   MAX_ARTIFACT_CHUNK_BYTES,
   PROTOCOL_VERSION,
-  platformUpWildcards,
 } from "@edgefleet/agent-sdk/protocol";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
@@ -14,7 +12,7 @@ import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeNode } from "../node-directory.js";
 import type { EdgeService } from "../service.js";
-import { FreshWork } from "../work/fresh-work.js";
+import { FreshWork, subscribeFresh } from "../work/fresh-work.js";
 import type { ArtifactAccess } from "./artifact-access.js";
 import type { ArtifactCache } from "./artifact-cache.js";
 import type { ChunkReplies } from "./chunk-replies.js";
@@ -68,20 +66,7 @@ export class ArtifactChunkService implements EdgeService {
   }
 
   async start(platform: NatsConnection): Promise<void> {
-    // Both subject layouts (layout 1: nodes enrolled before site scoping, until they migrate).
-    this.subscriptions = platformUpWildcards("art").map((wildcard) =>
-      platform.subscribe(wildcard, {
-        queue: GATEWAY_QUEUE_GROUP,
-        // A callback, not an iterator: the arrival time is taken here, to drop stale requests.
-        callback: (error, msg) => {
-          if (error) {
-            this.logger.error({ err: error }, "artifact chunk subscription failed");
-            return;
-          }
-          this.work.push(msg);
-        },
-      }),
-    );
+    this.subscriptions = subscribeFresh(platform, "art", this.work, this.logger);
   }
 
   async stop(): Promise<void> {

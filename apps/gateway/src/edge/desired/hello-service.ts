@@ -1,11 +1,4 @@
-import {
-  encodeMessage,
-  GATEWAY_QUEUE_GROUP,
-  type Hello,
-  type HelloReply,
-  PROTOCOL_VERSION,
-  platformUpWildcards,
-} from "@edgefleet/agent-sdk/protocol";
+import { encodeMessage, type Hello, type HelloReply, PROTOCOL_VERSION } from "@edgefleet/agent-sdk/protocol";
 import type { OrgHistograms } from "@edgefleet/alerts";
 import {
   type Db,
@@ -21,7 +14,7 @@ import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage, type SubjectStanding } from "../intake.js";
 import type { EdgeNode } from "../node-directory.js";
 import type { EdgeService } from "../service.js";
-import { FreshWork } from "../work/fresh-work.js";
+import { FreshWork, subscribeFresh } from "../work/fresh-work.js";
 import { toWireDelta } from "./wire-delta.js";
 
 /**
@@ -81,19 +74,7 @@ export class HelloService implements EdgeService {
   }
 
   async start(platform: NatsConnection): Promise<void> {
-    this.subscriptions = platformUpWildcards("hello").map((wildcard) =>
-      platform.subscribe(wildcard, {
-        queue: GATEWAY_QUEUE_GROUP,
-        // A callback, not an iterator: the arrival time is taken here, to drop stale Hellos.
-        callback: (error, msg) => {
-          if (error) {
-            this.logger.error({ err: error }, "hello subscription failed");
-            return;
-          }
-          this.work.push(msg);
-        },
-      }),
-    );
+    this.subscriptions = subscribeFresh(platform, "hello", this.work, this.logger);
   }
 
   async stop(): Promise<void> {

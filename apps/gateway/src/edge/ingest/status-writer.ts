@@ -67,9 +67,7 @@ export async function writeStatusReport(db: Db, node: EdgeNode, report: StatusRe
            (SELECT count(*)::int FROM notified) AS notified`,
   );
   if ((row?.advanced ?? 0) > 0) return "stored";
-  return row?.previous !== null && row?.previous !== undefined && BigInt(row.previous) === BigInt(report.seq)
-    ? "duplicate"
-    : "out_of_order";
+  return row?.previous === BigInt(report.seq) ? "duplicate" : "out_of_order";
 }
 
 /** DesiredAck: applied_revision only moves forwards, and never past what was desired. */

@@ -1,3 +1,5 @@
+import { GATEWAY_QUEUE_GROUP, platformUpWildcards, type UpType } from "@edgefleet/agent-sdk/protocol";
+import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import { runInBackground } from "../../background.js";
 import type { Logger } from "../../logger.js";
 import { FreshQueue } from "./fresh-queue.js";
@@ -69,4 +71,26 @@ export class FreshWork<T> {
       this.idle = null;
     }
   }
+}
+
+/**
+ * Subscribes `work` to an up request type on both subject layouts (layout 1: nodes enrolled before
+ * site scoping, until they migrate), in the gateways' queue group. A callback, not an iterator:
+ * the arrival time is taken on arrival, to drop stale requests.
+ */
+export function subscribeFresh(
+  platform: NatsConnection,
+  type: UpType,
+  work: FreshWork<Msg>,
+  logger: Logger,
+): Subscription[] {
+  return platformUpWildcards(type).map((wildcard) =>
+    platform.subscribe(wildcard, {
+      queue: GATEWAY_QUEUE_GROUP,
+      callback: (error, msg) => {
+        if (error) logger.error({ err: error, type }, "up request subscription failed");
+        else work.push(msg);
+      },
+    }),
+  );
 }
