@@ -167,6 +167,8 @@ func TestProbesToTheLeafAndTheHub(t *testing.T) {
 	server := testnats.Start(t)
 	platform := testnats.NewPlatform(t, server, wid)
 	startAgent(t, t.TempDir(), server)
+	// A command sent before the agent listens on its downlink is lost (core NATS): wait for its Hello.
+	waitFor(t, "hello", 10*time.Second, func() (bool, bool) { return true, len(platform.HelloRevisions()) > 0 })
 	leaf, err := platform.Command(protocol.CommandRequest{ID: "p1", Cmd: protocol.CmdProbe, To: "leaf", By: i64(256 * 1024), Ms: i64(5000)}, 10*time.Second)
 	if err != nil || !leaf.OK || leaf.Prb == nil || leaf.Prb.To != "leaf" || leaf.Prb.By < 256*1024 || leaf.Prb.Ms <= 0 {
 		t.Fatalf("leaf probe %+v %v", leaf, err)
