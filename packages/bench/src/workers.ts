@@ -128,11 +128,20 @@ export class WorkerPool {
   /**
    * `count` processes of the native agent's hollow mode (`binary`: apps/agent/build.sh's), each
    * holding its share of the nodes as goroutines: ~126 KiB per node against ~342 KiB in Node.
+   * `env` adds to the environment (the scale scenario's GOMEMLIMIT).
    */
-  static async startGo(count: number, logDir: string, binary: string): Promise<WorkerPool> {
+  static async startGo(
+    count: number,
+    logDir: string,
+    binary: string,
+    env: Record<string, string> = {},
+  ): Promise<WorkerPool> {
     const workers = Array.from({ length: count }, (_, index) => {
       const log = openSync(join(logDir, `bench-hollow-go-${index}.log`), "w");
-      const child = spawn(binary, ["hollow", "--control", "stdio"], { stdio: ["pipe", "pipe", log] });
+      const child = spawn(binary, ["hollow", "--control", "stdio"], {
+        stdio: ["pipe", "pipe", log],
+        env: { ...process.env, ...env },
+      });
       closeSync(log);
       return new Worker(index, child, stdioLink, "Go hollow worker");
     });

@@ -49,7 +49,15 @@ import { WorkerPool } from "../workers.js";
 import { type ApiPhaseResult, measureApiDuring, scaleApiCases, startScaleConsole } from "./api-slo.js";
 import { type CpuProfile, summarizeProfile } from "./cpu-profile.js";
 import { buildNativeAgent, type GeneratorCost, measureGoHollow } from "./go-hollow.js";
-import { hubLeafCount, killLeaves, type SiteLeaf, startLeaf, stopLeaf, writeLeafBundle } from "./leaves.js";
+import {
+  goMemoryLimit,
+  hubLeafCount,
+  killLeaves,
+  type SiteLeaf,
+  startLeaf,
+  stopLeaf,
+  writeLeafBundle,
+} from "./leaves.js";
 import { componentCosts, costPerNode, memorySlopes, nodeIndexOf } from "./measure.js";
 import { readScaleOptions, type ScaleOptions, UsageError } from "./options.js";
 import { writeScaleReport } from "./report.js";
@@ -58,6 +66,12 @@ import type { ScaleResults } from "./results.js";
 const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "scale-results.json");
 const HEARTBEAT_SECONDS = 30;
 const METRICS_SECONDS = 60;
+/**
+ * GOMEMLIMIT per node of a site leaf and of a Go generator process (goMemoryLimit): a site box
+ * holds one leaf, but here fifty share the machine with 100,000 simulated nodes and the control plane.
+ */
+const LEAF_KIB_PER_NODE = 32;
+const GENERATOR_KIB_PER_NODE = 100;
 /** How long the leaf restart watches for reconnects (its site's agents back well within it). */
 const LEAF_WATCH_MS = 60_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -160,6 +174,13 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     await Promise.all(leaves.map((leaf) => stopLeaf(leaf, 5_000)));
     killLeaves(leaves);
   });
+  const memoryLimits = {
+    leaf: goMemoryLimit(Math.ceil(options.nodes / options.sites), LEAF_KIB_PER_NODE),
+    generator:
+      options.generator === "go"
+        ? goMemoryLimit(Math.ceil(options.nodes / options.hollowProcesses), GENERATOR_KIB_PER_NODE)
+        : null,
+  };
   const leafProgress = new Progress("leaves", options.sites);
   for (let index = 0; index < options.sites; index++) {
     const name = `site-${String(index).padStart(3, "0")}`;
@@ -184,7 +205,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       child: undefined,
     };
     leaves.push(leaf);
-    await startLeaf(leaf, need("NATS_SERVER_BIN"), LOG_DIR);
+    await startLeaf(leaf, need("NATS_SERVER_BIN"), LOG_DIR, memoryLimits.leaf);
     leafProgress.update(index + 1, name);
   }
   const leavesUp = await waitUntil(new Progress("leafz", options.sites), options.sites, 60_000, () =>
@@ -268,7 +289,9 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     step(
       `starting ${options.hollowProcesses} native hollow-agent processes (edgefleet-agent hollow --control stdio)`,
     );
-    pool = await WorkerPool.startGo(options.hollowProcesses, LOG_DIR, buildNativeAgent(REPO_ROOT));
+    pool = await WorkerPool.startGo(options.hollowProcesses, LOG_DIR, buildNativeAgent(REPO_ROOT), {
+      GOMEMLIMIT: memoryLimits.generator ?? "",
+    });
   } else {
     step(`forking ${options.hollowProcesses} hollow-agent processes`);
     pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR);
@@ -598,7 +621,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       LEAF_WATCH_MS / 1000,
       (async () => {
         await stopLeaf(leaf);
-        await startLeaf(leaf, need("NATS_SERVER_BIN"), LOG_DIR);
+        await startLeaf(leaf, need("NATS_SERVER_BIN"), LOG_DIR, memoryLimits.leaf);
       })(),
     );
     const watched = await watch;
@@ -767,6 +790,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       churnCycles: cycles,
       heartbeatSeconds: HEARTBEAT_SECONDS,
       metricsSeconds: METRICS_SECONDS,
+      memoryLimits,
     },
     enrollment: {
       enrolled: enrolled.nodes.length,

@@ -53,14 +53,21 @@ export async function writeLeafBundle(input: {
   return { configPath };
 }
 
-/** Starts the leaf nats-server (own process group) and waits until it accepts connections. */
-export async function startLeaf(leaf: SiteLeaf, natsBin: string, logDir: string): Promise<void> {
+/**
+ * Starts the leaf nats-server (own process group) and waits until it accepts connections.
+ * `memoryLimit` is its GOMEMLIMIT (goMemoryLimit): fifty site boxes share one machine here.
+ */
+export async function startLeaf(
+  leaf: SiteLeaf,
+  natsBin: string,
+  logDir: string,
+  memoryLimit: string,
+): Promise<void> {
   const log = openSync(join(logDir, `leaf-${leaf.name}.log`), "a");
   const child = spawn(natsBin, ["-c", leaf.configPath], {
     stdio: ["ignore", log, log],
     detached: true,
-    // The leaves are edge-side cost: the Go runtime's default heap goal, as a site box would run.
-    env: { PATH: process.env.PATH ?? "" },
+    env: { PATH: process.env.PATH ?? "", GOMEMLIMIT: memoryLimit },
   });
   closeSync(log);
   leaf.child = child;
@@ -100,4 +107,15 @@ function accepts(port: number): Promise<boolean> {
     });
     socket.once("error", () => resolve(false));
   });
+}
+
+/**
+ * A Go process's GOMEMLIMIT for `nodes` simulated nodes or client connections: a soft limit the
+ * runtime collects garbage to stay under, instead of its default heap goal of twice the live heap.
+ * Measured with the native hollow mode (2,000 agents, 10 apps each): 136 KiB RSS per agent by
+ * default, 113 with GOGC=50, 96 with a limit of 100 KiB per agent; nats-server holds ~25 KB per
+ * client under a limit against 60–65 KB without (SETUP-FACTS). Idle, the extra collections cost little.
+ */
+export function goMemoryLimit(nodes: number, perNodeKiB: number, baseMiB = 64): string {
+  return `${Math.ceil(baseMiB + (nodes * perNodeKiB) / 1024)}MiB`;
 }

@@ -28,6 +28,8 @@ export interface ScaleResults {
     churnCycles: number;
     heartbeatSeconds: number;
     metricsSeconds: number;
+    /** GOMEMLIMIT of each site leaf and each Go generator process (absent before they had one). */
+    memoryLimits?: { leaf: string; generator: string | null };
   };
   enrollment: { enrolled: number; failures: number; seconds: number; perSecond: number };
   desiredApps: { instances: number; seconds: number };
