@@ -50,6 +50,7 @@ import { type ApiPhaseResult, measureApiDuring, scaleApiCases, startScaleConsole
 import { type CpuProfile, summarizeProfile } from "./cpu-profile.js";
 import { buildNativeAgent, type GeneratorCost, measureGoHollow } from "./go-hollow.js";
 import {
+  goMemoryEnv,
   goMemoryLimit,
   hubLeafCount,
   killLeaves,
@@ -67,11 +68,12 @@ const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "scale-results.json");
 const HEARTBEAT_SECONDS = 30;
 const METRICS_SECONDS = 60;
 /**
- * GOMEMLIMIT per node of a site leaf and of a Go generator process (goMemoryLimit): a site box
- * holds one leaf, but here fifty share the machine with 100,000 simulated nodes and the control plane.
+ * GOMEMLIMIT per node of a site leaf and of a Go generator process (goMemoryLimit, with GOGC=50):
+ * a site box holds one leaf, but here fifty share the machine with 100,000 simulated nodes and the
+ * control plane. Backstops above what each holds per node with GOGC=50.
  */
-const LEAF_KIB_PER_NODE = 32;
-const GENERATOR_KIB_PER_NODE = 100;
+const LEAF_KIB_PER_NODE = 96;
+const GENERATOR_KIB_PER_NODE = 140;
 /** How long the leaf restart watches for reconnects (its site's agents back well within it). */
 const LEAF_WATCH_MS = 60_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -289,9 +291,12 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     step(
       `starting ${options.hollowProcesses} native hollow-agent processes (edgefleet-agent hollow --control stdio)`,
     );
-    pool = await WorkerPool.startGo(options.hollowProcesses, LOG_DIR, buildNativeAgent(REPO_ROOT), {
-      GOMEMLIMIT: memoryLimits.generator ?? "",
-    });
+    pool = await WorkerPool.startGo(
+      options.hollowProcesses,
+      LOG_DIR,
+      buildNativeAgent(REPO_ROOT),
+      memoryLimits.generator ? goMemoryEnv(memoryLimits.generator) : {},
+    );
   } else {
     step(`forking ${options.hollowProcesses} hollow-agent processes`);
     pool = await WorkerPool.start(options.hollowProcesses, LOG_DIR);

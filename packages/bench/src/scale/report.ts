@@ -99,7 +99,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
     `Generator: ${config.hollowProcesses} ${(config.generator ?? "node") === "go" ? "process(es) of the native agent's hollow mode (`edgefleet-agent hollow --control stdio`, Go)" : "Node worker process(es) of agent-sdk hollow agents"} (real protocol, one connection and credentials per node, heartbeat ${config.heartbeatSeconds} s, metrics ${config.metricsSeconds} s).`,
     ...(config.memoryLimits
       ? [
-          `Memory limits (GOMEMLIMIT, so that the edge side fits on one machine beside the control plane): each site leaf ${config.memoryLimits.leaf}${config.memoryLimits.generator ? `, each generator process ${config.memoryLimits.generator}` : ""}. The hub, the gateway and Postgres run without one.`,
+          `Memory bounds (GOGC=50 and a GOMEMLIMIT backstop, so that the edge side fits on one machine beside the control plane): each site leaf ${config.memoryLimits.leaf}${config.memoryLimits.generator ? `, each generator process ${config.memoryLimits.generator}` : ""}. The hub, the gateway and Postgres run without one.`,
         ]
       : []),
     "",
