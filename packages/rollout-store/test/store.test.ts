@@ -8,7 +8,14 @@ import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing
 import { rolloutStrategySchema } from "@edgefleet/rollout";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actOnRollout, insertRollout, loadRolloutState, lockRollout, stepRollout } from "../src";
+import {
+  actOnRollout,
+  insertRollout,
+  loadRolloutState,
+  lockRollout,
+  RolloutStateCache,
+  stepRollout,
+} from "../src";
 
 let database: TestDatabase;
 let db: Db;
@@ -138,5 +145,56 @@ describe("rollout store", () => {
         actOnRollout(tx, organizationId, "0190a3c4-0000-7000-8000-000000000000", { type: "pause" }, person),
       ),
     ).toEqual({ ok: false, reason: "not_found" });
+  });
+
+  it("a step starts from the state its replica committed last, and never from one someone else replaced", async () => {
+    const id = await newStartedRollout();
+    await db.$executeRaw(Prisma.sql`
+      UPDATE rollout SET lease_owner = 'replica-a', lease_until = now() + interval '1 minute' WHERE id = ${id}::uuid`);
+    const cache = new RolloutStateCache();
+    const step = () => stepRollout(db, id, { owner: "replica-a", cache });
+    const cached = () =>
+      db.$transaction(async (tx) => {
+        const row = await lockRollout(tx, id);
+        if (!row) throw new Error("gone");
+        return { cached: cache.get(row), stored: await loadRolloutState(tx, row) };
+      });
+
+    expect(await step()).toMatchObject({ moved: true, dispatched: 2 });
+    // What the cache holds is what a read gives back: the stored form round-trips.
+    let now = await cached();
+    expect(now.cached).toBeDefined();
+    expect(now.cached).toEqual(now.stored);
+
+    // The first batch runs the version: the step finishes it and waits for approval.
+    await db.$executeRaw(Prisma.sql`
+      UPDATE app_instance SET state = 'running', observed_version_id = ${versionId}::uuid, state_changed_at = now()
+      WHERE app_id = ${appId}::uuid AND node_id = ANY(${now.stored.dispatches.map((d) => d.nodeId)}::uuid[])`);
+    expect(await step()).toMatchObject({ moved: true, dispatched: 0 });
+    now = await cached();
+    expect(now.stored.status).toBe("awaiting_approval");
+    expect(now.cached).toEqual(now.stored);
+
+    // A person approves (another writer): the cached state is stale and is not used.
+    const approved = await db.$transaction((tx) =>
+      actOnRollout(tx, organizationId, id, { type: "approve" }, person),
+    );
+    expect(approved.ok).toBe(true);
+    expect((await cached()).cached).toBeUndefined();
+    expect(await step()).toMatchObject({ moved: true, dispatched: 3 });
+    now = await cached();
+    expect(now.cached).toEqual(now.stored);
+
+    // And the step really starts from the cache: given a "paused" at the stored version, it
+    // dispatches nothing and writes that state (where a read would have said "running").
+    const other = await newStartedRollout();
+    await db.$executeRaw(Prisma.sql`
+      UPDATE rollout SET lease_owner = 'replica-a', lease_until = now() + interval '1 minute' WHERE id = ${other}::uuid`);
+    const row = await db.rollout.findUniqueOrThrow({ where: { id: other } });
+    const stored = await stateOf(other);
+    cache.put(other, row.stateVersion, { ...stored, status: "paused" });
+    expect(await stepRollout(db, other, { owner: "replica-a", cache })).toMatchObject({ dispatched: 0 });
+    expect(stored.status).toBe("running");
+    expect((await stateOf(other)).status).toBe("paused");
   });
 });
