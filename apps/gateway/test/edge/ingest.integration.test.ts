@@ -12,6 +12,7 @@ import { encode } from "@msgpack/msgpack";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeStatusReports } from "../../src/edge/ingest/status-writer.js";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
 import { requireTestEnv } from "../support/required-env.js";
 
@@ -165,6 +166,80 @@ describe("EF_UP status ingest", () => {
       totalBytes: null,
     });
     await listener.close();
+  });
+
+  it("stores many nodes' reports in one statement, each with its own outcome, and wakes each organization once", async () => {
+    const nodes = await Promise.all(Array.from({ length: 6 }, (_, i) => nodeWithWeb(`st-batch-${i}`)));
+    const other = await harness.createOrganization(`ingest-batch-${randomUUID().slice(0, 8)}`);
+    const otherApp = await harness.db.app.create({ data: { organizationId: other.id, name: "web" } });
+    const otherVersion = await harness.db.appVersion.create({
+      data: { organizationId: other.id, appId: otherApp.id, version: "1.0", artifactUrl: "https://a.test/o" },
+    });
+    const foreign = await harness.createNode(other, "st-batch-other");
+    await setDesiredApps(harness.db, other.id, foreign.id, { put: [otherVersion.id] });
+    const report = (seq: number, st: StatusReport["inst"][number]["st"], extra = {}) =>
+      ({
+        v: 1,
+        seq,
+        at: Date.now(),
+        inst: [{ app: "web", ver: "1.0", st, rs: seq, ...extra }],
+      }) as StatusReport;
+    const of = (node: TestNode) => ({ id: node.id, organizationId: node.organizationId });
+    // Nodes 3 and 4 have stored seq 5 already.
+    expect(
+      await writeStatusReports(harness.db, [
+        { node: of(nodes[3] as TestNode), report: report(5, "running") },
+        { node: of(nodes[4] as TestNode), report: report(5, "running") },
+      ]),
+    ).toEqual(["stored", "stored"]);
+
+    const listener = await listen(INSTANCES_CHANGED_CHANNEL);
+    const outcomes = await writeStatusReports(harness.db, [
+      { node: of(nodes[0] as TestNode), report: report(1, "running") },
+      { node: of(nodes[1] as TestNode), report: report(2, "failed", { why: "exit code 3" }) },
+      { node: of(nodes[2] as TestNode), report: report(7, "pulling", { tgt: "2.0", pb: 10, pt: 100 }) },
+      { node: of(nodes[3] as TestNode), report: report(5, "failed", { why: "replayed" }) },
+      { node: of(nodes[4] as TestNode), report: report(4, "starting") },
+      { node: of(nodes[5] as TestNode), report: { v: 1, seq: 3, at: Date.now(), inst: [] } },
+      { node: of(foreign), report: report(9, "running") },
+    ]);
+    expect(outcomes).toEqual(["stored", "stored", "stored", "duplicate", "out_of_order", "stored", "stored"]);
+    expect(await instance(nodes[0] as TestNode)).toMatchObject({ state: "running", statusSeq: 1n });
+    expect(await instance(nodes[1] as TestNode)).toMatchObject({
+      state: "failed",
+      reason: "exit code 3",
+      restarts: 2,
+    });
+    expect(await instance(nodes[2] as TestNode)).toMatchObject({
+      state: "pulling",
+      observedVersionId: web.v1,
+      targetVersionId: web.v2,
+      pulledBytes: 10n,
+    });
+    // The duplicate and the older report changed nothing.
+    expect(await instance(nodes[3] as TestNode)).toMatchObject({
+      state: "running",
+      reason: null,
+      statusSeq: 5n,
+    });
+    expect(await instance(nodes[4] as TestNode)).toMatchObject({ state: "running", statusSeq: 5n });
+    // A report without instances still moves the node's sequence; the other organization's app
+    // (also named "web") got its own node's report, not one of ours.
+    expect((await harness.db.node.findUniqueOrThrow({ where: { id: nodes[5]?.id } })).statusSeq).toBe(3n);
+    expect(
+      await harness.db.appInstance.findUniqueOrThrow({
+        where: { nodeId_appId: { nodeId: foreign.id, appId: otherApp.id } },
+      }),
+    ).toMatchObject({ state: "running", statusSeq: 9n, observedVersionId: otherVersion.id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect([...listener.payloads].sort()).toEqual([org.id, other.id].sort());
+    await listener.close();
+    await expect(
+      writeStatusReports(harness.db, [
+        { node: of(nodes[0] as TestNode), report: report(2, "running") },
+        { node: of(nodes[0] as TestNode), report: report(3, "running") },
+      ]),
+    ).rejects.toThrow("one report per node");
   });
 
   it("terminates malformed, oversized, unknown-version and foreign-subject reports without touching rows", async () => {

@@ -15,7 +15,8 @@ import type { Observation, TimelineSample } from "./results.js";
 
 const PROBE_TIMEOUT_MS = 2_000;
 /** The gateway's durable consumer on EF_UP (apps/gateway/src/edge/ingest/ef-up-stream.ts). */
-const GATEWAY_CONSUMER = "gateway";
+/** The gateway's EF_UP consumers (apps/gateway ef-up-stream.ts GATEWAY_CONSUMERS). */
+const GATEWAY_CONSUMERS = ["gateway", "gateway-metrics"];
 /** Every this many seconds each console runs a command on a node (console → gateway → node and back). */
 const COMMAND_EVERY = 5;
 
@@ -165,11 +166,11 @@ export class TimelineSampler {
     const jsm = this.targets.jsm();
     if (!jsm) return null;
     try {
-      const info = await Promise.race([
-        jsm.consumers.info(EF_UP_STREAM, GATEWAY_CONSUMER),
+      const infos = await Promise.race([
+        Promise.all(GATEWAY_CONSUMERS.map((name) => jsm.consumers.info(EF_UP_STREAM, name))),
         new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), PROBE_TIMEOUT_MS)),
       ]);
-      return info.num_pending + info.num_ack_pending;
+      return infos.reduce((sum, info) => sum + info.num_pending + info.num_ack_pending, 0);
     } catch {
       return null;
     }
