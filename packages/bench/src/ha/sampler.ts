@@ -15,8 +15,7 @@ import type { Observation, TimelineSample } from "./results.js";
 
 const PROBE_TIMEOUT_MS = 2_000;
 /** The gateway's durable consumer on EF_UP (apps/gateway/src/edge/ingest/ef-up-stream.ts). */
-/** The gateway's EF_UP consumers (apps/gateway ef-up-stream.ts GATEWAY_CONSUMERS). */
-const GATEWAY_CONSUMERS = ["gateway", "gateway-metrics"];
+const GATEWAY_CONSUMER = "gateway";
 /** Every this many seconds each console runs a command on a node (console → gateway → node and back). */
 const COMMAND_EVERY = 5;
 
@@ -166,11 +165,11 @@ export class TimelineSampler {
     const jsm = this.targets.jsm();
     if (!jsm) return null;
     try {
-      const infos = await Promise.race([
-        Promise.all(GATEWAY_CONSUMERS.map((name) => jsm.consumers.info(EF_UP_STREAM, name))),
+      const info = await Promise.race([
+        jsm.consumers.info(EF_UP_STREAM, GATEWAY_CONSUMER),
         new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), PROBE_TIMEOUT_MS)),
       ]);
-      return infos.reduce((sum, info) => sum + info.num_pending + info.num_ack_pending, 0);
+      return info.num_pending + info.num_ack_pending;
     } catch {
       return null;
     }

@@ -1,9 +1,4 @@
-import {
-  DURABLE_UP_TYPES,
-  type DurableUpType,
-  EF_UP_STREAM,
-  platformUpWildcards,
-} from "@edgefleet/agent-sdk/protocol";
+import { DURABLE_UP_TYPES, EF_UP_STREAM, platformUpWildcards } from "@edgefleet/agent-sdk/protocol";
 import {
   AckPolicy,
   DeliverPolicy,
@@ -16,19 +11,8 @@ import {
 import { untilStreamLeads } from "../../hub-replicas.js";
 import type { Logger } from "../../logger.js";
 
-/** Durable pull consumers shared by every gateway replica (each message goes to one of them). */
+/** Durable pull consumer shared by every gateway replica (each message goes to one of them). */
 export const GATEWAY_CONSUMER = "gateway";
-export const GATEWAY_METRICS_CONSUMER = "gateway-metrics";
-
-/**
- * What each of the gateway's consumers takes. Status reports and acks apart from metrics: with one
- * consumer, a rollout's status reports queued behind the whole fleet's minute of metrics (and
- * those behind Mimir), so a batch of 4,000 nodes waited minutes to be seen running.
- */
-export const GATEWAY_CONSUMERS: ReadonlyArray<{ name: string; types: readonly DurableUpType[] }> = [
-  { name: GATEWAY_CONSUMER, types: ["st", "ack"] },
-  { name: GATEWAY_METRICS_CONSUMER, types: ["mx"] },
-];
 
 const NANOS_PER_MS = 1_000_000;
 
@@ -103,33 +87,17 @@ export async function ensureEfUpStream(
   }
 }
 
-/**
- * The shared durable consumers (GATEWAY_CONSUMERS): explicit acks, redelivery after 30 s, bounded
- * in-flight work. A work-queue stream refuses consumers whose subjects overlap, so the one that
- * took everything before the split is narrowed first (its filter is a mutable setting); should the
- * server refuse that, it is made again (a work queue keeps unacknowledged messages in the stream,
- * and the new consumer starts from them).
- */
-export async function ensureGatewayConsumers(jsm: JetStreamManager): Promise<void> {
-  for (const { name, types } of GATEWAY_CONSUMERS) {
-    const config = {
-      durable_name: name,
-      filter_subjects: types.flatMap((type) => platformUpWildcards(type)),
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: 30_000 * NANOS_PER_MS,
-      max_ack_pending: 20_000,
-      // Poison messages are terminated by the handler; this bounds a handler that keeps crashing.
-      max_deliver: 20,
-    };
-    // consumers.add is idempotent for an identical config, and updates the mutable fields otherwise.
-    try {
-      await jsm.consumers.add(EF_UP_STREAM, config);
-    } catch (error) {
-      const existing = await jsm.consumers.info(EF_UP_STREAM, name).catch(() => null);
-      if (!existing) throw error;
-      await jsm.consumers.delete(EF_UP_STREAM, name);
-      await jsm.consumers.add(EF_UP_STREAM, config);
-    }
-  }
+/** The shared durable consumer: explicit acks, redelivery after 30 s, bounded in-flight work. */
+export async function ensureGatewayConsumer(jsm: JetStreamManager): Promise<void> {
+  const config = {
+    durable_name: GATEWAY_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: 30_000 * NANOS_PER_MS,
+    max_ack_pending: 20_000,
+    // Poison messages are terminated by the handler; this bounds a handler that keeps crashing.
+    max_deliver: 20,
+  };
+  // consumers.add is idempotent for an identical config, and updates the mutable fields otherwise.
+  await jsm.consumers.add(EF_UP_STREAM, config);
 }

@@ -16,6 +16,12 @@ interface Pending {
 }
 
 const RETRY_DELAY_MS = 5_000;
+/**
+ * Full batches waiting for Mimir at most before `add` holds back: each report stays unacknowledged
+ * until its batch is written, and without a bound a burst queued tens of thousands behind Mimir
+ * until JetStream's ack wait ran out and redelivered them all (a 20,000-node rollout).
+ */
+const MAX_WAITING_BATCHES = 2;
 
 /**
  * MetricsReports, batched across messages: every flush checks sequences against each node's window
@@ -30,6 +36,7 @@ export class MetricsBatcher {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  private waitingBatches = 0;
   private readonly interfaces = new InterfaceAllowance();
 
   constructor(
@@ -41,8 +48,12 @@ export class MetricsBatcher {
     private readonly logger: Logger,
   ) {}
 
-  /** Queues one report; resolves once there is room (a full batch is flushed first). */
+  /**
+   * Queues one report; resolves once there is room: a full batch is flushed first, and while
+   * MAX_WAITING_BATCHES wait for Mimir the report waits too (which holds its caller's slot).
+   */
   async add(node: EdgeNode, report: MetricsReport, msg: JsMsg): Promise<void> {
+    while (this.waitingBatches >= MAX_WAITING_BATCHES) await this.flushing;
     this.pending.push({ node, report, msg });
     if (this.pending.length >= this.options.maxBatch) await this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.options.maxDelayMs);
@@ -53,7 +64,13 @@ export class MetricsBatcher {
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
-    this.flushing = this.flushing.then(() => this.write(batch));
+    if (batch.length === 0) return this.flushing;
+    this.waitingBatches++;
+    this.flushing = this.flushing
+      .then(() => this.write(batch))
+      .finally(() => {
+        this.waitingBatches--;
+      });
     return this.flushing;
   }
 

@@ -7,12 +7,7 @@ import type { EdgeMetrics } from "../edge-metrics.js";
 import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
 import { BatchWriter } from "./batch-writer.js";
-import {
-  ensureEfUpStream,
-  ensureGatewayConsumers,
-  GATEWAY_CONSUMER,
-  GATEWAY_METRICS_CONSUMER,
-} from "./ef-up-stream.js";
+import { ensureEfUpStream, ensureGatewayConsumer, GATEWAY_CONSUMER } from "./ef-up-stream.js";
 import { KeyedConcurrency } from "./keyed-concurrency.js";
 import type { MetricsBatcher } from "./metrics-batcher.js";
 import {
@@ -25,36 +20,30 @@ import {
 
 const RETRY_DELAY_MS = 5_000;
 /**
- * Status reports and acks handled at once (different nodes). They are written in batches
- * (BatchWriter: a few statements in flight, each for many nodes), so this bounds what waits in
- * memory, not the database connections taken.
+ * Up messages handled at once (different nodes). Status reports and acks are written in batches
+ * (BatchWriter: a few statements in flight, each for many nodes) and metrics too (MetricsBatcher,
+ * which holds back once a few batches wait for Mimir), so this bounds what waits in memory, not
+ * the database connections taken.
  */
-const STATUS_CONCURRENCY = 256;
-/**
- * Metrics reports handled at once. Each waits, unacknowledged, for its batch's Mimir write
- * (MetricsBatcher), so this bounds the reports in flight to a few batches: more only queue
- * behind Mimir until JetStream's ack wait runs out and redelivers them.
- */
-const METRICS_CONCURRENCY = 4;
+const INGEST_CONCURRENCY = 256;
 /** Reports per statement at most, and statements in flight per kind. */
 const WRITE_BATCH = 250;
 const WRITES_IN_FLIGHT = 2;
 
 /**
- * Consumes EF_UP through the shared durable pull consumers (statuses and acks on one, metrics on
- * the other: GATEWAY_CONSUMERS) and dispatches by subject type:
+ * Consumes EF_UP through the shared durable pull consumer and dispatches by subject type:
  * StatusReport and DesiredAck to Postgres (idempotent, sequence/revision guarded), MetricsReport
  * to the metrics batcher (Mimir). Bad or stale messages are terminated (never redelivered) and
  * counted; a failing dependency naks the message for a later retry.
  */
 export class UpIngestService implements EdgeService {
   readonly name = "up-ingest";
-  private readonly consumers: Array<{ messages: ConsumerMessages; loop: Promise<void> }> = [];
+  private messages: ConsumerMessages | null = null;
+  private loop: Promise<void> = Promise.resolve();
   // One message at a time held 10,000 nodes' status reports and metrics to ~150 a second (each
   // a Postgres transaction), until JetStream redelivered what waited past ack_wait. Per node the
   // order stays as it arrived.
-  private readonly statusConcurrency = new KeyedConcurrency(STATUS_CONCURRENCY);
-  private readonly metricsConcurrency = new KeyedConcurrency(METRICS_CONCURRENCY);
+  private readonly concurrency = new KeyedConcurrency(INGEST_CONCURRENCY);
   private readonly statuses: BatchWriter<NodeStatus, WriteOutcome>;
   private readonly acks: BatchWriter<NodeAck, "stored" | "revision_ahead">;
 
@@ -85,30 +74,30 @@ export class UpIngestService implements EdgeService {
   async start(platform: NatsConnection): Promise<void> {
     const jsm = await jetstreamManager(platform, { domain: "hub" });
     await ensureEfUpStream(jsm, await this.streamReplicas(), this.logger);
-    await ensureGatewayConsumers(jsm);
-    const js = jetstream(platform, { domain: "hub" });
-    for (const [name, concurrency] of [
-      [GATEWAY_CONSUMER, this.statusConcurrency],
-      [GATEWAY_METRICS_CONSUMER, this.metricsConcurrency],
-    ] as const) {
-      const messages = await (await js.consumers.get(EF_UP_STREAM, name)).consume({ max_messages: 512 });
-      const loop = (async () => {
-        for await (const msg of messages) {
-          const parsed = parsePlatformUpSubject(msg.subject);
-          await concurrency.submit(parsed ? `${parsed.org}.${parsed.wid}` : msg.subject, () =>
-            this.handle(msg),
-          );
-        }
-      })();
-      this.consumers.push({ messages, loop });
-    }
+    // One consumer for every type: a second, filtered to metrics, stalled the first in a
+    // 20,000-node run (the server's filtered delivery over a deep work queue).
+    await ensureGatewayConsumer(jsm);
+    const consumer = await jetstream(platform, { domain: "hub" }).consumers.get(
+      EF_UP_STREAM,
+      GATEWAY_CONSUMER,
+    );
+    const messages = await consumer.consume({ max_messages: 512 });
+    this.messages = messages;
+    this.loop = (async () => {
+      for await (const msg of messages) {
+        const parsed = parsePlatformUpSubject(msg.subject);
+        await this.concurrency.submit(parsed ? `${parsed.org}.${parsed.wid}` : msg.subject, () =>
+          this.handle(msg),
+        );
+      }
+    })();
   }
 
   async stop(): Promise<void> {
-    const consumers = this.consumers.splice(0);
-    await Promise.all(consumers.map((consumer) => consumer.messages.close()));
-    await Promise.all(consumers.map((consumer) => consumer.loop));
-    await Promise.all([this.statusConcurrency.idle(), this.metricsConcurrency.idle()]);
+    await this.messages?.close();
+    this.messages = null;
+    await this.loop;
+    await this.concurrency.idle();
     await Promise.all([this.statuses.drained(), this.acks.drained()]);
     await this.metricsBatcher.flush();
   }
