@@ -271,20 +271,25 @@ describe("Web Push from the relay to a push service", () => {
     );
     expect(given.attempts).toBe(MAX_ATTEMPTS);
     expect(given.lastError).toContain("500");
-    const tries = at(devices.down.path)
-      .filter((r) => r.payload?.includes('"tag":"crit-1"'))
-      .map((r) => r.at);
-    expect(tries).toHaveLength(MAX_ATTEMPTS);
-    // Backoff: base × 2^(n-1) with jitter down to half; the gaps grow and none is a tight loop.
-    const gaps = tries.slice(1).map((t, i) => t - (tries[i] as number));
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(BACKOFF_BASE_MS / 2 - 50);
+    // Every attempt is in the delivery log. Most reach the push service and get its 500; one may
+    // fail on the way instead (a kept-alive connection the service closed just then, on a loaded
+    // machine), which is a failed attempt too. The last one is the service's 500.
     const log = await db.alertDelivery.findMany({
       where: { notificationId: given.id },
       orderBy: { attempt: "asc" },
     });
-    expect(log.map((d) => [d.attempt, d.ok, d.statusCode])).toEqual(
-      Array.from({ length: MAX_ATTEMPTS }, (_, i) => [i + 1, false, 500]),
+    expect(log.map((d) => [d.attempt, d.ok])).toEqual(
+      Array.from({ length: MAX_ATTEMPTS }, (_, i) => [i + 1, false]),
     );
+    for (const d of log)
+      expect(d.statusCode === 500 || (d.statusCode === null && d.error !== null)).toBe(true);
+    expect(log.at(-1)?.statusCode).toBe(500);
+    const tries = at(devices.down.path).filter((r) => r.payload?.includes('"tag":"crit-1"'));
+    expect(tries.length).toBe(log.filter((d) => d.statusCode === 500).length);
+    // Backoff: base × 2^(n-1) with jitter down to half; the gaps grow and none is a tight loop.
+    const times = log.map((d) => d.at.getTime() - d.durationMs);
+    const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(BACKOFF_BASE_MS / 2 - 50);
     expect(await deliveries("failed")).toBeGreaterThanOrEqual(1);
     expect(gateway.output.join("")).toContain("alert notification given up");
   });
