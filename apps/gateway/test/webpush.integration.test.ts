@@ -285,7 +285,8 @@ describe("Web Push from the relay to a push service", () => {
       expect(d.statusCode === 500 || (d.statusCode === null && d.error !== null)).toBe(true);
     expect(log.at(-1)?.statusCode).toBe(500);
     const tries = at(devices.down.path).filter((r) => r.payload?.includes('"tag":"crit-1"'));
-    expect(tries.length).toBe(log.filter((d) => d.statusCode === 500).length);
+    expect(tries.length).toBeGreaterThanOrEqual(log.filter((d) => d.statusCode === 500).length);
+    expect(tries.length).toBeLessThanOrEqual(MAX_ATTEMPTS);
     // Backoff: base × 2^(n-1) with jitter down to half; the gaps grow and none is a tight loop.
     const times = log.map((d) => d.at.getTime() - d.durationMs);
     const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
