@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiSession } from "../src";
 import { silenceMatches } from "../src/domain/alert-firing";
 import { addMember, ORG, OTHER_ORG } from "./actors";
+import { configureAlertmanager } from "./alertmanager-tenant";
 import { callerFor, sessionOf } from "./callers";
 import { createTestDatabase, type TestDatabase } from "./test-database";
 
@@ -72,6 +73,7 @@ beforeAll(async () => {
   const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
   const globex = await db.organization.findUniqueOrThrow({ where: { slug: OTHER_ORG } });
   acmeId = acme.id;
+  await configureAlertmanager(mimirUrl, acme.id);
   site = await callerFor(db, alice, ORG).site.create({ name: "silence-plant", timeZone: "Europe/Berlin" });
   node = await db.node.create({
     data: { organizationId: acme.id, name: "silence-node-1", status: "offline", siteId: site.id },

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZodError } from "zod";
 import { type ApiSession, performPushAction, previewPushAction } from "../src";
 import { addMember, apiKeysByRole, keyCaller, ORG, OTHER_ORG } from "./actors";
+import { configureAlertmanager } from "./alertmanager-tenant";
 import { callerFor, sessionOf } from "./callers";
 import { labelledNodes, readyApp } from "./rollout-fixtures";
 import { createTestDatabase, type TestDatabase } from "./test-database";
@@ -79,6 +80,7 @@ beforeAll(async () => {
   owner = await sessionOf(db, "alice@acme.example");
   acmeId = (await db.organization.findUniqueOrThrow({ where: { slug: ORG } })).id;
   globexId = (await db.organization.findUniqueOrThrow({ where: { slug: OTHER_ORG } })).id;
+  if (MIMIR_URL) await configureAlertmanager(MIMIR_URL, acmeId);
   const app = await readyApp(db, acmeId, "push-app", ["1.0.0", "2.0.0"]);
   await labelledNodes(db, acmeId, "push-node", 4, { fleet: "push" });
   const ops = callerFor(db, operator, ORG);

@@ -70,21 +70,22 @@ export class AlertmanagerApi {
 
   /**
    * Alerts that are firing now, also those silenced, inhibited or muted. A tenant whose
-   * Alertmanager config has not been uploaded yet has none (Mimir answers 404 or 412 then).
+   * Alertmanager config has not been uploaded yet has none: Mimir answers 404 or 412 then, or
+   * 406 once the Alertmanager it started lazily for the tenant has been stopped again.
    */
   async alerts(): Promise<AmAlert[]> {
     const response = await this.call(
       "GET",
       "/alerts?active=true&silenced=true&inhibited=true&unprocessed=true",
     );
-    if (response.status === 404 || response.status === 412) return [];
+    if (notConfigured(response)) return [];
     if (!response.ok) throw await unavailable("GET", "/alerts", response);
     return (await response.json()) as AmAlert[];
   }
 
   async silences(): Promise<AmSilence[]> {
     const response = await this.call("GET", "/silences");
-    if (response.status === 404 || response.status === 412) return [];
+    if (notConfigured(response)) return [];
     if (!response.ok) throw await unavailable("GET", "/silences", response);
     return (await response.json()) as AmSilence[];
   }
@@ -105,6 +106,11 @@ export class AlertmanagerApi {
     const response = await this.call("DELETE", `/silence/${encodeURIComponent(id)}`);
     if (!response.ok) throw await unavailable("DELETE", "/silence", response);
   }
+}
+
+/** Mimir's answers for a tenant that has no Alertmanager running (see `alerts`). */
+function notConfigured(response: Response): boolean {
+  return response.status === 404 || response.status === 406 || response.status === 412;
 }
 
 async function unavailable(method: string, path: string, response: Response): Promise<TRPCError> {
