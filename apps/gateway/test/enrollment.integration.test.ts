@@ -196,10 +196,12 @@ describe("enrollment through ef.enroll", () => {
 
   it("gives a clashing name a suffix instead of failing", async () => {
     const { token: secret } = await token();
-    const first = await enroll(secret, createUser(), "twin");
-    const second = await enroll(secret, createUser(), "twin");
-    const names = await db.node.findMany({ where: { id: { in: [first.nid ?? "", second.nid ?? ""] } } });
-    expect(names.map((node) => node.name).sort()).toEqual(["twin", "twin-2"]);
+    // "twinkle" shares the prefix but is no clash; the third "twin" takes the next free suffix.
+    const replies = [];
+    for (const name of ["twinkle", "twin", "twin", "twin"])
+      replies.push(await enroll(secret, createUser(), name));
+    const names = await db.node.findMany({ where: { id: { in: replies.map((reply) => reply.nid ?? "") } } });
+    expect(names.map((node) => node.name).sort()).toEqual(["twin", "twin-2", "twin-3", "twinkle"]);
   });
 
   it("never lets a token enroll more nodes than its max uses, even concurrently", async () => {

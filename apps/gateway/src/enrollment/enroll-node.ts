@@ -132,17 +132,26 @@ async function answer(deps: EnrollDeps, node: NodeForReply, created: boolean): P
   };
 }
 
-/** Node names are unique per organization; a clash (two boxes called "gateway") gets a suffix. */
+/**
+ * Node names are unique per organization; a clash (two boxes called "gateway") gets a suffix.
+ * The wanted name is probed first (one unique-index lookup): the prefix search below cannot use
+ * the (organization, name) index for its LIKE under every collation, so it would read all of
+ * the organization's names for every enrollment, a cost that grows with the fleet.
+ */
 async function freeNodeName(db: Db, organizationId: string, wanted: string): Promise<string> {
+  const clash = await db.node.findUnique({
+    where: { organizationId_name: { organizationId, name: wanted } },
+    select: { id: true },
+  });
+  if (!clash) return wanted;
   const taken = new Set(
     (
       await db.node.findMany({
-        where: { organizationId, name: { startsWith: wanted } },
+        where: { organizationId, name: { startsWith: `${wanted}-` } },
         select: { name: true },
       })
     ).map((node) => node.name),
   );
-  if (!taken.has(wanted)) return wanted;
   for (let suffix = 2; ; suffix++) {
     const candidate = `${wanted}-${suffix}`;
     if (!taken.has(candidate)) return candidate;
