@@ -26,6 +26,30 @@ import { toWireDelta } from "./wire-delta.js";
 const PUBLISHER_LOCK_KEY = 0x6566_0002;
 /** Nodes whose deltas are read in one go. */
 const PUBLISH_BATCH = 500;
+/** A lagging node's resend interval doubles per unanswered send, up to this many rescan periods. */
+const RESEND_MAX_FACTOR = 16;
+
+/** The last delta sent to a node: to which revision, when, and how many times in a row. */
+export interface SentDelta {
+  revision: number;
+  at: number;
+  sends: number;
+}
+
+/**
+ * Whether the rescan sends a lagging node its delta again. An ack that has not been stored yet
+ * is usually late, not lost: it waits in EF_UP behind other reports while a rollout's statuses
+ * flood in (an agent buffers its ack until JetStream stores it, and ignores a delta it has
+ * applied). Resending every period then only costs the gateway a delta read and a publish per
+ * lagging node while it is busiest (a 20,000-node rollout sent 132,000 deltas), so the wait
+ * doubles per unanswered send: a delta that really was lost still comes again, after rescanMs,
+ * then 2×, 4× … up to RESEND_MAX_FACTOR×.
+ */
+export function resendDue(sent: SentDelta | undefined, now: number, rescanMs: number): boolean {
+  if (!sent) return true;
+  const factor = Math.min(RESEND_MAX_FACTOR, 2 ** Math.max(0, sent.sends - 1));
+  return now - sent.at >= rescanMs * factor;
+}
 
 export interface DesiredPublisherConfig {
   databaseUrl: string;
@@ -56,7 +80,7 @@ export class DesiredPublisher implements EdgeService {
   private timer: NodeJS.Timeout | null = null;
   private queue = new Set<string>();
   private draining: Promise<void> | null = null;
-  private lastSent = new Map<string, { revision: number; at: number }>();
+  private lastSent = new Map<string, SentDelta>();
 
   constructor(
     private readonly db: Db,
@@ -153,8 +177,7 @@ export class DesiredPublisher implements EdgeService {
       SELECT id FROM node WHERE status = 'online' AND desired_revision > applied_revision`);
     const now = Date.now();
     for (const { id } of rows) {
-      const sent = this.lastSent.get(id);
-      if (!sent || now - sent.at >= this.config.rescanMs) this.enqueue(id);
+      if (resendDue(this.lastSent.get(id), now, this.config.rescanMs)) this.enqueue(id);
     }
   }
 
@@ -213,7 +236,9 @@ export class DesiredPublisher implements EdgeService {
         continue;
       }
       platform.publish(subject, encodeMessage("desiredDelta", message));
-      this.lastSent.set(node.nodeId, { revision: node.delta.to, at: Date.now() });
+      const previous = this.lastSent.get(node.nodeId);
+      const sends = previous?.revision === node.delta.to ? previous.sends + 1 : 1;
+      this.lastSent.set(node.nodeId, { revision: node.delta.to, at: Date.now(), sends });
       this.metrics.desiredDeltas.inc({ via: "publish" });
     }
     if (this.lastSent.size > 500_000) this.lastSent.clear();
