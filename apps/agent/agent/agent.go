@@ -242,11 +242,7 @@ func Start(options Options) (*Agent, error) {
 	options.Runtime.OnChange(a.scheduleStatus)
 	a.scheduleStatus()
 
-	a.loop(a.tickLoops)
-	a.loop(a.statusRefreshLoop)
-	a.loop(a.helloLoop)
-	a.loop(a.flushLoop)
-	a.loop(a.credentialsLoop)
+	a.loop(a.runLoop)
 	if err := a.connect(); err != nil {
 		// The apps it started must not outlive an agent that could not start (no orphans).
 		a.cancel()
@@ -456,21 +452,15 @@ func (a *Agent) applyDelta(delta protocol.DeltaBody) {
 	a.bufferLocked(protocol.UpAck, delta.To, protocol.DesiredAck{Rev: delta.To})
 }
 
-// helloLoop says Hello on every (re)connect and when asked to (a gap), until answered.
-func (a *Agent) helloLoop() {
-	for {
-		select {
-		case <-a.ctx.Done():
+// helloUntilAnswered says Hello, on every (re)connect and when asked to (a gap: helloSignal, see
+// runLoop), until answered or the link is down.
+func (a *Agent) helloUntilAnswered() {
+	for attempt := 0; a.connected.Load(); attempt++ {
+		if a.hello() {
 			return
-		case <-a.helloSignal:
 		}
-		for attempt := 0; a.connected.Load(); attempt++ {
-			if a.hello() {
-				break
-			}
-			if !backoff.Sleep(a.ctx, retryPolicy.Delay(attempt)) {
-				return
-			}
+		if !backoff.Sleep(a.ctx, retryPolicy.Delay(attempt)) {
+			return
 		}
 	}
 }
@@ -533,7 +523,7 @@ func (a *Agent) onCredentialsUpdate(msg *nats.Msg) {
 
 // useCredentials takes re-issued credentials (docs/protocol.md "Credentials"): stored first; when
 // they name other subjects (another site, or layout 2 after layout 1), the connection is replaced
-// by one made with them (credentialsLoop), whose Hello resyncs, and buffered reports go out on the
+// by one made with them (switchCredentials), whose Hello resyncs, and buffered reports go out on the
 // new subjects after it. True when the agent switches.
 func (a *Agent) useCredentials(jwt, via string) bool {
 	address, err := protocol.AddressFromJWT(jwt)
@@ -566,37 +556,31 @@ func (a *Agent) useCredentials(jwt, via string) bool {
 	return true
 }
 
-// credentialsLoop replaces the connection when the credentials name new subjects: the old one is
-// closed (its subscriptions and inbox are the old subjects'), a new one made at once.
-func (a *Agent) credentialsLoop() {
-	for {
-		select {
-		case <-a.ctx.Done():
+// switchCredentials replaces the connection when the credentials name new subjects (newCredential,
+// see runLoop): the old one is closed (its subscriptions and inbox are the old subjects'), a new one
+// made at once.
+func (a *Agent) switchCredentials() {
+	// Closed while still the agent's connection (a closed one never reconnects, so none of its
+	// handlers can attach it again), then forgotten: the next one attaches.
+	if old := a.conn(); old != nil {
+		old.Close()
+	}
+	a.connMu.Lock()
+	a.nc, a.js = nil, nil
+	a.connMu.Unlock()
+	a.connected.Store(false)
+	a.synced.Store(false)
+	a.counters.switches.Add(1)
+	// A fresh snapshot on the new subjects: one sent on the old ones after a move may be refused.
+	a.reportStatus(true)
+	for attempt := 0; a.ctx.Err() == nil; attempt++ {
+		err := a.connect()
+		if err == nil {
 			return
-		case <-a.newCredential:
 		}
-		// Closed while still the agent's connection (a closed one never reconnects, so none of its
-		// handlers can attach it again), then forgotten: the next one attaches.
-		if old := a.conn(); old != nil {
-			old.Close()
-		}
-		a.connMu.Lock()
-		a.nc, a.js = nil, nil
-		a.connMu.Unlock()
-		a.connected.Store(false)
-		a.synced.Store(false)
-		a.counters.switches.Add(1)
-		// A fresh snapshot on the new subjects: one sent on the old ones after a move may be refused.
-		a.reportStatus(true)
-		for attempt := 0; a.ctx.Err() == nil; attempt++ {
-			err := a.connect()
-			if err == nil {
-				break
-			}
-			a.logger.Warn("cannot connect with re-issued credentials", "error", err.Error())
-			if !backoff.Sleep(a.ctx, a.options.Reconnect.Delay(attempt)) {
-				return
-			}
+		a.logger.Warn("cannot connect with re-issued credentials", "error", err.Error())
+		if !backoff.Sleep(a.ctx, a.options.Reconnect.Delay(attempt)) {
+			return
 		}
 	}
 }
@@ -681,62 +665,116 @@ func (a *Agent) siteCacheGet(ctx context.Context, subject string, payload []byte
 
 // --- up messages -----------------------------------------------------------------------------
 
-// periodic runs task every interval(); the first tick after start or an interval change comes at
-// a random point of the interval, so agents started together (a site after a power cut) do not
-// tick together.
-func (a *Agent) periodic(interval func() time.Duration, changed <-chan struct{}, task func()) {
-	next := time.Duration(mathrand.Float64() * float64(interval()))
+// runLoop is the agent's one long-lived goroutine of its own (a generator holds 100,000 hollow
+// agents: each goroutine is stack per agent). One timer serves the heartbeat, the metrics and the
+// status refresh (schedule: the first heartbeat and metrics tick at a random point of the interval,
+// again after a HelloReply changed the intervals). The work that blocks on the network — Hello
+// until answered, the flush of buffered reports, the switch to re-issued credentials, a metrics
+// report (its RTT) — runs on a goroutine that lives as long as that work, started on its signal,
+// at most one of each kind at a time: each had a loop of its own waiting for the same signal before,
+// and a signal that comes while its work runs waits (the channels hold one) until it ended, as then.
+// A flush that failed is retried after a backoff (the retry timer), or at once on the next signal.
+func (a *Agent) runLoop() {
+	status := func() { a.reportStatus(true) }
+	plan := newSchedule(time.Now(), mathrand.Float64,
+		&periodicTask{name: "heartbeat", interval: a.heartbeatInterval, jittered: true, run: a.heartbeat},
+		&periodicTask{name: "metrics", interval: a.metricsInterval, jittered: true, async: true, run: a.reportMetrics},
+		&periodicTask{name: "status", interval: func() time.Duration { return a.options.StatusRefresh }, run: status},
+	)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	// What the loop does when a job ended. Each kind of job runs at most once at a time, so the
+	// buffer holds every end that can be pending: a job that ends after the loop returned never
+	// blocks (Stop waits for it).
+	ended := make(chan func(), 4)
+	start := func(job func() func()) {
+		a.loop(func() { ended <- job() })
+	}
+	var (
+		flushing, helloing, switching bool
+		failures                      int
+		retryFlush                    time.Time // zero: none
+	)
 	for {
-		timer := time.NewTimer(next)
+		wake, planned := plan.next()
+		if !retryFlush.IsZero() && (!planned || retryFlush.Before(wake)) {
+			wake, planned = retryFlush, true
+		}
+		if planned {
+			timer.Reset(time.Until(wake))
+		} else {
+			timer.Stop()
+		}
+		// A nil channel is never ready: no second job of a kind while one runs.
+		var flushSignal, helloSignal <-chan struct{}
+		var newCredential <-chan string
+		if !flushing {
+			flushSignal = a.flushSignal
+		}
+		if !helloing {
+			helloSignal = a.helloSignal
+		}
+		if !switching {
+			newCredential = a.newCredential
+		}
 		select {
 		case <-a.ctx.Done():
-			timer.Stop()
 			return
-		case <-changed:
-			timer.Stop()
-			next = time.Duration(mathrand.Float64() * float64(interval()))
-			continue
+		case <-a.intervalsSet:
+			plan.intervalsChanged(time.Now())
 		case <-timer.C:
+		case <-flushSignal:
+			flushing = true
+			start(func() func() {
+				delivered := a.flush()
+				return func() {
+					flushing = false
+					if delivered {
+						failures = 0
+						return
+					}
+					failures++
+					if at := time.Now().Add(retryPolicy.Delay(failures - 1)); retryFlush.IsZero() || at.Before(retryFlush) {
+						retryFlush = at
+					}
+				}
+			})
+		case <-helloSignal:
+			helloing = true
+			start(func() func() {
+				a.helloUntilAnswered()
+				return func() { helloing = false }
+			})
+		case <-newCredential:
+			switching = true
+			start(func() func() {
+				a.switchCredentials()
+				return func() { switching = false }
+			})
+		case end := <-ended:
+			end()
 		}
-		task()
-		next = interval()
-	}
-}
-
-// tickLoops runs the heartbeat and metrics loops; a HelloReply naming new intervals restarts both.
-func (a *Agent) tickLoops() {
-	changed := make(chan struct{}, 1)
-	metricsChanged := make(chan struct{}, 1)
-	// One intervalsSet signal feeds both loops.
-	a.loop(func() {
-		for {
-			select {
-			case <-a.ctx.Done():
-				return
-			case <-a.intervalsSet:
-				signal(changed)
-				signal(metricsChanged)
+		now := time.Now()
+		if !retryFlush.IsZero() && !now.Before(retryFlush) {
+			retryFlush = time.Time{}
+			signal(a.flushSignal)
+		}
+		for _, task := range plan.take(now) {
+			if task.async {
+				start(func() func() {
+					task.run()
+					return func() { plan.finished(task, time.Now()) }
+				})
+				continue
 			}
-		}
-	})
-	a.loop(func() {
-		a.periodic(func() time.Duration { return time.Duration(a.metricsEvery.Load()) }, metricsChanged, a.reportMetrics)
-	})
-	a.periodic(func() time.Duration { return time.Duration(a.heartbeatEvery.Load()) }, changed, a.heartbeat)
-}
-
-func (a *Agent) statusRefreshLoop() {
-	ticker := time.NewTicker(a.options.StatusRefresh)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-a.ctx.Done():
-			return
-		case <-ticker.C:
-			a.reportStatus(true)
+			task.run()
+			plan.finished(task, time.Now())
 		}
 	}
 }
+
+func (a *Agent) heartbeatInterval() time.Duration { return time.Duration(a.heartbeatEvery.Load()) }
+func (a *Agent) metricsInterval() time.Duration   { return time.Duration(a.metricsEvery.Load()) }
 
 // heartbeat is a core publish, only while connected: a missed heartbeat is the signal.
 func (a *Agent) heartbeat() {
@@ -861,29 +899,6 @@ func (a *Agent) bufferLocked(upType string, key int64, msg protocol.Message) {
 		return
 	}
 	signal(a.flushSignal)
-}
-
-// flushLoop sends buffered records strictly in order, one PubAck at a time.
-func (a *Agent) flushLoop() {
-	failures := 0
-	for {
-		select {
-		case <-a.ctx.Done():
-			return
-		case <-a.flushSignal:
-		}
-		if !a.flush() {
-			failures++
-			delay := retryPolicy.Delay(failures - 1)
-			a.loop(func() {
-				if backoff.Sleep(a.ctx, delay) {
-					signal(a.flushSignal)
-				}
-			})
-		} else {
-			failures = 0
-		}
-	}
 }
 
 // flush delivers until the outbox is empty or a publish fails (false); only once the connection's
