@@ -2,6 +2,7 @@ import { createPublicKey, verify as ed25519Verify } from "node:crypto";
 import { createCurve, type KeyPair, Prefix } from "@nats-io/nkeys";
 // Not re-exported by the package root (see nkeys/native.ts for the same pinned import).
 import { Codec } from "@nats-io/nkeys/lib/codec.js";
+import { sealToCurveKey } from "../nkeys/native-seal.js";
 import { type DecodeResult, decodeMessage, encodeMessage } from "./codec.js";
 import { type EnrollReply, type EnrollReplyBody, PROTOCOL_VERSION } from "./messages.js";
 
@@ -53,9 +54,11 @@ export function verifyEnrollProof(request: { tok: string; key: string; xk: strin
 
 /** The wire reply: `body` sealed to the requester's curve key with a fresh one-time key. */
 export function sealEnrollReply(body: EnrollReplyBody, requesterCurveKey: string): EnrollReply {
-  const oneTime = createCurve();
-  const sealed = oneTime.seal(encodeMessage("enrollReplyBody", body), requesterCurveKey);
-  return { v: PROTOCOL_VERSION, xk: oneTime.getPublicKey(), box: Buffer.from(sealed).toString("base64url") };
+  const { sealed, senderPublicKey } = sealToCurveKey(
+    encodeMessage("enrollReplyBody", body),
+    requesterCurveKey,
+  );
+  return { v: PROTOCOL_VERSION, xk: senderPublicKey, box: Buffer.from(sealed).toString("base64url") };
 }
 
 /**
