@@ -13,7 +13,7 @@ import {
   joinRolloutState,
   type RolloutNodeRecord,
   type RolloutState,
-  splitRolloutState,
+  rolloutStateDocument,
 } from "@edgefleet/rollout";
 
 export interface RolloutRow {
@@ -152,7 +152,7 @@ export async function saveRolloutState(
 ): Promise<void> {
   const changed = changedNodeRecords(before, after);
   for (let i = 0; i < changed.length; i += CHUNK) await upsertNodes(tx, row, changed.slice(i, i + CHUNK));
-  const { document } = splitRolloutState(after);
+  const document = rolloutStateDocument(after);
   const finished = FINISHED_STATUSES.includes(after.status);
   const started = after.plan !== null;
   await tx.$executeRaw(Prisma.sql`
