@@ -29,12 +29,14 @@ import {
   type AppInstanceFacts,
   InterfaceAllowance,
   mergeSeries,
-  type Series,
+  type ReportSeries,
   seriesOfReport,
 } from "../../src/edge/ingest/mimir-series.js";
 import { MimirWriter } from "../../src/edge/ingest/mimir-writer.js";
 
 const { values } = parseArgs({
+  // `pnpm bench:metrics-path -- --label x` passes the `--` on.
+  args: process.argv.slice(2).filter((arg) => arg !== "--"),
   options: {
     nodes: { type: "string", default: "2000" },
     reps: { type: "string", default: "15" },
@@ -157,7 +159,7 @@ async function runOnce(
   const batch = nodes.flatMap((node) =>
     Array.from({ length: one.reportsPerNode }, (_, k) => ({ node, report: reportOf(next, 2 * rep + k + 1) })),
   );
-  const reports = batch.length;
+  const count = batch.length;
   const allowance = new InterfaceAllowance();
 
   let start = process.cpuUsage();
@@ -170,17 +172,17 @@ async function runOnce(
   const admit = cpuMicros(start);
 
   start = process.cpuUsage();
-  const all: Series[] = batch.flatMap(
-    (entry, i) =>
-      seriesOfReport(organizationId, entry.node.id, entry.report, {
-        apps: entry.node.apps,
-        interfaces: interfaces[i] as Set<string>,
-      }).series,
-  );
+  const perReport: ReportSeries[] = batch.map((entry, i) => ({
+    nodeId: entry.node.id,
+    series: seriesOfReport(organizationId, entry.node.id, entry.report, {
+      apps: entry.node.apps,
+      interfaces: interfaces[i] as Set<string>,
+    }).series,
+  }));
   const series = cpuMicros(start);
 
   start = process.cpuUsage();
-  const merged = mergeSeries(all);
+  const merged = mergeSeries(perReport);
   const merge = cpuMicros(start);
 
   lastBody = null;
@@ -191,10 +193,10 @@ async function runOnce(
 
   return {
     perReport: {
-      admit: admit / reports,
-      seriesOfReport: series / reports,
-      mergeSeries: merge / reports,
-      encode: encode / reports,
+      admit: admit / count,
+      seriesOfReport: series / count,
+      mergeSeries: merge / count,
+      encode: encode / count,
     },
     body: lastBody,
     series: merged.length,
@@ -290,10 +292,27 @@ const commit = (() => {
     return "unknown";
   }
 })();
+/** Whether the code measured differs from the commit (a change measured before it is committed). */
+const uncommitted = (() => {
+  try {
+    const status = execFileSync(
+      "git",
+      ["status", "--porcelain", "--", "apps/gateway/src/edge/ingest", "apps/gateway/package.json"],
+      {
+        cwd: REPO,
+        encoding: "utf8",
+      },
+    );
+    return status.trim().length > 0;
+  } catch {
+    return false;
+  }
+})();
 const run = {
   label: values.label,
   date: new Date().toISOString(),
   commit,
+  uncommitted,
   machine,
   loadAverage: loadavg().map(round),
   reps: REPS,
@@ -331,7 +350,7 @@ function markdown(runs: (typeof run)[]): string {
     lines.push(
       `## ${one.label}`,
       "",
-      `Commit \`${one.commit}\`, ${one.date.slice(0, 16).replace("T", " ")} UTC, ${one.machine.cpuModel}, ` +
+      `Commit \`${one.commit}\`${one.uncommitted ? " with uncommitted changes to apps/gateway/src/edge/ingest (measured before committing them)" : ""}, ${one.date.slice(0, 16).replace("T", " ")} UTC, ${one.machine.cpuModel}, ` +
         `${one.machine.cores} cores (shared with other work; load average ${one.loadAverage.join(", ")}), ` +
         `Node ${one.machine.node}; ${one.reps} repetitions after ${one.warmup} warm-up.`,
       "",

@@ -116,7 +116,7 @@ export class MetricsBatcher {
     const done: Pending[] = [];
     for (const [organizationId, entries] of byOrganization) {
       const series = mergeSeries(
-        entries.flatMap((entry) => {
+        entries.map((entry) => {
           const { series, dropped } = seriesOfReport(organizationId, entry.node.id, entry.report, {
             apps: desiredApps.get(entry.node.id) ?? NO_APPS,
             interfaces: this.interfaces.admit(
@@ -132,7 +132,7 @@ export class MetricsBatcher {
               `node ${entry.node.id}`,
             );
           }
-          return series;
+          return { nodeId: entry.node.id, series };
         }),
       );
       const result = await this.mimir.write(organizationId, series);

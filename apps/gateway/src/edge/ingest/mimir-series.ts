@@ -33,7 +33,8 @@ export interface AppInstanceFacts {
  * (organization id) and `node` (node id); the tenant is also the request's X-Scope-OrgID.
  * Budget per node: 6 host series + 2 per interface (≤ 4) + 3 per desired app + 2 per control
  * message type and direction used (≤ 7 types), as in docs/protocol.md "Metrics series budget".
- * Apps and interfaces outside `allowed` are left out and counted in `dropped`.
+ * Apps and interfaces outside `allowed` are left out and counted in `dropped`. No two of the
+ * series have equal labels.
  */
 export function seriesOfReport(
   organizationId: string,
@@ -42,7 +43,9 @@ export function seriesOfReport(
   allowed: SeriesAllowance,
 ): { series: Series[]; dropped: { apps: number; interfaces: number } } {
   const base = { org: organizationId, node: nodeId };
-  const at = report.at;
+  // A report stamped 0 (a node whose clock is unset) counts as now: prometheus-remote-write, which
+  // encoded the gateway's writes before encodeWriteRequest, sent every timestamp 0 as now.
+  const at = report.at || Date.now();
   const series: Series[] = [];
   const add = (name: string, value: number, labels: Record<string, string> = {}) => {
     series.push({ labels: { __name__: name, ...base, ...labels }, samples: [{ value, timestamp: at }] });
@@ -81,6 +84,12 @@ export function seriesOfReport(
     if (bytes[0] > 0) add("edgefleet_node_control_bytes_total", bytes[0], { type, direction: "sent" });
     if (bytes[1] > 0) add("edgefleet_node_control_bytes_total", bytes[1], { type, direction: "received" });
   }
+  // An interface or app named twice (a node's mistake) gives two series with equal labels: merged
+  // here, each taken as its own report, so that the series of one report are distinct.
+  const repeats =
+    new Set(report.net.map((net) => net.if)).size < report.net.length ||
+    new Set(report.apps.map((app) => app.app)).size < report.apps.length;
+  if (repeats) return { series: mergeSeries(series.map((one) => ({ nodeId, series: [one] }))), dropped };
   return { series, dropped };
 }
 
@@ -115,15 +124,55 @@ export class InterfaceAllowance {
   }
 }
 
-/** Merges series with identical labels (several reports of one node in a batch), samples in time order. */
-export function mergeSeries(all: Series[]): Series[] {
-  const byKey = new Map<string, Series>();
-  for (const one of all) {
-    const key = JSON.stringify(Object.entries(one.labels).sort(([a], [b]) => a.localeCompare(b)));
-    const existing = byKey.get(key);
-    if (existing) existing.samples.push(...one.samples);
-    else byKey.set(key, { labels: one.labels, samples: [...one.samples] });
+/** The series of one report, and the node that sent it. */
+export interface ReportSeries {
+  nodeId: string;
+  series: readonly Series[];
+}
+
+/**
+ * The series of a batch (reports in batch order) with the series of several reports of one node
+ * merged: one series per labels, samples in time order, in the order of first appearance. Series
+ * of two nodes never merge (each has its node's `node` label) and the series of one report are
+ * distinct (seriesOfReport), so only the series of nodes with more than one report in the batch
+ * are matched by labels; the rest pass as they are. The input is left as it is.
+ */
+export function mergeSeries(reports: readonly ReportSeries[]): Series[] {
+  const reportsOfNode = new Map<string, number>();
+  for (const { nodeId } of reports) reportsOfNode.set(nodeId, (reportsOfNode.get(nodeId) ?? 0) + 1);
+  const merged: Series[] = [];
+  const indexOfLabels = new Map<string, number>();
+  for (const { nodeId, series } of reports) {
+    if (reportsOfNode.get(nodeId) === 1) {
+      for (const one of series) merged.push(one);
+      continue;
+    }
+    for (const one of series) {
+      const key = labelsKey(one.labels);
+      const index = indexOfLabels.get(key);
+      const first = index === undefined ? undefined : merged[index];
+      if (index === undefined || first === undefined) {
+        indexOfLabels.set(key, merged.length);
+        merged.push(one);
+      } else {
+        // The samples of each series are in time order (one per report); the sort is stable.
+        merged[index] = { labels: first.labels, samples: first.samples.concat(one.samples).sort(byTime) };
+      }
+    }
   }
-  for (const one of byKey.values()) one.samples.sort((a, b) => a.timestamp - b.timestamp);
-  return [...byKey.values()];
+  return merged;
+}
+
+const byTime = (a: { timestamp: number }, b: { timestamp: number }) => a.timestamp - b.timestamp;
+
+/**
+ * Names and values in order, NUL-separated: no name or value holds a NUL (the protocol's text
+ * refuses it, as Postgres does), so different labels give different keys. Labels are compared in
+ * their order: seriesOfReport adds them in one order per metric name (`__name__`, org, node, then
+ * the metric's own, always in the same order), so equal label sets come in equal order.
+ */
+function labelsKey(labels: Series["labels"]): string {
+  let key = "";
+  for (const name in labels) key += `${name}\u0000${labels[name]}\u0000`;
+  return key;
 }
