@@ -52,7 +52,7 @@ const reportArb = fc.record({
   at: fc.integer({ min: 1, max: 4 }).map((k) => 1_767_225_600_000 + k * 15_000),
   cpu: fc.integer({ min: 0, max: 1000 }),
   rtt: fc.option(fc.integer({ min: 0, max: 1_000_000 }), { nil: undefined }),
-  // Names may repeat within a report (a node's mistake): seriesOfReport must merge those too.
+  // Names may repeat within a report (a node's mistake): seriesOfReport takes each once.
   net: fc.array(fc.record({ if: fc.constantFrom(...IFACES, "tun9"), rx: fc.nat(), tx: fc.nat() }), {
     maxLength: 4,
   }),
@@ -138,29 +138,35 @@ describe("mergeSeries", () => {
 });
 
 describe("seriesOfReport", () => {
-  it("never gives two series with equal labels, even when a node names an interface or app twice", () => {
-    const series = seriesOf(
-      {
-        node: "node-a",
-        at: 1_767_225_600_000,
-        cpu: 1,
-        rtt: undefined,
-        net: [
-          { if: "eth0", rx: 1, tx: 2 },
-          { if: "eth0", rx: 3, tx: 4 },
-        ],
-        apps: [
-          { app: "web", cpu: 1, mem: 2 },
-          { app: "web", cpu: 3, mem: 4 },
-        ],
-        ctl: {},
-      },
-      1,
-    );
+  it("takes an interface or app a node names twice in one report once, the first time, and counts the rest as dropped", () => {
+    const report = {
+      node: "node-a",
+      at: 1_767_225_600_000,
+      cpu: 1,
+      rtt: undefined,
+      net: [
+        { if: "eth0", rx: 1, tx: 2 },
+        { if: "eth0", rx: 3, tx: 4 },
+      ],
+      apps: [
+        { app: "web", cpu: 1, mem: 2 },
+        { app: "web", cpu: 3, mem: 4 },
+      ],
+      ctl: {},
+    };
+    const series = seriesOf(report, 1);
     const keys = series.map((one) => JSON.stringify(one.labels));
     expect(new Set(keys).size).toBe(keys.length);
-    const rx = series.find((one) => one.labels.__name__ === "edgefleet_node_network_receive_bytes_total");
-    expect(rx?.samples.map((sample) => sample.value)).toEqual([1, 3]);
+    const values = (name: string) =>
+      series.filter((one) => one.labels.__name__ === name).flatMap((one) => one.samples.map((x) => x.value));
+    expect(values("edgefleet_node_network_receive_bytes_total")).toEqual([1]);
+    expect(values("edgefleet_app_memory_bytes")).toEqual([2]);
+    const message = { v: 1, seq: 1, mu: 1, mt: 2, du: 3, dt: 4, ...report } as unknown as MetricsReport;
+    const { dropped } = seriesOfReport("org-1", "node-a", message, {
+      apps: APP_FACTS,
+      interfaces: new Set(IFACES),
+    });
+    expect(dropped).toEqual({ apps: 1, interfaces: 1 });
   });
 
   it("stamps a report at 0 (a node without a clock) now, as the samples were sent before", () => {

@@ -57,20 +57,27 @@ export function seriesOfReport(
   add("edgefleet_node_disk_total_bytes", report.dt);
   if (report.rtt !== undefined) add("edgefleet_node_rtt_seconds", report.rtt / 1_000_000);
   const dropped = { apps: 0, interfaces: 0 };
+  // An interface or app named twice in one report (a node's mistake) is taken once, the first
+  // time: two samples of one series at one timestamp would make Mimir refuse them, and the
+  // refusal would count against every node of the organization's batch.
+  const seenInterfaces = new Set<string>();
   for (const net of report.net) {
-    if (!allowed.interfaces.has(net.if)) {
+    if (!allowed.interfaces.has(net.if) || seenInterfaces.has(net.if)) {
       dropped.interfaces++;
       continue;
     }
+    seenInterfaces.add(net.if);
     add("edgefleet_node_network_receive_bytes_total", net.rx, { interface: net.if });
     add("edgefleet_node_network_transmit_bytes_total", net.tx, { interface: net.if });
   }
+  const seenApps = new Set<string>();
   for (const app of report.apps) {
     const facts = allowed.apps.get(app.app);
-    if (!facts) {
+    if (!facts || seenApps.has(app.app)) {
       dropped.apps++;
       continue;
     }
+    seenApps.add(app.app);
     // `version` is what runs; without a status report yet it is left out (an empty label).
     const labels: Record<string, string> =
       facts.version === null ? { app: app.app } : { app: app.app, version: facts.version };
@@ -84,12 +91,6 @@ export function seriesOfReport(
     if (bytes[0] > 0) add("edgefleet_node_control_bytes_total", bytes[0], { type, direction: "sent" });
     if (bytes[1] > 0) add("edgefleet_node_control_bytes_total", bytes[1], { type, direction: "received" });
   }
-  // An interface or app named twice (a node's mistake) gives two series with equal labels: merged
-  // here, each taken as its own report, so that the series of one report are distinct.
-  const repeats =
-    new Set(report.net.map((net) => net.if)).size < report.net.length ||
-    new Set(report.apps.map((app) => app.app)).size < report.apps.length;
-  if (repeats) return { series: mergeSeries(series.map((one) => ({ nodeId, series: [one] }))), dropped };
   return { series, dropped };
 }
 
