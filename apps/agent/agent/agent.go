@@ -116,7 +116,9 @@ type Stats struct {
 
 const (
 	statusDebounce = 100 * time.Millisecond
-	flushBatch     = 32
+	// handshakeTimeout bounds one connection attempt's handshake (see connect).
+	handshakeTimeout = 10 * time.Second
+	flushBatch       = 32
 )
 
 var retryPolicy = backoff.Policy{Base: time.Second, Max: 30 * time.Second}
@@ -273,6 +275,11 @@ func (a *Agent) connect() error {
 		nats.CustomInboxPrefix(address.InboxPrefix()),
 		nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true),
+		// The whole handshake (dial, INFO, CONNECT, first PONG) may take this long. nats.go's 2 s is
+		// too short for a cellular or satellite link, and when a site's leaf restarts under load
+		// its agents gave up on handshakes it was still working through, and tried again: a 20,000-node
+		// run logged 6,860 "i/o timeout" reconnects in 4 minutes while the leaf's resync stalled.
+		nats.Timeout(handshakeTimeout),
 		nats.IgnoreAuthErrorAbort(),
 		nats.CustomReconnectDelay(func(attempts int) time.Duration { return a.options.Reconnect.Delay(attempts - 1) }),
 		// A dead link is noticed within ~1 min without costing idle uplink every few seconds.
