@@ -9,7 +9,12 @@
  * Prints medians (and minimums) over REPS repetitions, and the machine. "cached before" is the
  * controller's usual step: `before` is the state its previous step committed (RolloutStateCache),
  * already diffed once; "loaded before" is a step after a cache miss (state just read from Postgres).
- * `reference` is the diff as it was (test/persisted-reference.ts): both states split whole.
+ * `reference` is the diff as it was (test/persisted-reference.ts): both states split whole; for
+ * decideRollout and applyDecisions it is the planner as it was (test/decide-reference.ts): every
+ * map of the plan, the dispatches and the fleet rebuilt per call. For them, "cached before" has
+ * its plan and dispatch list indexed by the previous step (decided on, applied to), as in the
+ * controller; "loaded before" has nothing indexed. Timings of one part only: TIME=decide (or
+ * apply, diff, document), comma-separated.
  */
 import os from "node:os";
 import { performance } from "node:perf_hooks";
@@ -27,11 +32,13 @@ import {
   splitRolloutState,
   type TargetNode,
 } from "../src";
+import { referenceApplyDecisions, referenceDecideRollout } from "../test/decide-reference";
 import { referenceChangedNodeRecords } from "../test/persisted-reference";
 
 const NODES = Number(process.env.NODES ?? 100_000);
 const SITES = 50;
 const REPS = Number(process.env.REPS ?? 11);
+const PARTS = new Set((process.env.TIME ?? "decide,apply,diff,document").split(","));
 const OLD = "7a0e3c52-0000-4000-8000-000000000001";
 const NEW = "7a0e3c52-0000-4000-8000-000000000002";
 const T0 = Date.UTC(2025, 5, 2, 10, 0);
@@ -98,7 +105,7 @@ let state: RolloutState = startedResult.state;
 const observed: ObservedNode[] = targets.map((t) => ({ ...t, inTarget: true, instance: null }));
 const slot = new Map(targets.map((t, i) => [t.id, i]));
 let now = T0;
-let previous: { state: RolloutState; decisions: Decision[] } | null = null;
+let previous: { state: RolloutState; decisions: Decision[]; now: number } | null = null;
 let budgeted = false;
 
 function dispatchedIn(decisions: readonly Decision[]): number {
@@ -133,7 +140,7 @@ while (!previous || !budgeted) {
     }
   }
   if (after === state) throw new Error(`the rollout stopped at ${state.status}: ${state.statusReason}`);
-  if (budgeted) previous = { state, decisions };
+  if (budgeted) previous = { state, decisions, now };
   state = after;
 }
 if (!previous) throw new Error("no step was taken");
@@ -154,6 +161,15 @@ console.log(
 
 // --- the same answer --------------------------------------------------------------------------
 {
+  const loaded = structuredClone(before);
+  const expectedDecisions = JSON.stringify(referenceDecideRollout(loaded, observed, now));
+  if (JSON.stringify(decideRollout(loaded, observed, now)) !== expectedDecisions)
+    throw new Error("decideRollout (loaded before) differs from the reference");
+  if (JSON.stringify(decisions) !== expectedDecisions)
+    throw new Error("decideRollout (cached before) differs from the reference");
+  const expectedAfter = JSON.stringify(referenceApplyDecisions(loaded, decisions));
+  if (JSON.stringify(applyDecisions(before, decisions)) !== expectedAfter)
+    throw new Error("applyDecisions differs from the reference");
   const after = applyDecisions(before, decisions);
   const expected = referenceChangedNodeRecords(before, after);
   const actual = changedNodeRecords(before, after);
@@ -166,43 +182,112 @@ console.log(
 const prev = previous;
 let from: RolloutState = before;
 let to: RolloutState = before;
-/** A `before` as the controller holds it: committed by its previous step, whose diff it went through. */
+/**
+ * A `before` as the controller holds it: committed by its previous step, which decided on its
+ * predecessor, applied the decisions and diffed.
+ */
 function cachedBefore(): void {
   const base = structuredClone(prev.state);
+  decideRollout(base, observed, prev.now);
   from = applyDecisions(base, prev.decisions);
   changedNodeRecords(base, from);
-  to = applyDecisions(from, decisions);
 }
 /** A `before` just read from Postgres (a cache miss): nothing about it known yet. */
 function loadedBefore(): void {
   from = structuredClone(before);
-  to = applyDecisions(from, decisions);
 }
+/** The same, and the step's `after` (for the diff and the document). */
+const withAfter = (prepare: () => void) => () => {
+  prepare();
+  to = applyDecisions(from, decisions);
+};
+
+const skipped = (label: string) => {
+  console.log(`  ${label.padEnd(48)} (not timed: TIME)`);
+  return Number.NaN;
+};
+const part = (name: string, label: string, run: () => unknown, prepare?: () => void) =>
+  PARTS.has(name) ? time(label, run, prepare) : skipped(label);
 
 console.log("pure part of one step:");
-const decide = time("decideRollout", () => decideRollout(before, observed, now));
-const apply = time("applyDecisions", () => applyDecisions(before, decisions));
-const reference = time(
+const decideReference = part(
+  "decide",
+  "decideRollout, reference",
+  () => referenceDecideRollout(from, observed, now),
+  loadedBefore,
+);
+const decide = part(
+  "decide",
+  "decideRollout, cached before",
+  () => decideRollout(from, observed, now),
+  cachedBefore,
+);
+const decideLoaded = part(
+  "decide",
+  "decideRollout, loaded before",
+  () => decideRollout(from, observed, now),
+  loadedBefore,
+);
+const applyReference = part(
+  "apply",
+  "applyDecisions, reference",
+  () => referenceApplyDecisions(from, decisions),
+  loadedBefore,
+);
+const apply = part(
+  "apply",
+  "applyDecisions, cached before",
+  () => applyDecisions(from, decisions),
+  cachedBefore,
+);
+const applyLoaded = part(
+  "apply",
+  "applyDecisions, loaded before",
+  () => applyDecisions(from, decisions),
+  loadedBefore,
+);
+const reference = part(
+  "diff",
   "changedNodeRecords, reference (both split)",
   () => referenceChangedNodeRecords(from, to),
-  loadedBefore,
+  withAfter(loadedBefore),
 );
-const cached = time("changedNodeRecords, cached before", () => changedNodeRecords(from, to), cachedBefore);
-const loaded = time("changedNodeRecords, loaded before", () => changedNodeRecords(from, to), loadedBefore);
-const splitDocument = time(
+const cached = part(
+  "diff",
+  "changedNodeRecords, cached before",
+  () => changedNodeRecords(from, to),
+  withAfter(cachedBefore),
+);
+const loaded = part(
+  "diff",
+  "changedNodeRecords, loaded before",
+  () => changedNodeRecords(from, to),
+  withAfter(loadedBefore),
+);
+const splitDocument = part(
+  "document",
   "document, reference: splitRolloutState + JSON",
   () => JSON.stringify(splitRolloutState(to).document),
-  loadedBefore,
+  withAfter(loadedBefore),
 );
-const document = time(
+const document = part(
+  "document",
   "document: rolloutStateDocument + JSON",
   () => JSON.stringify(rolloutStateDocument(to)),
-  loadedBefore,
+  withAfter(loadedBefore),
 );
-console.log(
-  `one step (decide + apply + diff + document): reference ${(decide + apply + reference + splitDocument).toFixed(1)} ms; ` +
-    `now ${(decide + apply + cached + document).toFixed(1)} ms (cached before), ${(decide + apply + loaded + document).toFixed(1)} ms (loaded before)`,
+// Sums of parts not timed (TIME) are NaN: not printed.
+const print = (line: string) => {
+  if (!line.includes("NaN")) console.log(line);
+};
+print(
+  `decide + apply: reference ${(decideReference + applyReference).toFixed(1)} ms; ` +
+    `now ${(decide + apply).toFixed(1)} ms (cached before), ${(decideLoaded + applyLoaded).toFixed(1)} ms (loaded before)`,
 );
-console.log(
+print(
+  `one step (decide + apply + diff + document): reference ${(decideReference + applyReference + reference + splitDocument).toFixed(1)} ms; ` +
+    `now ${(decide + apply + cached + document).toFixed(1)} ms (cached before), ${(decideLoaded + applyLoaded + loaded + document).toFixed(1)} ms (loaded before)`,
+);
+print(
   `diff + document: reference ${(reference + splitDocument).toFixed(1)} ms; now ${(cached + document).toFixed(2)} ms (cached before), ${(loaded + document).toFixed(1)} ms (loaded before)`,
 );

@@ -9,6 +9,7 @@
  * waits without a reason; everything that waits on time carries the instant (`until`) at which
  * it is judged again, so the controller knows when to wake up (`nextWakeUp`).
  */
+import { dispatchLookup, entryOf, plannedBatchIndex, positionIn } from "./dispatch-index";
 import { gateStep } from "./gates/progress";
 import { maintenanceWindowState, type WindowState } from "./maintenance-windows";
 import {
@@ -37,7 +38,6 @@ import {
   type BatchProgress,
   type Decision,
   type DispatchedNode,
-  type NodeDispatch,
   type RollbackProgress,
   type RolloutState,
   type WaitReason,
@@ -60,8 +60,7 @@ export const OPEN_ENDED_WAITS: ReadonlySet<WaitReason> = new Set([
  * every node it has dispatched that left the target (`inTarget: false`), with their reports.
  */
 export function decideRollout(state: RolloutState, nodes: readonly ObservedNode[], now: EpochMs): Decision[] {
-  checkNodes(nodes);
-  const ctx = new DecisionContext(state, nodes, now);
+  const ctx = new DecisionContext(state, checkNodes(nodes), now);
   const decisions: Decision[] = [];
   let current = state;
   // Each batch (forward, then its rollback twin) takes a few transitions at most.
@@ -86,47 +85,67 @@ export function nextWakeUp(decisions: readonly Decision[]): EpochMs | null {
   return earliest;
 }
 
+/**
+ * What one call of decideRollout looks up, each built at most once per call. The plan's and the
+ * dispatch lists' indexes are kept per list across calls (dispatch-index.ts): the controller's
+ * next step starts from the state its previous step made, whose plan is the same object and whose
+ * dispatch list grew from the indexed one. Only the observed nodes are new on every step.
+ */
 class DecisionContext {
-  readonly nodes = new Map<string, ObservedNode>();
-  /** Planned batch of each node in the plan. */
-  readonly plannedBatch = new Map<string, number>();
-  readonly forwardDispatches = new Map<string, NodeDispatch>();
-  private readonly windowCache = new Map<string, WindowState>();
+  /** Planned batch of each node in the plan (the last batch naming it). */
+  readonly plannedBatch: ReadonlyMap<string, number>;
+  /** By site id: sites share the state only if they share windows and zone, so per site is enough. */
+  private readonly windowCache = new Map<string | null, { zone: string; state: WindowState }>();
+  private planBudgets: Map<string, number | null> | null = null;
   private readonly budgetCache = new Map<string, number | null>();
   private targetBySite: Map<string, number> | null = null;
+  private readonly policies = new Map<number | null, BatchPolicy>();
+  /** The running batch's outcomes: a step's transition and its dispatches both need them. */
+  private outcomes: {
+    planned: PlannedBatch;
+    startedAt: EpochMs;
+    targetVersionId: string;
+    outcomes: NodeOutcome[];
+    /** The observed node of each (looked up once: a lookup in a fleet-sized map is not cheap). */
+    nodes: (ObservedNode | undefined)[];
+  } | null = null;
 
   constructor(
     readonly state: RolloutState,
-    nodes: readonly ObservedNode[],
+    /** The observed nodes by id, in their order (checkNodes). */
+    readonly nodes: ReadonlyMap<string, ObservedNode>,
     readonly now: EpochMs,
   ) {
-    for (const node of nodes) this.nodes.set(node.id, node);
-    for (const batch of state.plan?.batches ?? []) {
-      for (const id of batch.nodeIds) this.plannedBatch.set(id, batch.index);
-    }
-    for (const dispatch of state.dispatches) this.forwardDispatches.set(dispatch.nodeId, dispatch);
+    this.plannedBatch = plannedBatchIndex(state.plan);
   }
 
   /**
-   * Window state of a site now. Computed once per distinct (windows, zone) and decision: sites
-   * without windows of their own share the default's.
+   * Window state of a site now, computed once per site and decision. (It used to be keyed by a
+   * string made per offered node; the windows of a site and its zone do not change within a call:
+   * checkNodes holds a site's nodes to one zone, and a node of another zone is not cached.)
    */
   window(node: ObservedNode): WindowState {
-    const own =
-      node.siteId !== null && this.state.strategy.maintenanceWindows?.sites?.[node.siteId] !== undefined;
-    const key = `${own ? `site:${node.siteId}` : "default"}\u0000${timeZoneOf(node)}`;
-    let state = this.windowCache.get(key);
-    if (!state) {
-      const windows = siteWindows(this.state.strategy, node.siteId);
-      state = maintenanceWindowState(windows ?? undefined, timeZoneOf(node), this.now);
-      this.windowCache.set(key, state);
-    }
+    const zone = timeZoneOf(node);
+    const cached = this.windowCache.get(node.siteId);
+    if (cached && cached.zone === zone) return cached.state;
+    const windows = siteWindows(this.state.strategy, node.siteId);
+    const state = maintenanceWindowState(windows ?? undefined, zone, this.now);
+    if (!cached) this.windowCache.set(node.siteId, { zone, state });
     return state;
   }
 
-  /** The site's budget: frozen in the plan, or (a site new since planning) from its nodes now. */
+  /**
+   * The site's budget: frozen in the plan, or (a site new since planning) from its nodes now.
+   * Only a site the plan does not know needs the nodes counted per site (a pass over the fleet).
+   */
   budget(siteId: string | null): number | null {
     const key = siteKey(siteId);
+    if (!this.planBudgets) {
+      this.planBudgets = new Map();
+      for (const site of this.state.plan?.sites ?? [])
+        this.planBudgets.set(siteKey(site.siteId), site.maxUpdating);
+    }
+    if (this.planBudgets.has(key)) return this.planBudgets.get(key) ?? null;
     if (!this.budgetCache.has(key)) {
       if (!this.targetBySite) {
         this.targetBySite = new Map();
@@ -137,21 +156,51 @@ class DecisionContext {
               (this.targetBySite.get(siteKey(node.siteId)) ?? 0) + 1,
             );
         }
-        for (const site of this.state.plan?.sites ?? [])
-          this.budgetCache.set(siteKey(site.siteId), site.maxUpdating);
       }
-      if (!this.budgetCache.has(key)) {
-        const value = siteUpdatingLimit(this.state.strategy, siteId, this.targetBySite.get(key) ?? 0);
-        this.budgetCache.set(key, value);
-      }
+      const value = siteUpdatingLimit(this.state.strategy, siteId, this.targetBySite.get(key) ?? 0);
+      this.budgetCache.set(key, value);
     }
     return this.budgetCache.get(key) ?? null;
   }
 
   /** Policy that governs a forward dispatch: its batch's, or the defaults for late joiners. */
   policyOf(batch: number | null): BatchPolicy {
-    const planned = batch === null ? undefined : this.state.plan?.batches[batch];
-    return planned?.policy ?? resolveBatchPolicy(this.state.strategy, -1);
+    let policy = this.policies.get(batch);
+    if (!policy) {
+      const planned = batch === null ? undefined : this.state.plan?.batches[batch];
+      policy = planned?.policy ?? resolveBatchPolicy(this.state.strategy, -1);
+      this.policies.set(batch, policy);
+    }
+    return policy;
+  }
+
+  /** Outcomes of a forward batch's nodes, in plan order; computed once per batch and call. */
+  forwardOutcomes(
+    state: RolloutState,
+    planned: PlannedBatch,
+    startedAt: EpochMs,
+  ): { outcomes: NodeOutcome[]; nodes: (ObservedNode | undefined)[] } {
+    const known = this.outcomes;
+    if (
+      known?.planned === planned &&
+      known.startedAt === startedAt &&
+      known.targetVersionId === state.targetVersionId
+    )
+      return known;
+    const dispatched = dispatchLookup(this.state.dispatches);
+    const nodes = planned.nodeIds.map((id) => this.nodes.get(id));
+    const outcomes = planned.nodeIds.map((id, k) =>
+      forwardOutcome({
+        node: nodes[k],
+        dispatch: dispatched(id),
+        targetVersionId: state.targetVersionId,
+        policy: planned.policy,
+        batchStartedAt: startedAt,
+        now: this.now,
+      }),
+    );
+    this.outcomes = { planned, startedAt, targetVersionId: state.targetVersionId, outcomes, nodes };
+    return this.outcomes;
   }
 }
 
@@ -198,9 +247,7 @@ function forwardTransition(state: RolloutState, ctx: DecisionContext): Decision 
   if (!progress || !planned)
     throw new RolloutInputError(["batches", i], "batch progress does not match the plan");
   if (progress.finishedAt === null) {
-    const tally = tallyOutcomes(
-      forwardBatchOutcomes(state, ctx, planned, progress.startedAt).map((o) => o.outcome),
-    );
+    const tally = tallyOutcomes(ctx.forwardOutcomes(state, planned, progress.startedAt).outcomes);
     const verdict = batchVerdict(tally, planned.policy.successThreshold);
     if (!verdict) return null;
     return { kind: "finish_batch", phase: "forward", batch: i, ...verdict, tally, at };
@@ -255,7 +302,7 @@ function rollbackTransition(state: RolloutState, ctx: DecisionContext): Decision
   const progress = rollback.batches[i];
   if (!progress) return null;
   if (progress.finishedAt === null) {
-    const tally = tallyOutcomes(rollbackBatchOutcomes(state, ctx, i).map((o) => o.outcome));
+    const tally = tallyOutcomes(rollbackBatchOutcomes(state, ctx, i));
     if (tally.inProgress > 0) return null;
     const failed = failures(tally);
     return {
@@ -290,42 +337,26 @@ function rollbackSummary(rollback: RollbackProgress): string {
 // Node outcomes
 // ---------------------------------------------------------------------------------------------
 
-interface Classified {
-  id: string;
-  outcome: NodeOutcome;
-}
-
-function forwardBatchOutcomes(
-  state: RolloutState,
-  ctx: DecisionContext,
-  planned: PlannedBatch,
-  startedAt: EpochMs,
-): Classified[] {
-  return planned.nodeIds.map((id) => ({
-    id,
-    outcome: forwardOutcome({
-      node: ctx.nodes.get(id),
-      dispatch: ctx.forwardDispatches.get(id),
-      targetVersionId: state.targetVersionId,
-      policy: planned.policy,
-      batchStartedAt: startedAt,
-      now: ctx.now,
-    }),
-  }));
-}
-
-function rollbackBatchOutcomes(state: RolloutState, ctx: DecisionContext, index: number): Classified[] {
+function rollbackBatchOutcomes(state: RolloutState, ctx: DecisionContext, index: number): NodeOutcome[] {
   const rollback = requireRollback(state);
-  const dispatched = new Map(rollback.dispatches.map((d) => [d.nodeId, d]));
-  return (rollback.plan.batches[index]?.nodes ?? []).map(({ nodeId }) => ({
-    id: nodeId,
-    outcome: rollbackOutcome({
+  return (rollback.plan.batches[index]?.nodes ?? []).map(({ nodeId }) =>
+    rollbackOutcome({
       node: ctx.nodes.get(nodeId),
-      dispatch: dispatched.get(nodeId),
+      dispatch: entryOf(rollback.dispatches, nodeId),
       timeoutSeconds: state.strategy.defaults.timeoutSeconds,
       now: ctx.now,
     }),
-  }));
+  );
+}
+
+/**
+ * Whether a dispatch may hold a slot of its site's budget now (budgetSlotUntil): only until its
+ * timeout, or twice that while still switching. One past both holds none whatever its node
+ * reports, and is passed over without looking its node up: most dispatches of a long rollout are.
+ */
+function mayHoldSlot(dispatchedAt: EpochMs, timeoutSeconds: number, now: EpochMs): boolean {
+  const deadline = dispatchedAt + timeoutSeconds * SECOND_MS;
+  return now < deadline || now < deadline + timeoutSeconds * SECOND_MS;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,9 +521,10 @@ function forwardNodeDecisions(
 
   // What is already updating holds its site's budget.
   for (const dispatch of state.dispatches) {
+    const policy = ctx.policyOf(dispatch.batch);
+    if (!mayHoldSlot(dispatch.dispatchedAt, policy.timeoutSeconds, ctx.now)) continue;
     const node = ctx.nodes.get(dispatch.nodeId);
     if (!node) continue;
-    const policy = ctx.policyOf(dispatch.batch);
     const outcome = forwardOutcome({
       node,
       dispatch,
@@ -511,8 +543,13 @@ function forwardNodeDecisions(
   const planned = plan.batches[current];
   if (batchMayDispatch && progress && planned && progress.finishedAt === null) {
     const offline: string[] = [];
-    for (const { id, outcome } of forwardBatchOutcomes(state, ctx, planned, progress.startedAt)) {
-      const node = ctx.nodes.get(id);
+    const { outcomes, nodes } = ctx.forwardOutcomes(state, planned, progress.startedAt);
+    for (let k = 0; k < outcomes.length; k++) {
+      const outcome = outcomes[k];
+      // Only the ready and the waiting need anything, and both are nodes observed now.
+      if (outcome !== "ready" && outcome !== "waiting_offline") continue;
+      const id = planned.nodeIds[k] as string;
+      const node = nodes[k];
       if (!node) continue;
       if (outcome === "ready") {
         dispatcher.offer(node, "batch", current, {
@@ -585,11 +622,13 @@ function catchUp(state: RolloutState, ctx: DecisionContext, dispatcher: Dispatch
   const returning: ObservedNode[] = [];
   const late: ObservedNode[] = [];
   const offline: string[] = [];
+  const dispatched = dispatchLookup(ctx.state.dispatches);
   for (const node of ctx.nodes.values()) {
+    // The field tests first: most nodes of a rollout half-way are on the version already.
     if (
       !node.inTarget ||
-      ctx.forwardDispatches.has(node.id) ||
-      node.currentVersionId === state.targetVersionId
+      node.currentVersionId === state.targetVersionId ||
+      dispatched(node.id) !== undefined
     ) {
       continue;
     }
@@ -642,9 +681,10 @@ function catchUp(state: RolloutState, ctx: DecisionContext, dispatcher: Dispatch
 function rollbackNodeDecisions(state: RolloutState, ctx: DecisionContext): Decision[] {
   const rollback = requireRollback(state);
   const dispatcher = new Dispatcher(ctx, false, "rolling back");
-  const dispatched = new Map(rollback.dispatches.map((d) => [d.nodeId, d]));
+  const dispatched = (nodeId: string) => positionIn(rollback.dispatches, nodeId) >= 0;
   const timeoutSeconds = state.strategy.defaults.timeoutSeconds;
   for (const dispatch of rollback.dispatches) {
+    if (!mayHoldSlot(dispatch.dispatchedAt, timeoutSeconds, ctx.now)) continue;
     const node = ctx.nodes.get(dispatch.nodeId);
     if (!node) continue;
     const outcome = rollbackOutcome({ node, dispatch, timeoutSeconds, now: ctx.now });
@@ -654,9 +694,10 @@ function rollbackNodeDecisions(state: RolloutState, ctx: DecisionContext): Decis
   // Forward updates still in flight (a batch fails before its slow nodes are done; a timed-out
   // node may still be switching) hold their site's budget until the rollback sends them back.
   for (const dispatch of state.dispatches) {
-    const node = ctx.nodes.get(dispatch.nodeId);
-    if (!node || dispatched.has(dispatch.nodeId)) continue;
     const policy = ctx.policyOf(dispatch.batch);
+    if (!mayHoldSlot(dispatch.dispatchedAt, policy.timeoutSeconds, ctx.now)) continue;
+    const node = ctx.nodes.get(dispatch.nodeId);
+    if (!node || dispatched(dispatch.nodeId)) continue;
     const outcome = forwardOutcome({
       node,
       dispatch,
@@ -673,7 +714,7 @@ function rollbackNodeDecisions(state: RolloutState, ctx: DecisionContext): Decis
   for (let index = 0; index < rollback.batches.length; index++) {
     for (const target of rollback.plan.batches[index]?.nodes ?? []) {
       const node = ctx.nodes.get(target.nodeId);
-      if (!node || dispatched.has(target.nodeId)) continue;
+      if (!node || dispatched(target.nodeId)) continue;
       if (!node.online) {
         offline.push(node.id);
         continue;

@@ -55,14 +55,18 @@ export class RolloutInputError extends Error {
   }
 }
 
-/** Checks what the schemas upstream cannot: unique ids, valid and per-site consistent zones. */
-export function checkNodes(nodes: readonly TargetNode[]): void {
-  const seen = new Set<string>();
+/**
+ * Checks what the schemas upstream cannot: unique ids, valid and per-site consistent zones. Returns
+ * the nodes by id (in their order), which the check builds anyway: the decider needs them so, and
+ * building that map a second time was a pass over the fleet on every step.
+ */
+export function checkNodes<T extends TargetNode>(nodes: readonly T[]): Map<string, T> {
+  const seen = new Map<string, T>();
   const zones = new Map<string, string | null>();
   const validZones = new Set<string>();
   nodes.forEach((node, i) => {
     if (seen.has(node.id)) throw new RolloutInputError(["nodes", i, "id"], `node ${node.id} is listed twice`);
-    seen.add(node.id);
+    seen.set(node.id, node);
     if (node.siteTimeZone !== null && !validZones.has(node.siteTimeZone)) {
       if (isValidTimeZone(node.siteTimeZone)) validZones.add(node.siteTimeZone);
       else {
@@ -82,6 +86,7 @@ export function checkNodes(nodes: readonly TargetNode[]): void {
       );
     }
   });
+  return seen;
 }
 
 /**

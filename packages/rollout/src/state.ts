@@ -3,6 +3,8 @@
  * decisions the decider returns, and the one reducer that applies them. Everything here is plain
  * JSON-safe data: times are epoch milliseconds.
  */
+
+import { appended, positionIn } from "./dispatch-index";
 import type { BatchGateResult } from "./gates/progress";
 import type { RolloutPlan } from "./plan";
 import type { RolloutStrategy } from "./strategy";
@@ -296,26 +298,33 @@ function withBatches(
   return batches === state.rollback.batches ? state : { ...state, rollback: { ...state.rollback, batches } };
 }
 
+/**
+ * Whether a node was dispatched already is looked up in the dispatch list's index (kept per list,
+ * dispatch-index.ts), not in a Set of every dispatch built per decision: the grown list shares the
+ * index, so a step's cost follows the nodes it dispatches, not those dispatched before.
+ */
 function applyDispatch(state: RolloutState, decision: Extract<Decision, { kind: "dispatch" }>): RolloutState {
   if (decision.purpose === "rollback") {
     if (!state.rollback) return state;
-    const done = new Set(state.rollback.dispatches.map((d) => d.nodeId));
+    const before = state.rollback.dispatches;
+    const done = new Set<string>();
     const added: RollbackDispatch[] = [];
     for (const node of decision.nodes) {
-      if (done.has(node.nodeId)) continue;
+      if (done.has(node.nodeId) || positionIn(before, node.nodeId) >= 0) continue;
       done.add(node.nodeId);
       added.push({ nodeId: node.nodeId, toVersionId: node.toVersionId, dispatchedAt: decision.at });
     }
     if (added.length === 0) return state;
     return {
       ...state,
-      rollback: { ...state.rollback, dispatches: [...state.rollback.dispatches, ...added] },
+      rollback: { ...state.rollback, dispatches: appended(before, added) },
     };
   }
-  const done = new Set(state.dispatches.map((d) => d.nodeId));
+  const done = new Set<string>();
   const added: NodeDispatch[] = [];
   for (const node of decision.nodes) {
-    if (done.has(node.nodeId) || node.toVersionId === null) continue;
+    if (node.toVersionId === null || done.has(node.nodeId) || positionIn(state.dispatches, node.nodeId) >= 0)
+      continue;
     done.add(node.nodeId);
     added.push({
       nodeId: node.nodeId,
@@ -327,5 +336,5 @@ function applyDispatch(state: RolloutState, decision: Extract<Decision, { kind: 
     });
   }
   if (added.length === 0) return state;
-  return { ...state, dispatches: [...state.dispatches, ...added] };
+  return { ...state, dispatches: appended(state.dispatches, added) };
 }

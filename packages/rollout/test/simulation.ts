@@ -177,6 +177,8 @@ export const scenarioArb = (options: { maxNodes?: number; windows?: boolean } = 
 export interface Checks {
   /** Called with every decision list, before it is applied. */
   decided?: (state: RolloutState, observed: ObservedNode[], decisions: Decision[], now: number) => void;
+  /** Called with every state the decisions were applied to, the decisions and the result. */
+  applied?: (before: RolloutState, decisions: Decision[], after: RolloutState) => void;
 }
 
 export interface Outcome {
@@ -206,6 +208,7 @@ export function simulate(scenario: Scenario, checks: Checks = {}): Outcome {
     const decisions = decideRollout(state, observed, now);
     checks.decided?.(state, observed, decisions, now);
     const next = applyDecisions(state, decisions);
+    checks.applied?.(state, decisions, next);
     for (const d of decisions) {
       if (d.kind === "dispatch") for (const n of d.nodes) fleet.setDesired(n.nodeId, n.toVersionId, d.at);
     }
