@@ -331,6 +331,7 @@ const CSV_COLUMNS = [
   "targetId",
   "before",
   "after",
+  "actorName",
 ] as const;
 
 function csvCell(value: unknown): string {

@@ -134,4 +134,41 @@ describe("audit.list", () => {
     expect(foreign).toBeGreaterThan(0);
     expect(acme.items.length).toBe(await db.auditLog.count({ where: { organizationId: acmeId } }));
   });
+
+  it("names each entry's actor: a member's e-mail, a key's name; a former member or a foreign id stays unnamed", async () => {
+    const owner = callerFor(db, members.owner, ORG);
+    const key = await owner.apiKey.create({ name: "named-bot", role: "operator" });
+    const byKey = await keyCaller(db, key.key).enrollment.createToken({ description: "by key" });
+    const byOperator = await callerFor(db, members.operator, ORG).enrollment.createToken({
+      description: "by olga",
+    });
+    // An entry whose actor is another organization's member (as if forged): their e-mail must not leak.
+    const acme = await db.organization.findUniqueOrThrow({ where: { slug: ORG } });
+    const bob = await db.user.findUniqueOrThrow({ where: { email: "bob@globex.example" } });
+    const forged = await db.auditLog.create({
+      data: {
+        organizationId: acme.id,
+        actorType: "user",
+        actorId: bob.id,
+        action: "test.forged",
+        targetType: "test",
+      },
+    });
+
+    const entries = (await owner.audit.list({ limit: 500 })).items;
+    const entryOf = (targetId: string) => entries.find((entry) => entry.targetId === targetId);
+    expect(entryOf(byKey.id)).toMatchObject({ actorType: "apiKey", actorName: "named-bot" });
+    expect(entryOf(byOperator.id)).toMatchObject({ actorType: "user", actorName: "olga@acme.example" });
+    expect(entries.find((entry) => entry.id === forged.id)).toMatchObject({
+      actorId: bob.id,
+      actorName: null,
+    });
+
+    // Olga leaves: her entries keep her id and lose her name.
+    await owner.member.remove({ userId: members.operator.userId });
+    const after = (await owner.audit.list({ limit: 500 })).items.find(
+      (entry) => entry.targetId === byOperator.id,
+    );
+    expect(after).toMatchObject({ actorId: members.operator.userId, actorName: null });
+  });
 });

@@ -403,7 +403,7 @@ describe("errors, auth and pagination over REST", () => {
     const csv = await rest("GET", "/audit/export", { query: { format: "csv" } });
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
     const rows = (await csv.text()).trim().split("\r\n");
-    expect(rows[0]).toBe("id,createdAt,actorType,actorId,action,targetType,targetId,before,after");
+    expect(rows[0]).toBe("id,createdAt,actorType,actorId,action,targetType,targetId,before,after,actorName");
     expect(rows.length - 1).toBe(await db.auditLog.count({ where: { organizationId: acme.id } }));
 
     await expectDocumented(op, await rest("GET", "/audit/export", { key: null }), 401);

@@ -65,6 +65,11 @@ export const auditEntry = z.object({
   id: z.string(),
   actorType: z.enum(["user", "apiKey", "system"]),
   actorId: z.string().nullable(),
+  /**
+   * Who that is, resolved when the page is read: a member's e-mail or an API key's name; null for
+   * the system, a person no longer a member, or a deleted key.
+   */
+  actorName: z.string().nullable(),
   action: z.string(),
   targetType: z.string(),
   targetId: z.string().nullable(),
@@ -126,11 +131,13 @@ export async function listAudit(
   });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
+  const names = await actorNames(db, page);
   return {
     items: page.map((row) => ({
       id: row.id,
       actorType: row.actorType,
       actorId: row.actorId,
+      actorName: (row.actorId && names.get(`${row.actorType}:${row.actorId}`)) ?? null,
       action: row.action,
       targetType: row.targetType,
       targetId: row.targetId,
@@ -140,4 +147,33 @@ export async function listAudit(
     })),
     nextCursor: rows.length > input.limit && last ? encodeCursor(last) : null,
   };
+}
+
+/**
+ * Names of a page's actors, keyed "type:id": two queries per page, on the tenant client, so only
+ * this organization's members and keys are named (a former member stays a bare id).
+ */
+async function actorNames(
+  db: TenantDb,
+  rows: readonly { actorType: string; actorId: string | null }[],
+): Promise<Map<string, string>> {
+  const idsOf = (type: string) => [
+    ...new Set(
+      rows.filter((row) => row.actorType === type && row.actorId).map((row) => row.actorId as string),
+    ),
+  ];
+  const userIds = idsOf("user").filter((id) => z.uuid().safeParse(id).success);
+  const keyIds = idsOf("apiKey").filter((id) => z.uuid().safeParse(id).success);
+  const [users, keys] = await Promise.all([
+    userIds.length
+      ? db.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true } })
+      : [],
+    keyIds.length
+      ? db.apiKey.findMany({ where: { id: { in: keyIds } }, select: { id: true, name: true } })
+      : [],
+  ]);
+  return new Map([
+    ...users.map((user) => [`user:${user.id}`, user.email] as const),
+    ...keys.map((key) => [`apiKey:${key.id}`, key.name] as const),
+  ]);
 }

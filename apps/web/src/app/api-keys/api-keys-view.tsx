@@ -49,7 +49,8 @@ export function ApiKeysView() {
     ),
   );
   const myRole = members.data?.caller.role ?? null;
-  const emailByUserId = new Map(members.data?.items.map((m) => [m.userId, m.email]));
+  // null until the member list is in: a creator is not called a former member before we know.
+  const emailByUserId = members.data ? new Map(members.data.items.map((m) => [m.userId, m.email])) : null;
   const denied = myRole ? roleDenial(myRole, "admin") : null;
   const columns: DataColumn<ApiKey>[] = [
     { id: "name", accessorKey: "name", meta: { title: "Name", className: "font-medium" } },
@@ -117,10 +118,11 @@ function keyState(key: ApiKey): { label: string; variant: "online" | "revoked" |
 }
 
 /** `user:<id>` or `apiKey:<id>`, as the domain stores it. */
-function describeCreator(createdBy: string | null, emailByUserId: Map<string, string>): string {
+function describeCreator(createdBy: string | null, emailByUserId: Map<string, string> | null): string {
   if (!createdBy) return "—";
   const [type, id = ""] = createdBy.split(":");
   if (type === "apiKey") return `API key ${id.slice(0, 8)}`;
+  if (!emailByUserId) return `member ${id.slice(0, 8)}`;
   return emailByUserId.get(id) ?? `former member ${id.slice(0, 8)}`;
 }
 

@@ -86,11 +86,12 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
 
   const emailByUserId = new Map(members.data?.items.map((m) => [m.userId, m.email]));
   const keyNameById = new Map(apiKeys.data?.items.map((k) => [k.id, k.name]));
-  const who = (entry: Pick<Entry, "actorType" | "actorId">) => {
+  const who = (entry: Pick<Entry, "actorType" | "actorId" | "actorName">) => {
     if (entry.actorType === "system") return "system";
+    // Named by the server with the entry, so the column never waits on (or guesses from) other lists.
     const id = entry.actorId ?? "";
-    if (entry.actorType === "apiKey") return `API key ${keyNameById.get(id) ?? id.slice(0, 8)}`;
-    return emailByUserId.get(id) ?? `former member ${id.slice(0, 8)}`;
+    if (entry.actorType === "apiKey") return `API key ${entry.actorName ?? id.slice(0, 8)}`;
+    return entry.actorName ?? `former member ${id.slice(0, 8)}`;
   };
 
   const apply = (next: AuditFilters) => {
