@@ -274,9 +274,13 @@ export class GatewayProcess {
     return (await fetch(`${this.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
   }
 
-  /** SIGTERM to the group (clean shutdown), SIGKILL after `graceMs`. */
-  stop(graceMs = 10_000): Promise<void> {
-    return stopProcessGroup(this.child, graceMs);
+  /**
+   * SIGTERM to the group (clean shutdown), SIGKILL after `graceMs`; returns once the port is free
+   * too, so that a restart right after can listen on it (the tsx CLI may exit before its child).
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    await stopProcessGroup(this.child, graceMs);
+    await waitUntilPortFree(Number(new URL(this.url).port), graceMs + 20_000);
   }
 
   kill(): void {
@@ -293,13 +297,21 @@ export async function waitUntilPortFree(port: number, timeoutMs = 15_000): Promi
   }
 }
 
+/**
+ * Whether something listens on the port. Only a refused connection means free: a listener too
+ * busy to complete the handshake in 2 s (a gateway shutting down under load) still holds it.
+ */
 function portTaken(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host: "127.0.0.1", port });
+    const socket = createConnection({ host: "127.0.0.1", port, timeout: 2_000 });
     socket.once("connect", () => {
       socket.destroy();
       resolve(true);
     });
-    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code !== "ECONNREFUSED"));
   });
 }
