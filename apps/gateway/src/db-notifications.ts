@@ -17,6 +17,11 @@ export class NotificationListener {
     private readonly channel: string,
     private readonly onPayload: (payload: string) => Promise<void>,
     private readonly logger: Logger,
+    /**
+     * Called each time LISTEN is in place, the first time included: notifications sent while the
+     * connection was down are lost, so a cache kept up to date by them starts over here.
+     */
+    private readonly onListening: () => void = () => undefined,
   ) {}
 
   async start(): Promise<void> {
@@ -52,6 +57,7 @@ export class NotificationListener {
       await client.connect();
       await client.query(`LISTEN ${this.channel}`);
       this.client = client;
+      this.onListening();
     } catch (error) {
       await client.end().catch(() => undefined);
       this.logger.warn(

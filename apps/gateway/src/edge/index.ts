@@ -1,12 +1,11 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONNECT_TO_ONLINE_SERIES, OrgHistograms } from "@edgefleet/alerts";
-import { type Db, NODE_MOVED_CHANNEL } from "@edgefleet/db";
+import type { Db } from "@edgefleet/db";
 import type { TenancySecrets } from "@edgefleet/nats-tenancy";
 import { jetstream } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
 import type { Registry } from "prom-client";
-import { NotificationListener } from "../db-notifications.js";
 import type { Logger } from "../logger.js";
 import { SiteUplinkPacer } from "../sites/uplink-pacer.js";
 import { ArtifactAccess } from "./artifacts/artifact-access.js";
@@ -26,7 +25,7 @@ import { HeartbeatBatcher } from "./liveness/heartbeat-batcher.js";
 import { HeartbeatService } from "./liveness/heartbeat-service.js";
 import { OfflineSweeper } from "./liveness/offline-sweeper.js";
 import { livenessTiming } from "./liveness/timing.js";
-import { NodeDirectory } from "./node-directory.js";
+import { NodeDirectory, nodeDirectoryFeeds } from "./node-directory.js";
 import { Rejections } from "./rejections.js";
 import type { EdgeService } from "./service.js";
 import { SloPublisher } from "./slo-publisher.js";
@@ -79,13 +78,6 @@ export function createEdgeServices(
   const issuer = config.credentials
     ? new CredentialIssuer(db, config.credentials.secrets, config.credentials.accounts)
     : null;
-  // Every replica forgets what it cached about a node that moved to another site.
-  const moves = new NotificationListener(
-    config.databaseUrl,
-    NODE_MOVED_CHANNEL,
-    async (nodeId) => directory.forgetNode(nodeId),
-    logger.child({ component: "node-moves" }),
-  );
   const timing = livenessTiming(config.heartbeatIntervalS * 1000, config.livenessFlushMs);
   const livenessLogger = logger.child({ component: "liveness" });
   const ingestLogger = logger.child({ component: "up-ingest" });
@@ -105,7 +97,7 @@ export function createEdgeServices(
   const mimirWriter = new MimirWriter(config.mimirUrl, metrics);
   const connectToOnline = new OrgHistograms(CONNECT_TO_ONLINE_SERIES);
   return [
-    { name: "node-moves", start: () => moves.start(), stop: () => moves.stop() },
+    ...nodeDirectoryFeeds(directory, config.databaseUrl, logger),
     new HeartbeatService(
       intake,
       new HeartbeatBatcher(db, timing, metrics, livenessLogger),
