@@ -85,6 +85,58 @@ describe("internal API switched off or incomplete", () => {
   });
 });
 
+describe("a CPU profile of the running gateway", () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+  });
+
+  it("takes one over the asked seconds, one at a time, behind the internal token", async () => {
+    const metrics = createGatewayMetrics();
+    const logger = createLogger("silent");
+    const token = "p".repeat(40);
+    const server = createHttpServer({
+      health: new DependencyHealth(logger, metrics.dependencyUp),
+      metrics,
+      logger,
+      isShuttingDown: () => false,
+      internal: { token, hubLeafUrls: [], createLeafBundle: null, enrollCredentials: null },
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    close = () => new Promise((resolve) => server.close(() => resolve()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/internal/debug/cpu-profile`;
+    const get = (query: string, bearer = token) =>
+      fetch(`${base}${query}`, { headers: { authorization: `Bearer ${bearer}` } });
+
+    expect((await get("?seconds=1", "x".repeat(40))).status).toBe(401);
+    for (const bad of ["0", "121", "1.5", "abc"]) {
+      const refused = await get(`?seconds=${bad}`);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: string }).error).toContain("seconds must be an integer");
+    }
+
+    const started = Date.now();
+    const first = get("?seconds=1");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const second = await get("?seconds=1");
+    expect(second.status).toBe(409);
+    const response = await first;
+    expect(response.status).toBe(200);
+    const profile = (await response.json()) as {
+      nodes: unknown[];
+      samples: number[];
+      startTime: number;
+      endTime: number;
+    };
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(profile.nodes.length).toBeGreaterThan(0);
+    expect(profile.endTime - profile.startTime).toBeGreaterThanOrEqual(900_000);
+    // The next one may start once the first is done.
+    expect((await get("?seconds=1")).status).toBe(200);
+  });
+});
+
 describe("leaf bundle requests: the site cache", () => {
   let close: (() => Promise<void>) | undefined;
   afterEach(async () => {

@@ -18,6 +18,7 @@ import {
   SiteNotFoundError,
   siteCacheOptions,
 } from "../sites/leaf-bundle.js";
+import { CPU_PROFILE_MAX_SECONDS, ProfileBusyError, takeCpuProfile } from "./cpu-profile.js";
 
 /**
  * The gateway's internal API, for the control plane's own services (the console's API) and
@@ -42,6 +43,8 @@ import {
  *        {ok: true, poll} | {ok: false, code, error}; waits for the history
  *   POST /internal/orgs/{orgId}/log-sessions/{sessionId}/poll → {poll}; 404 when no such session
  *   POST /internal/orgs/{orgId}/log-sessions/{sessionId}/close → {closed}
+ *   GET  /internal/debug/cpu-profile?seconds=N  → a V8 CPU profile of this process over N s (1–120),
+ *        the .cpuprofile format; 409 while another one is being taken
  */
 export interface InternalApiDeps {
   /** Shared secret; undefined turns the internal API off (503). */
@@ -66,6 +69,7 @@ const ENROLL_CREDENTIALS_PATH = "/internal/enroll-credentials";
 const ARTIFACTS_PATH = /^\/internal\/orgs\/([^/]+)\/artifacts(?:\/(import|[^/]+))?$/;
 const NODE_COMMANDS_PATH = /^\/internal\/orgs\/([^/]+)\/node-commands$/;
 const NODE_PROBES_PATH = /^\/internal\/orgs\/([^/]+)\/node-probes$/;
+const CPU_PROFILE_PATH = "/internal/debug/cpu-profile";
 const LOG_SESSIONS_PATH =
   /^\/internal\/orgs\/([^/]+)\/log-sessions(?:\/([A-Za-z0-9_-]{1,32})\/(poll|close))?$/;
 
@@ -138,6 +142,7 @@ export class HttpError extends Error {
 /** Route label for the request metrics (the site id is not a label: unbounded cardinality). */
 export function internalRouteOf(path: string): string | null {
   if (path === ENROLL_CREDENTIALS_PATH) return ENROLL_CREDENTIALS_PATH;
+  if (path === CPU_PROFILE_PATH) return CPU_PROFILE_PATH;
   if (LEAF_BUNDLE_PATH.test(path)) return "/internal/sites/:siteId/leaf-bundle";
   if (NODE_COMMANDS_PATH.test(path)) return "/internal/orgs/:orgId/node-commands";
   if (NODE_PROBES_PATH.test(path)) return "/internal/orgs/:orgId/node-probes";
@@ -204,6 +209,22 @@ export async function handleInternalRequest(
       requireMethod(req, res, "GET");
       if (!deps.enrollCredentials) throw new HttpError(503, "enrollment is disabled on this gateway");
       return { status: 200, body: { creds: deps.enrollCredentials } };
+    }
+    if (path === CPU_PROFILE_PATH) {
+      requireMethod(req, res, "GET");
+      const raw = new URL(req.url ?? "", "http://gateway.invalid").searchParams.get("seconds") ?? "30";
+      const seconds = Number(raw);
+      if (!Number.isInteger(seconds) || seconds < 1 || seconds > CPU_PROFILE_MAX_SECONDS)
+        throw new HttpError(
+          400,
+          `seconds must be an integer from 1 to ${CPU_PROFILE_MAX_SECONDS}, got ${raw}`,
+        );
+      try {
+        return { status: 200, body: await takeCpuProfile(seconds) };
+      } catch (error) {
+        if (error instanceof ProfileBusyError) throw new HttpError(409, error.message);
+        throw error;
+      }
     }
     const commandsOrg = NODE_COMMANDS_PATH.exec(path)?.[1];
     if (commandsOrg !== undefined) return await handleNodeCommands(deps, req, res, commandsOrg);

@@ -12,7 +12,7 @@
  * batches, hub restart, one leaf restart, churn. Writes docs/benchmarks/scale.md with charts and
  * scale-results.json. Loopback only; stops everything it started on success, failure and Ctrl-C.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join, relative } from "node:path";
@@ -162,7 +162,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     GATEWAY_HEARTBEAT_INTERVAL_S: String(HEARTBEAT_SECONDS),
     GATEWAY_METRICS_INTERVAL_S: String(METRICS_SECONDS),
   };
-  let gateway = await GatewayProcess.start(env, gatewayEnv);
+  const gateway = await GatewayProcess.start(env, gatewayEnv);
   cleanup.add("stop the gateway", () => gateway.stop());
   step(`gateway ready at ${gateway.url}`);
 
@@ -449,36 +449,40 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     const profileDir = join(VAR_DIR, "profiles");
     rmSync(profileDir, { recursive: true, force: true });
     mkdirSync(profileDir, { recursive: true });
-    step(`restarting the gateway under --cpu-prof for ${options.profileSeconds} s of idle`);
-    await gateway.stop();
-    gateway = await GatewayProcess.start(env, gatewayEnv, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]);
-    const warmupSeconds = 20;
-    await countdown("profile", warmupSeconds + options.profileSeconds);
-    const profiled = sampler.samples
-      .filter((s) => s.component === "gateway" && s.phase === "profile")
-      .slice(-Math.round(options.profileSeconds / 2));
-    await gateway.stop();
-    gateway = await GatewayProcess.start(env, gatewayEnv);
-    const biggest = readdirSync(profileDir)
-      .filter((file) => file.endsWith(".cpuprofile"))
-      .map((file) => join(profileDir, file))
-      .sort((a, b) => statSync(b).size - statSync(a).size)[0];
-    if (biggest) {
-      const summary = summarizeProfile(
-        JSON.parse(readFileSync(biggest, "utf8")) as CpuProfile,
-        warmupSeconds * 1000,
-      );
+    // Profiled in place (the gateway's internal /debug/cpu-profile): the steady state, not the
+    // warm-up a restart under --cpu-prof shows (empty node directory, lazy imports).
+    step(`CPU profile of the running gateway over ${options.profileSeconds} s of idle`);
+    const profiling = fetch(`${gateway.url}/internal/debug/cpu-profile?seconds=${options.profileSeconds}`, {
+      headers: { authorization: `Bearer ${need("GATEWAY_INTERNAL_TOKEN")}` },
+      signal: AbortSignal.timeout((options.profileSeconds + 60) * 1000),
+    }).then(async (response) => {
+      if (!response.ok)
+        throw new Error(`the gateway's CPU profile answered ${response.status}: ${await response.text()}`);
+      return (await response.json()) as CpuProfile;
+    });
+    const answered = profiling.then(
+      () => undefined,
+      () => undefined,
+    );
+    await countdownWhile("profile", options.profileSeconds, answered);
+    try {
+      const profile = await profiling;
+      const file = join(profileDir, "gateway-idle.cpuprofile");
+      writeFileSync(file, JSON.stringify(profile));
+      const profiled = sampler.samples
+        .filter((s) => s.component === "gateway" && s.phase === "profile")
+        .slice(-Math.round(options.profileSeconds / 2));
+      const summary = summarizeProfile(profile, 0);
       gatewayProfile = {
         ...summary,
         gatewayCpuPercent: profiled.reduce((sum, s) => sum + s.cpuPercent, 0) / Math.max(1, profiled.length),
       };
       step(
-        `gateway profile: ${summary.busyMs.toFixed(0)} ms busy of ${summary.windowMs.toFixed(0)} ms (${relative(REPO_ROOT, biggest)})`,
+        `gateway profile: ${summary.busyMs.toFixed(0)} ms busy of ${summary.windowMs.toFixed(0)} ms (${relative(REPO_ROOT, file)})`,
       );
-    } else problems.push("The gateway wrote no CPU profile.");
-    await waitUntil(new Progress("settle", 1), 1, 30_000, async () =>
-      (await gateway.metricsText().catch(() => "")) ? 1 : 0,
-    );
+    } catch (error) {
+      problems.push(`No gateway CPU profile: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   // --- rollout: a new version of app-0 to every node, in batches --------------------------------

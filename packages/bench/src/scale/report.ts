@@ -206,7 +206,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
   if (results.gatewayProfile) {
     const p = results.gatewayProfile;
     push(
-      `The gateway ran under \`--cpu-prof\` for an idle window (start-up skipped): ${fixed(p.busyMs, 0)} ms busy in ${fixed(p.windowMs / 1000, 0)} s = ${fixed((p.busyMs * 100) / Math.max(1, p.windowMs), 2)} % of a core (the /proc sampler saw ${fixed(p.gatewayCpuPercent, 2)} % for the whole process tree, tsx's launcher included).`,
+      `A V8 CPU profile of the running gateway over an idle window (its internal \`/debug/cpu-profile\`, no restart): ${fixed(p.busyMs, 0)} ms busy in ${fixed(p.windowMs / 1000, 0)} s = ${fixed((p.busyMs * 100) / Math.max(1, p.windowMs), 2)} % of a core (the /proc sampler saw ${fixed(p.gatewayCpuPercent, 2)} % for the whole process tree, tsx's launcher and the profiler included).`,
       "",
       "| package | self ms | share of busy |",
       "|---|---|---|",
