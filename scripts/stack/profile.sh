@@ -50,6 +50,9 @@ PORT_WEB=$((3000 + PORT_OFFSET))
 # mailpit: SMTP for alert e-mail, and its HTTP API where the mail is read.
 PORT_SMTP=$((2525 + PORT_OFFSET))
 PORT_MAIL_HTTP=$((8125 + PORT_OFFSET))
+# nats-server's Go profiler (pprof), on the scale profile only: bench:scale profiles the hub's idle
+# CPU with it (/debug/pprof/profile). Loopback, like the monitoring port.
+PORT_NATS_PROF=$((8322 + PORT_OFFSET))
 # The demo's site leaf nodes (dev: one per demo site, 4230..4239).
 PORT_DEMO_LEAF_BASE=$((4230 + PORT_OFFSET))
 # load's 6000 is X11's port, which Next.js and browsers refuse to use.

@@ -109,6 +109,10 @@ cluster {
 }
 CLUSTER
   fi
+  if [ "$EDGEFLEET_PROFILE" = scale ]; then
+    require_free_port "$PORT_NATS_PROF" "nats profiling port"
+    printf '\n# Go profiler for bench:scale (where the hub'"'"'s idle CPU goes).\nprof_port: %s\n' "$PORT_NATS_PROF" >>"$config"
+  fi
   start_process "$(replica_name nats "$node")" "$NATS_BIN" -c "$config"
 }
 
@@ -195,6 +199,7 @@ DATABASE_URL=postgresql://edgefleet@127.0.0.1:$PORT_POSTGRES/edgefleet
 NATS_URL=$(IFS=,; echo "${nats_urls[*]}")
 NATS_LEAF_URL=$(IFS=,; echo "${leaf_urls[*]}")
 NATS_MONITOR_URL=$(IFS=,; echo "${monitor_urls[*]}")
+$([ "$EDGEFLEET_PROFILE" = scale ] && echo "NATS_PROFILE_URL=http://127.0.0.1:$PORT_NATS_PROF")
 NATS_SERVER_BIN=$NATS_BIN
 SCHEMATHESIS_BIN=$SCHEMATHESIS_BIN
 AGENT_SERVER_URL=nats://127.0.0.1:$PORT_NATS

@@ -49,6 +49,7 @@ import { WorkerPool } from "../workers.js";
 import { type ApiPhaseResult, measureApiDuring, scaleApiCases, startScaleConsole } from "./api-slo.js";
 import { type CpuProfile, summarizeProfile } from "./cpu-profile.js";
 import { buildNativeAgent, type GeneratorCost, measureGoHollow } from "./go-hollow.js";
+import { summarizeGoProfile, takeGoCpuProfile } from "./go-profile.js";
 import {
   goMemoryEnv,
   goMemoryLimit,
@@ -60,7 +61,7 @@ import {
   writeLeafBundle,
 } from "./leaves.js";
 import { componentCosts, costPerNode, memorySlopes, nodeIndexOf } from "./measure.js";
-import { readScaleOptions, type ScaleOptions, UsageError } from "./options.js";
+import { HelpRequested, readScaleOptions, type ScaleOptions, UsageError } from "./options.js";
 import { writeScaleReport } from "./report.js";
 import type { ScaleResults } from "./results.js";
 
@@ -444,6 +445,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   }
 
   let gatewayProfile: ScaleResults["gatewayProfile"] = null;
+  let hubProfile: ScaleResults["hubProfile"] = null;
   if (options.profileSeconds > 0) {
     sampler.phase = "profile";
     const profileDir = join(VAR_DIR, "profiles");
@@ -460,11 +462,22 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
         throw new Error(`the gateway's CPU profile answered ${response.status}: ${await response.text()}`);
       return (await response.json()) as CpuProfile;
     });
-    const answered = profiling.then(
-      () => undefined,
-      () => undefined,
-    );
+    // The hub at the same time, through nats-server's Go profiler (the scale profile's prof_port).
+    const hubFile = join(profileDir, "hub-idle.pprof");
+    const hubProfiling = env.NATS_PROFILE_URL
+      ? takeGoCpuProfile(env.NATS_PROFILE_URL, options.profileSeconds, hubFile)
+      : Promise.reject(new Error("the stack has no NATS_PROFILE_URL (the hub runs without prof_port)"));
+    const answered = Promise.allSettled([profiling, hubProfiling]).then(() => undefined);
     await countdownWhile("profile", options.profileSeconds, answered);
+    try {
+      await hubProfiling;
+      hubProfile = await summarizeGoProfile(hubFile, options.profileSeconds * 1000);
+      step(
+        `hub profile: ${hubProfile.busyMs.toFixed(0)} ms of CPU in ${options.profileSeconds} s (${relative(REPO_ROOT, hubFile)})`,
+      );
+    } catch (error) {
+      problems.push(`No hub CPU profile: ${error instanceof Error ? error.message : String(error)}`);
+    }
     try {
       const profile = await profiling;
       const file = join(profileDir, "gateway-idle.cpuprofile");
@@ -839,6 +852,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     churn,
     generators,
     gatewayProfile,
+    hubProfile,
     api: apiPhases,
     usage: usageByPhase(sampler.samples),
     timeline: sampler.samples,
@@ -911,6 +925,10 @@ function counterValue(metricsText: string, name: string, label?: string): number
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof HelpRequested) {
+    process.stdout.write(`${error.message}\n`);
+    process.exit(0);
+  }
   if (error instanceof UsageError) {
     process.stderr.write(`bench:scale: ${error.message}\n`);
     process.exit(2);

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { REPO_ROOT } from "../stack.js";
 
 export class UsageError extends Error {}
@@ -21,43 +21,53 @@ function generatorOf(value: string | undefined): "go" | "node" {
   throw new UsageError(`--generator must be go or node, got ${JSON.stringify(value)}`);
 }
 
+/** `--help`: the options with their defaults, printed and the run not started. */
+export class HelpRequested extends Error {}
+
 export function readScaleOptions(argv: string[]) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      nodes: { type: "string", default: "100000" },
-      sites: { type: "string", default: "50" },
-      "apps-per-node": { type: "string", default: "10" },
-      "hollow-processes": { type: "string" },
-      // Who simulates the nodes: the native agent's hollow mode (go) or agent-sdk workers (node).
-      generator: { type: "string", default: "go" },
-      "connect-rate": { type: "string", default: "500" },
-      "connect-in-flight": { type: "string", default: "64" },
-      "enroll-concurrency": { type: "string", default: "16" },
-      "idle-seconds": { type: "string", default: "180" },
-      "rollout-batches": { type: "string", default: "5" },
-      // ClusterLoader2's chaos: 1 % of the nodes fail and return every 5 minutes.
-      "churn-percent": { type: "string", default: "1" },
-      "churn-period": { type: "string", default: "300" },
-      "churn-cycles": { type: "string", default: "3" },
-      // With --generator node: the native agent's hollow mode beside the Node fleet, what one
-      // simulated node costs in each (with go, the fleet itself is that measurement).
-      "go-sample": { type: "string", default: "1000" },
-      "go-seconds": { type: "string", default: "60" },
-      // The console benchmark's single-object API calls, for this long with the fleet idle and
-      // through the churn phase (issue 16's API SLI); 0 skips them (and the console).
-      "api-seconds": { type: "string", default: "60" },
-      "api-requests": { type: "string", default: "20" },
-      // A V8 CPU profile of the gateway over an idle window (where the idle CPU goes).
-      "profile-seconds": { type: "string", default: "60" },
-      "no-profile": { type: "boolean", default: false },
-      // The whole run stops by itself after this (each phase also has its own bound).
-      "max-minutes": { type: "string", default: "240" },
-      out: { type: "string", default: "docs/benchmarks" },
-      note: { type: "string", multiple: true, default: [] },
-      "render-only": { type: "boolean", default: false },
-    },
-  });
+  const known = {
+    nodes: { type: "string", default: "100000" },
+    sites: { type: "string", default: "50" },
+    "apps-per-node": { type: "string", default: "10" },
+    "hollow-processes": { type: "string" },
+    // Who simulates the nodes: the native agent's hollow mode (go) or agent-sdk workers (node).
+    generator: { type: "string", default: "go" },
+    "connect-rate": { type: "string", default: "500" },
+    "connect-in-flight": { type: "string", default: "64" },
+    "enroll-concurrency": { type: "string", default: "16" },
+    "idle-seconds": { type: "string", default: "180" },
+    "rollout-batches": { type: "string", default: "5" },
+    // ClusterLoader2's chaos: 1 % of the nodes fail and return every 5 minutes.
+    "churn-percent": { type: "string", default: "1" },
+    "churn-period": { type: "string", default: "300" },
+    "churn-cycles": { type: "string", default: "3" },
+    // With --generator node: the native agent's hollow mode beside the Node fleet, what one
+    // simulated node costs in each (with go, the fleet itself is that measurement).
+    "go-sample": { type: "string", default: "1000" },
+    "go-seconds": { type: "string", default: "60" },
+    // The console benchmark's single-object API calls, for this long with the fleet idle and
+    // through the churn phase (issue 16's API SLI); 0 skips them (and the console).
+    "api-seconds": { type: "string", default: "60" },
+    "api-requests": { type: "string", default: "20" },
+    // A V8 CPU profile of the gateway over an idle window (where the idle CPU goes).
+    "profile-seconds": { type: "string", default: "60" },
+    "no-profile": { type: "boolean", default: false },
+    // The whole run stops by itself after this (each phase also has its own bound).
+    "max-minutes": { type: "string", default: "240" },
+    out: { type: "string", default: "docs/benchmarks" },
+    note: { type: "string", multiple: true, default: [] },
+    "render-only": { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  } satisfies ParseArgsConfig["options"];
+  const { values } = (() => {
+    try {
+      return parseArgs({ args: argv, options: known });
+    } catch (error) {
+      // An unknown or malformed option is the user's mistake: say which, and what there is.
+      throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${usage(known)}`);
+    }
+  })();
+  if (values.help) throw new HelpRequested(usage(known));
   const nodes = positiveInt("nodes", values.nodes, 100_000, 10);
   const sites = positiveInt("sites", values.sites, 100);
   if (nodes / sites > NODES_PER_LEAF_MAX)
@@ -98,3 +108,15 @@ export function readScaleOptions(argv: string[]) {
 }
 
 export type ScaleOptions = ReturnType<typeof readScaleOptions>;
+
+function usage(options: Record<string, { type: "string" | "boolean"; default?: unknown }>): string {
+  const lines = Object.entries(options).map(([name, option]) => {
+    const value = option.type === "string" ? " <value>" : "";
+    const fallback =
+      option.default === undefined || option.default === false
+        ? ""
+        : `  (default ${JSON.stringify(option.default)})`;
+    return `  --${name}${value}${fallback}`;
+  });
+  return ["usage: pnpm bench:scale [options]", ...lines].join("\n");
+}

@@ -220,6 +220,23 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
       "",
     );
   } else push("No gateway profile in this run (`--no-profile`).", "");
+  if (results.hubProfile) {
+    const h = results.hubProfile;
+    const rows = (entries: typeof h.flat) =>
+      entries.map((e) => `| \`${e.fn.replace(/\|/g, "\\|")}\` | ${fixed(e.ms, 0)} | ${fixed(e.percent)} % |`);
+    push(
+      `The hub nats-server over the same window (its Go profiler, \`prof_port\`; \`go tool pprof -top\` of var/scale/profiles/hub-idle.pprof): ${fixed(h.busyMs, 0)} ms of CPU in ${fixed(h.windowMs / 1000, 0)} s = ${fixed((h.busyMs * 100) / Math.max(1, h.windowMs), 2)} % of a core.`,
+      "",
+      "| function, with what it calls (cum) | ms | share |",
+      "|---|---|---|",
+      ...rows(h.cumulative),
+      "",
+      "| function, own time (flat) | ms | share |",
+      "|---|---|---|",
+      ...rows(h.flat),
+      "",
+    );
+  }
   const v = idle.hubVarz;
   push(
     `Hub nats-server at the end of the idle window (/varz): ${v.connections ?? "—"} client connections, ${v.leafnodes ?? "—"} leaf nodes, ${v.subscriptions ?? "—"} subscriptions, ${fixed(idle.hubMsgsPerSecond)} messages/s in = ${fixed((idle.hubMsgsPerSecond * 60) / Math.max(1, config.nodes), 2)} messages per node per minute (heartbeat every ${config.heartbeatSeconds} s = 2/min, metrics every ${config.metricsSeconds} s = 1/min), cpu ${fixed(v.cpu)} %, mem ${fixed((v.mem ?? 0) / 1024 / 1024)} MiB.`,

@@ -4,6 +4,7 @@ import type { LatencySummary } from "../stats.js";
 import type { ApiPhaseResult } from "./api-slo.js";
 import type { ProfileSummary } from "./cpu-profile.js";
 import type { GeneratorCost } from "./go-hollow.js";
+import type { GoProfileSummary } from "./go-profile.js";
 import type { CostPerNode } from "./measure.js";
 
 /** Everything one `pnpm bench:scale` run measured: the report and charts are drawn from it. */
@@ -87,6 +88,8 @@ export interface ScaleResults {
   generators: GeneratorCost[];
   /** The gateway's V8 CPU profile over an idle window, and the hub's /varz beside it. */
   gatewayProfile: (ProfileSummary & { gatewayCpuPercent: number }) | null;
+  /** The hub nats-server over the same window (absent in reports written before it was taken). */
+  hubProfile?: GoProfileSummary | null;
   /** The single-object API calls during idle and churn (absent in runs before they were measured). */
   api?: ApiPhaseResult[];
   usage: PhaseUsage[];
