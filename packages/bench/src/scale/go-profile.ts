@@ -37,7 +37,7 @@ export async function takeGoCpuProfile(profileUrl: string, seconds: number, file
 export async function summarizeGoProfile(
   file: string,
   windowMs: number,
-  topN = 20,
+  topN = 30,
 ): Promise<GoProfileSummary> {
   const top = async (cumulative: boolean) =>
     (
@@ -69,9 +69,9 @@ export function totalMs(text: string): number {
 export function parseTop(text: string, column: "flat" | "cum", busyMs: number): GoProfileEntry[] {
   const entries: GoProfileEntry[] = [];
   for (const line of text.split("\n")) {
-    const row = /^\s*([\d.]+)(ms|s|min|h)\s+[\d.]+%\s+[\d.]+%\s+([\d.]+)(ms|s|min|h)\s+[\d.]+%\s+(.+)$/.exec(
-      line,
-    );
+    // A zero has no unit ("0     0%"): most rows of the cumulative view start so.
+    const row =
+      /^\s*([\d.]+)(ms|s|min|h)?\s+[\d.]+%\s+[\d.]+%\s+([\d.]+)(ms|s|min|h)?\s+[\d.]+%\s+(.+)$/.exec(line);
     if (!row) continue;
     const ms =
       column === "flat"
