@@ -81,6 +81,9 @@ export type AuditEntry = z.infer<typeof auditEntry>;
 
 export const listAuditOutput = z.object({ items: z.array(auditEntry), nextCursor: z.string().nullable() });
 
+const uuid = z.uuid();
+const isUuid = (value: string) => uuid.safeParse(value).success;
+
 /** Cursor = time and id of the last entry, so the next page is a range scan of (organization, createdAt, id). */
 function encodeCursor(row: { createdAt: Date; id: string }): string {
   return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`, "utf8").toString("base64url");
@@ -89,7 +92,7 @@ function encodeCursor(row: { createdAt: Date; id: string }): string {
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [time, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
   const createdAt = new Date(time ?? "");
-  if (!id || !z.uuid().safeParse(id).success || Number.isNaN(createdAt.getTime())) {
+  if (!id || !isUuid(id) || Number.isNaN(createdAt.getTime())) {
     throw new TRPCError({ code: "BAD_REQUEST", message: "cursor is not one this API returned" });
   }
   return { createdAt, id };
@@ -162,8 +165,8 @@ async function actorNames(
       rows.filter((row) => row.actorType === type && row.actorId).map((row) => row.actorId as string),
     ),
   ];
-  const userIds = idsOf("user").filter((id) => z.uuid().safeParse(id).success);
-  const keyIds = idsOf("apiKey").filter((id) => z.uuid().safeParse(id).success);
+  const userIds = idsOf("user").filter(isUuid);
+  const keyIds = idsOf("apiKey").filter(isUuid);
   const [users, keys] = await Promise.all([
     userIds.length
       ? db.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true } })
