@@ -4,6 +4,7 @@ import { type CpuProfile, packageOf, summarizeProfile } from "../src/scale/cpu-p
 import {
   componentCosts,
   costPerNode,
+  cpuByPhase,
   memorySlopes,
   nodeIndexOf,
   slope,
@@ -48,6 +49,25 @@ describe("cost per node", () => {
     expect(verdict(0.3, 0.4)).toBe("met");
     expect(verdict(0.5, 0.4)).toBe("missed");
     expect(verdict(null, 0.4)).toBe("not measured");
+  });
+});
+
+describe("CPU by phase", () => {
+  it("sums the components of each phase, in the order the phases ran, against the machine's cores", () => {
+    const usage = [
+      { component: "gateway", phase: "idle", cpuPercentMean: 20 },
+      { component: "site leaves", phase: "idle", cpuPercentMean: 40 },
+      { component: "gateway", phase: "rollout", cpuPercentMean: 90 },
+      { component: "site leaves", phase: "rollout", cpuPercentMean: 100 },
+      { component: "hollow agents (Go)", phase: "rollout", cpuPercentMean: 10 },
+    ];
+    const rows = cpuByPhase(usage, 2);
+    expect(rows.map((r) => r.phase)).toEqual(["idle", "rollout"]);
+    expect(rows[0]).toMatchObject({ totalPercent: 60, machineShare: 0.3 });
+    expect(rows[1]?.totalPercent).toBe(200);
+    expect(rows[1]?.machineShare).toBe(1);
+    expect(rows[1]?.byComponent["hollow agents (Go)"]).toBe(10);
+    expect(rows[0]?.byComponent["hollow agents (Go)"]).toBeUndefined();
   });
 });
 

@@ -129,3 +129,34 @@ export function nodeIndexOf(name: string): number {
   if (!Number.isInteger(index)) throw new Error(`not a hollow node name: ${name}`);
   return index;
 }
+
+export interface PhaseCpu {
+  phase: string;
+  /** Mean CPU per component over the phase, percent of one core. */
+  byComponent: Record<string, number>;
+  /** Sum over the components: how busy the machine was (cores × 100 % is all of it). */
+  totalPercent: number;
+  /** totalPercent over the machine's capacity, 0..1 (above 1: the sampler's rounding). */
+  machineShare: number;
+}
+
+/**
+ * CPU by phase, in the order the phases ran: what explains a latency SLO missed in one phase is
+ * often not the control plane's own cost but a machine with no core left (the edge side, leaves
+ * and generators, runs on the same 2 cores here and on other boxes in production).
+ */
+export function cpuByPhase(
+  usage: readonly { component: string; phase: string; cpuPercentMean: number }[],
+  cores: number,
+): PhaseCpu[] {
+  const phases = new Map<string, Record<string, number>>();
+  for (const row of usage) {
+    const byComponent = phases.get(row.phase) ?? {};
+    byComponent[row.component] = row.cpuPercentMean;
+    phases.set(row.phase, byComponent);
+  }
+  return [...phases].map(([phase, byComponent]) => {
+    const totalPercent = Object.values(byComponent).reduce((sum, value) => sum + value, 0);
+    return { phase, byComponent, totalPercent, machineShare: totalPercent / (Math.max(1, cores) * 100) };
+  });
+}

@@ -5,7 +5,7 @@ import { renderSvg } from "../charts.js";
 import { livenessBound } from "../liveness.js";
 import type { LatencySummary } from "../stats.js";
 import { apiSloVerdict } from "./api-slo.js";
-import { FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
+import { cpuByPhase, FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
 import type { ScaleResults } from "./results.js";
 
 /** docs/benchmarks/scale.md, its charts and scale-results.json, from one run's results. */
@@ -273,6 +273,21 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
     );
   }
   push("");
+  const phases = cpuByPhase(results.usage, results.machine.cores);
+  if (phases.length > 0) {
+    const components = [...new Set(phases.flatMap((p) => Object.keys(p.byComponent)))];
+    push(
+      `CPU by phase (mean percent of one core; the machine has ${results.machine.cores} cores, ${results.machine.cores * 100} % in all, shared by the control plane and the edge side):`,
+      "",
+      `| phase | ${components.join(" | ")} | all | of the machine |`,
+      `|---|${components.map(() => "---|").join("")}---|---|`,
+    );
+    for (const p of phases)
+      push(
+        `| ${p.phase} | ${components.map((c) => fixed(p.byComponent[c])).join(" | ")} | ${fixed(p.totalPercent)} | ${fixed(p.machineShare * 100, 0)} % |`,
+      );
+    push("");
+  }
   if (results.churn) {
     push(
       "Memory slope over the churn phase (least squares of PSS; short windows exaggerate it):",
