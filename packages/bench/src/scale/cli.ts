@@ -63,7 +63,7 @@ import {
 import { componentCosts, costPerNode, memorySlopes, nodeIndexOf } from "./measure.js";
 import { HelpRequested, readScaleOptions, type ScaleOptions, UsageError } from "./options.js";
 import { writeScaleReport } from "./report.js";
-import type { ScaleResults } from "./results.js";
+import type { ProfilePair, ScaleResults } from "./results.js";
 
 const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "scale-results.json");
 const HEARTBEAT_SECONDS = 30;
@@ -444,64 +444,81 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     });
   }
 
-  let gatewayProfile: ScaleResults["gatewayProfile"] = null;
-  let hubProfile: ScaleResults["hubProfile"] = null;
-  if (options.profileSeconds > 0) {
-    sampler.phase = "profile";
-    const profileDir = join(VAR_DIR, "profiles");
-    rmSync(profileDir, { recursive: true, force: true });
-    mkdirSync(profileDir, { recursive: true });
-    // Profiled in place (the gateway's internal /debug/cpu-profile): the steady state, not the
-    // warm-up a restart under --cpu-prof shows (empty node directory, lazy imports).
-    step(`CPU profile of the running gateway over ${options.profileSeconds} s of idle`);
-    const profiling = fetch(`${gateway.url}/internal/debug/cpu-profile?seconds=${options.profileSeconds}`, {
+  /**
+   * The gateway's V8 profile (its internal /debug/cpu-profile: the running process in place, not
+   * the warm-up a restart under --cpu-prof shows) and the hub's Go profile (the scale profile's
+   * prof_port) over the same `seconds`, written to var/scale/profiles/{gateway,hub}-<name>.*.
+   */
+  const profileDir = join(VAR_DIR, "profiles");
+  rmSync(profileDir, { recursive: true, force: true });
+  mkdirSync(profileDir, { recursive: true });
+  async function takeProfiles(name: string, seconds: number): Promise<ProfilePair> {
+    const from = Date.now();
+    const gatewayProfiling = fetch(`${gateway.url}/internal/debug/cpu-profile?seconds=${seconds}`, {
       headers: { authorization: `Bearer ${need("GATEWAY_INTERNAL_TOKEN")}` },
-      signal: AbortSignal.timeout((options.profileSeconds + 60) * 1000),
+      signal: AbortSignal.timeout((seconds + 60) * 1000),
     }).then(async (response) => {
       if (!response.ok)
         throw new Error(`the gateway's CPU profile answered ${response.status}: ${await response.text()}`);
       return (await response.json()) as CpuProfile;
     });
-    // The hub at the same time, through nats-server's Go profiler (the scale profile's prof_port).
-    const hubFile = join(profileDir, "hub-idle.pprof");
+    const hubFile = join(profileDir, `hub-${name}.pprof`);
     const hubProfiling = env.NATS_PROFILE_URL
-      ? takeGoCpuProfile(env.NATS_PROFILE_URL, options.profileSeconds, hubFile)
+      ? takeGoCpuProfile(env.NATS_PROFILE_URL, seconds, hubFile)
       : Promise.reject(new Error("the stack has no NATS_PROFILE_URL (the hub runs without prof_port)"));
-    const answered = Promise.allSettled([profiling, hubProfiling]).then(() => undefined);
-    await countdownWhile("profile", options.profileSeconds, answered);
+    const pair: ProfilePair = { gateway: null, hub: null };
     try {
       await hubProfiling;
-      hubProfile = await summarizeGoProfile(hubFile, options.profileSeconds * 1000);
+      pair.hub = await summarizeGoProfile(hubFile, seconds * 1000);
       step(
-        `hub profile: ${hubProfile.busyMs.toFixed(0)} ms of CPU in ${options.profileSeconds} s (${relative(REPO_ROOT, hubFile)})`,
+        `hub profile (${name}): ${pair.hub.busyMs.toFixed(0)} ms of CPU in ${seconds} s (${relative(REPO_ROOT, hubFile)})`,
       );
     } catch (error) {
-      problems.push(`No hub CPU profile: ${error instanceof Error ? error.message : String(error)}`);
+      problems.push(
+        `No hub CPU profile (${name}): ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     try {
-      const profile = await profiling;
-      const file = join(profileDir, "gateway-idle.cpuprofile");
+      const profile = await gatewayProfiling;
+      const file = join(profileDir, `gateway-${name}.cpuprofile`);
       writeFileSync(file, JSON.stringify(profile));
-      const profiled = sampler.samples
-        .filter((s) => s.component === "gateway" && s.phase === "profile")
-        .slice(-Math.round(options.profileSeconds / 2));
+      const to = Date.now();
+      const profiled = sampler.samples.filter((s) => s.component === "gateway" && s.at > from && s.at <= to);
       const summary = summarizeProfile(profile, 0);
-      gatewayProfile = {
+      pair.gateway = {
         ...summary,
         gatewayCpuPercent: profiled.reduce((sum, s) => sum + s.cpuPercent, 0) / Math.max(1, profiled.length),
       };
       step(
-        `gateway profile: ${summary.busyMs.toFixed(0)} ms busy of ${summary.windowMs.toFixed(0)} ms (${relative(REPO_ROOT, file)})`,
+        `gateway profile (${name}): ${summary.busyMs.toFixed(0)} ms busy of ${summary.windowMs.toFixed(0)} ms (${relative(REPO_ROOT, file)})`,
       );
     } catch (error) {
-      problems.push(`No gateway CPU profile: ${error instanceof Error ? error.message : String(error)}`);
+      problems.push(
+        `No gateway CPU profile (${name}): ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
+    return pair;
+  }
+
+  let gatewayProfile: ScaleResults["gatewayProfile"] = null;
+  let hubProfile: ScaleResults["hubProfile"] = null;
+  if (options.profileSeconds > 0) {
+    sampler.phase = "profile";
+    step(`CPU profiles of the running gateway and hub over ${options.profileSeconds} s of idle`);
+    const profiling = takeProfiles("idle", options.profileSeconds);
+    await countdownWhile(
+      "profile",
+      options.profileSeconds,
+      profiling.then(() => undefined),
+    );
+    ({ gateway: gatewayProfile, hub: hubProfile } = await profiling);
   }
 
   // --- rollout: a new version of app-0 to every node, in batches --------------------------------
   sampler.phase = "rollout";
   let rollout: ScaleResults["rollout"] = null;
   let rolloutLatencies: number[] = [];
+  let rolloutProfile: ScaleResults["rolloutProfile"] = null;
   await phase("rollout", async () => {
     const target = apps[0];
     if (!target) throw new Error("no apps");
@@ -542,6 +559,9 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       { maxWait: 15_000, timeout: 300_000 },
     );
     if (!startedRollout.ok) problems.push(`The rollout did not start: ${JSON.stringify(startedRollout)}`);
+    // Where the CPU goes while batches are dispatched and reported (the desired → running SLI).
+    const rolloutProfiling =
+      options.profileSeconds > 0 ? takeProfiles("rollout", Math.min(options.profileSeconds, 60)) : null;
     const rolloutProgress = new Progress("rollout", nids.length);
     let status = "running";
     let finishedAt: number | null = null;
@@ -563,6 +583,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       }
       await sleep(1_000);
     }
+    rolloutProfile = rolloutProfiling ? await rolloutProfiling : null;
     rolloutLatencies = allLatencies(await facts.since(rolloutStart), v2.id);
     rollout = {
       nodes: nids.length,
@@ -853,6 +874,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     generators,
     gatewayProfile,
     hubProfile,
+    rolloutProfile,
     api: apiPhases,
     usage: usageByPhase(sampler.samples),
     timeline: sampler.samples,

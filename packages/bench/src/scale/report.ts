@@ -6,7 +6,7 @@ import { livenessBound } from "../liveness.js";
 import type { LatencySummary } from "../stats.js";
 import { apiSloVerdict } from "./api-slo.js";
 import { cpuByPhase, FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
-import type { ScaleResults } from "./results.js";
+import type { ProfilePair, ScaleResults } from "./results.js";
 
 /** docs/benchmarks/scale.md, its charts and scale-results.json, from one run's results. */
 
@@ -203,40 +203,13 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
   );
 
   push("## Where the idle CPU goes", "");
-  if (results.gatewayProfile) {
-    const p = results.gatewayProfile;
-    push(
-      `A V8 CPU profile of the running gateway over an idle window (its internal \`/debug/cpu-profile\`, no restart): ${fixed(p.busyMs, 0)} ms busy in ${fixed(p.windowMs / 1000, 0)} s = ${fixed((p.busyMs * 100) / Math.max(1, p.windowMs), 2)} % of a core (the /proc sampler saw ${fixed(p.gatewayCpuPercent, 2)} % for the whole process tree, tsx's launcher and the profiler included).`,
-      "",
-      "| package | self ms | share of busy |",
-      "|---|---|---|",
-      ...p.byPackage.map((e) => `| ${e.fn} | ${fixed(e.selfMs, 0)} | ${fixed(e.percent)} % |`),
-      "",
-      "| function | self ms | share of busy |",
-      "|---|---|---|",
-      ...p.top.map(
-        (e) => `| \`${e.fn.replace(/\|/g, "\\|")}\` | ${fixed(e.selfMs, 0)} | ${fixed(e.percent)} % |`,
-      ),
-      "",
-    );
-  } else push("No gateway profile in this run (`--no-profile`).", "");
-  if (results.hubProfile) {
-    const h = results.hubProfile;
-    const rows = (entries: typeof h.flat) =>
-      entries.map((e) => `| \`${e.fn.replace(/\|/g, "\\|")}\` | ${fixed(e.ms, 0)} | ${fixed(e.percent)} % |`);
-    push(
-      `The hub nats-server over the same window (its Go profiler, \`prof_port\`; \`go tool pprof -top\` of var/scale/profiles/hub-idle.pprof): ${fixed(h.busyMs, 0)} ms of CPU in ${fixed(h.windowMs / 1000, 0)} s = ${fixed((h.busyMs * 100) / Math.max(1, h.windowMs), 2)} % of a core.`,
-      "",
-      "| function, with what it calls (cum) | ms | share |",
-      "|---|---|---|",
-      ...rows(h.cumulative),
-      "",
-      "| function, own time (flat) | ms | share |",
-      "|---|---|---|",
-      ...rows(h.flat),
-      "",
-    );
-  }
+  push(
+    ...profileSections(
+      { gateway: results.gatewayProfile, hub: results.hubProfile ?? null },
+      "an idle window",
+      "idle",
+    ),
+  );
   const v = idle.hubVarz;
   push(
     `Hub nats-server at the end of the idle window (/varz): ${v.connections ?? "—"} client connections, ${v.leafnodes ?? "—"} leaf nodes, ${v.subscriptions ?? "—"} subscriptions, ${fixed(idle.hubMsgsPerSecond)} messages/s in = ${fixed((idle.hubMsgsPerSecond * 60) / Math.max(1, config.nodes), 2)} messages per node per minute (heartbeat every ${config.heartbeatSeconds} s = 2/min, metrics every ${config.metricsSeconds} s = 1/min), cpu ${fixed(v.cpu)} %, mem ${fixed((v.mem ?? 0) / 1024 / 1024)} MiB.`,
@@ -308,6 +281,15 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
     );
   push("");
 
+  if (results.rolloutProfile) {
+    push(
+      "## Where the rollout's CPU goes",
+      "",
+      "The same two profiles over the rollout's first minute, while batches were dispatched and their nodes reported (the desired → running SLI):",
+      "",
+      ...profileSections(results.rolloutProfile, "the rollout's first minute", "rollout"),
+    );
+  }
   if (api.length > 0) {
     push(
       "API calls through the console (REST, a viewer key, one call at a time) while the fleet was idle and while it churned (ms):",
@@ -352,6 +334,46 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
   if (results.notes.length > 0) push("## Notes", "", ...results.notes.map((n) => `- ${n}`), "");
   push("Raw numbers: [scale-results.json](scale-results.json).", "");
   return lines.join("\n");
+}
+
+/** The gateway's V8 profile and the hub's Go profile over one window, as tables. */
+function profileSections(pair: ProfilePair, window: string, name: string): string[] {
+  const out: string[] = [];
+  const p = pair.gateway;
+  if (p) {
+    out.push(
+      `A V8 CPU profile of the running gateway over ${window} (its internal \`/debug/cpu-profile\`, no restart): ${fixed(p.busyMs, 0)} ms busy in ${fixed(p.windowMs / 1000, 0)} s = ${fixed((p.busyMs * 100) / Math.max(1, p.windowMs), 2)} % of a core (the /proc sampler saw ${fixed(p.gatewayCpuPercent, 2)} % for the whole process tree, tsx's launcher and the profiler included).`,
+      "",
+      "| package | self ms | share of busy |",
+      "|---|---|---|",
+      ...p.byPackage.map((e) => `| ${e.fn} | ${fixed(e.selfMs, 0)} | ${fixed(e.percent)} % |`),
+      "",
+      "| function | self ms | share of busy |",
+      "|---|---|---|",
+      ...p.top.map(
+        (e) => `| \`${e.fn.replace(/\|/g, "\\|")}\` | ${fixed(e.selfMs, 0)} | ${fixed(e.percent)} % |`,
+      ),
+      "",
+    );
+  } else out.push("No gateway profile over this window (`--no-profile`, or see the problems below).", "");
+  const h = pair.hub;
+  if (h) {
+    const rows = (entries: typeof h.flat) =>
+      entries.map((e) => `| \`${e.fn.replace(/\|/g, "\\|")}\` | ${fixed(e.ms, 0)} | ${fixed(e.percent)} % |`);
+    out.push(
+      `The hub nats-server over the same window (its Go profiler, \`prof_port\`; \`go tool pprof -top\` of var/scale/profiles/hub-${name}.pprof): ${fixed(h.busyMs, 0)} ms of CPU in ${fixed(h.windowMs / 1000, 0)} s = ${fixed((h.busyMs * 100) / Math.max(1, h.windowMs), 2)} % of a core.`,
+      "",
+      "| function, with what it calls (cum) | ms | share |",
+      "|---|---|---|",
+      ...rows(h.cumulative),
+      "",
+      "| function, own time (flat) | ms | share |",
+      "|---|---|---|",
+      ...rows(h.flat),
+      "",
+    );
+  }
+  return out;
 }
 
 /** The command as run, its `--note` texts left out (they are printed under Notes). */
