@@ -21,6 +21,9 @@ export type RejectReason =
   | "mimir_rejected"
   // Metrics naming apps the node is not desired to run, or interfaces past its budget.
   | "series_budget"
+  // An app or interface a metrics report names twice: the first is written, the rest would be a
+  // second sample of one series at one timestamp (Mimir refuses the whole write for it).
+  | "repeated_name"
   // Schema-valid, yet the database can never store it (a data exception): terminated, not retried.
   | "unstorable";
 

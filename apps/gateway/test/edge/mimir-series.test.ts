@@ -138,7 +138,7 @@ describe("mergeSeries", () => {
 });
 
 describe("seriesOfReport", () => {
-  it("takes an interface or app a node names twice in one report once, the first time, and counts the rest as dropped", () => {
+  it("takes an interface or app a node names twice in one report once, the first time, and counts the rest as repeated", () => {
     const report = {
       node: "node-a",
       at: 1_767_225_600_000,
@@ -166,7 +166,21 @@ describe("seriesOfReport", () => {
       apps: APP_FACTS,
       interfaces: new Set(IFACES),
     });
-    expect(dropped).toEqual({ apps: 1, interfaces: 1 });
+    expect(dropped).toEqual({ apps: 0, interfaces: 0, repeated: 2 });
+    // A repeat of a name outside the budget is a repeat too, not a second budget miss.
+    const { dropped: outside } = seriesOfReport(
+      "org-1",
+      "node-a",
+      {
+        ...message,
+        apps: [
+          { app: "made-up", cpu: 1, mem: 2 },
+          { app: "made-up", cpu: 1, mem: 2 },
+        ],
+      },
+      { apps: APP_FACTS, interfaces: new Set() },
+    );
+    expect(outside).toEqual({ apps: 1, interfaces: 1, repeated: 2 });
   });
 
   it("stamps a report at 0 (a node without a clock) now, as the samples were sent before", () => {

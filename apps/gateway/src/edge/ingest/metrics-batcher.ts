@@ -132,6 +132,14 @@ export class MetricsBatcher {
               `node ${entry.node.id}`,
             );
           }
+          if (dropped.repeated > 0) {
+            this.rejections.reject(
+              "mx",
+              "repeated_name",
+              `${dropped.repeated} app or interface name(s) repeated in one report; the first of each was written`,
+              `node ${entry.node.id}`,
+            );
+          }
           return { nodeId: entry.node.id, series };
         }),
       );

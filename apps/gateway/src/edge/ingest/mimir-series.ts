@@ -33,15 +33,15 @@ export interface AppInstanceFacts {
  * (organization id) and `node` (node id); the tenant is also the request's X-Scope-OrgID.
  * Budget per node: 6 host series + 2 per interface (≤ 4) + 3 per desired app + 2 per control
  * message type and direction used (≤ 7 types), as in docs/protocol.md "Metrics series budget".
- * Apps and interfaces outside `allowed` are left out and counted in `dropped`. No two of the
- * series have equal labels.
+ * Apps and interfaces outside `allowed` are left out and counted in `dropped`; so is a name the
+ * report repeats (`repeated`: the first is kept). No two of the series have equal labels.
  */
 export function seriesOfReport(
   organizationId: string,
   nodeId: string,
   report: MetricsReport,
   allowed: SeriesAllowance,
-): { series: Series[]; dropped: { apps: number; interfaces: number } } {
+): { series: Series[]; dropped: { apps: number; interfaces: number; repeated: number } } {
   const base = { org: organizationId, node: nodeId };
   // A report stamped 0 (a node whose clock is unset) counts as now: prometheus-remote-write, which
   // encoded the gateway's writes before encodeWriteRequest, sent every timestamp 0 as now.
@@ -56,28 +56,36 @@ export function seriesOfReport(
   add("edgefleet_node_disk_used_bytes", report.du);
   add("edgefleet_node_disk_total_bytes", report.dt);
   if (report.rtt !== undefined) add("edgefleet_node_rtt_seconds", report.rtt / 1_000_000);
-  const dropped = { apps: 0, interfaces: 0 };
+  const dropped = { apps: 0, interfaces: 0, repeated: 0 };
   // An interface or app named twice in one report (a node's mistake) is taken once, the first
   // time: two samples of one series at one timestamp would make Mimir refuse them, and the
   // refusal would count against every node of the organization's batch.
   const seenInterfaces = new Set<string>();
   for (const net of report.net) {
-    if (!allowed.interfaces.has(net.if) || seenInterfaces.has(net.if)) {
-      dropped.interfaces++;
+    if (seenInterfaces.has(net.if)) {
+      dropped.repeated++;
       continue;
     }
     seenInterfaces.add(net.if);
+    if (!allowed.interfaces.has(net.if)) {
+      dropped.interfaces++;
+      continue;
+    }
     add("edgefleet_node_network_receive_bytes_total", net.rx, { interface: net.if });
     add("edgefleet_node_network_transmit_bytes_total", net.tx, { interface: net.if });
   }
   const seenApps = new Set<string>();
   for (const app of report.apps) {
-    const facts = allowed.apps.get(app.app);
-    if (!facts || seenApps.has(app.app)) {
-      dropped.apps++;
+    if (seenApps.has(app.app)) {
+      dropped.repeated++;
       continue;
     }
     seenApps.add(app.app);
+    const facts = allowed.apps.get(app.app);
+    if (!facts) {
+      dropped.apps++;
+      continue;
+    }
     // `version` is what runs; without a status report yet it is left out (an empty label).
     const labels: Record<string, string> =
       facts.version === null ? { app: app.app } : { app: app.app, version: facts.version };
