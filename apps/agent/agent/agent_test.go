@@ -33,19 +33,30 @@ func startAgent(t *testing.T, stateDir string, server *testnats.Server) *testAge
 // startAgentWith starts the agent with these credentials; save stores re-issued ones (nil: none).
 func startAgentWith(t *testing.T, stateDir string, server *testnats.Server, credentials Credentials, save func(string) error) *testAgent {
 	t.Helper()
+	return startAgentAt(t, stateDir, server.URL, credentials, save, nil)
+}
+
+// startAgentAt starts an agent on serverURL (a proxy in front of the test server, say); adjust,
+// when given, changes its options before the start.
+func startAgentAt(t *testing.T, stateDir, serverURL string, credentials Credentials, save func(string) error, adjust func(*Options)) *testAgent {
+	t.Helper()
 	apps := runtime.New(runtime.Options{AppsDir: filepath.Join(stateDir, "apps"),
 		Backoff: runtime.RestartBackoff{MinDelay: 100 * time.Millisecond, MaxDelay: time.Second, StableAfter: time.Minute}})
 	box, err := outbox.Open(outbox.Options{Dir: filepath.Join(stateDir, "outbox"), MaxBytes: 1 << 20, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Start(Options{
-		Servers: []string{server.URL}, Credentials: credentials, SaveCredentials: save, Runtime: apps, Outbox: box,
+	options := Options{
+		Servers: []string{serverURL}, Credentials: credentials, SaveCredentials: save, Runtime: apps, Outbox: box,
 		StatePath: filepath.Join(stateDir, "state.json"), HostSampler: metrics.NewHostSampler(stateDir),
 		Heartbeat: time.Second, Metrics: time.Second,
 		Reconnect:      backoff.Policy{Base: 100 * time.Millisecond, Max: time.Second},
 		RequestTimeout: 2 * time.Second, AgentVersion: "0.1.0-test", OS: "linux", Arch: "x64", Logger: testLogger(t),
-	})
+	}
+	if adjust != nil {
+		adjust(&options)
+	}
+	a, err := Start(options)
 	if err != nil {
 		t.Fatal(err)
 	}
