@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { killProcessGroup, stopProcessGroup } from "../process-group.js";
 
 /**
@@ -19,7 +19,7 @@ export interface SiteLeaf {
   child: ChildProcess | undefined;
 }
 
-/** Asks the gateway for a site's leaf bundle and writes leaf.conf + site.creds under `dir`. */
+/** Asks the gateway for a site's leaf bundle and writes leaf.conf, site.creds and its companions under `dir`. */
 export async function writeLeafBundle(input: {
   gatewayUrl: string;
   internalToken: string;
@@ -46,10 +46,18 @@ export async function writeLeafBundle(input: {
   });
   if (!response.ok)
     throw new Error(`leaf bundle of ${input.name}: HTTP ${response.status} ${await response.text()}`);
-  const bundle = (await response.json()) as { config: string; creds: string };
+  const bundle = (await response.json()) as {
+    config: string;
+    creds: string;
+    companions?: Record<string, string>;
+  };
   const configPath = join(siteDir, "leaf.conf");
   writeFileSync(configPath, bundle.config, { mode: 0o600 });
   writeFileSync(credentialsPath, bundle.creds, { mode: 0o600 });
+  // The config's other remotes (the site's system link, the enrollment account) read these: a leaf
+  // without them redials the hub every second for each, and the hub pays for every attempt.
+  for (const [file, content] of Object.entries(bundle.companions ?? {}))
+    writeFileSync(join(siteDir, basename(file)), content, { mode: 0o600 });
   return { configPath };
 }
 
