@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, LinkCutter } from "@edgefleet/agent-sdk/testing";
+import { writeLeafBundle } from "../leaf-bundle.js";
 import { killProcessGroup, stopProcessGroup } from "../process-group.js";
 import { LOG_DIR, VAR_DIR } from "../stack.js";
 
@@ -33,32 +34,15 @@ export class SiteLeaf {
     cuttable: boolean;
   }): Promise<SiteLeaf> {
     const dir = join(VAR_DIR, "leaves", input.site.name);
-    mkdirSync(dir, { recursive: true });
-    const response = await fetch(`${input.gatewayUrl}/internal/sites/${input.site.id}/leaf-bundle`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${input.internalToken}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        organizationId: input.organizationId,
-        listen: `127.0.0.1:${input.port}`,
-        credentialsPath: join(dir, "site.creds"),
-        // No site artifact cache (the console's default turns it on): its leaf-side JetStream store
-        // would be /var/lib/edgefleet/site-cache for both leaves. Every node fetches from the hub,
-        // as the scenario was designed; the controller's seeding finds no cache at either site
-        // (a JetStream API timeout of 5 s each) and says so in the rollout's timeline.
-        siteCache: null,
-      }),
-      signal: AbortSignal.timeout(30_000),
+    const bundle = await writeLeafBundle({
+      gatewayUrl: input.gatewayUrl,
+      internalToken: input.internalToken,
+      organizationId: input.organizationId,
+      siteId: input.site.id,
+      name: input.site.name,
+      port: input.port,
+      dir: join(VAR_DIR, "leaves"),
     });
-    if (!response.ok)
-      throw new Error(`leaf bundle for ${input.site.name}: HTTP ${response.status} ${await response.text()}`);
-    const bundle = (await response.json()) as {
-      config: string;
-      creds: string;
-      companions: Record<string, string>;
-    };
-    writeFileSync(join(dir, "site.creds"), bundle.creds, { mode: 0o600 });
-    for (const [name, content] of Object.entries(bundle.companions))
-      writeFileSync(join(dir, name), content, { mode: 0o600 });
     let config = bundle.config;
     const links: LinkCutter[] = [];
     if (input.cuttable) {

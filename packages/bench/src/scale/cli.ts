@@ -21,6 +21,7 @@ import { rolloutStrategySchema } from "@edgefleet/rollout";
 import { actOnRollout, insertRollout } from "@edgefleet/rollout-store";
 import pg from "pg";
 import { type Cleanup, runWithCleanup } from "../interrupt.js";
+import { writeLeafBundle } from "../leaf-bundle.js";
 import { livenessBound } from "../liveness.js";
 import { describeMachine, gitCommit } from "../machine.js";
 import { serverVersion } from "../nats-monitor.js";
@@ -58,7 +59,6 @@ import {
   type SiteLeaf,
   startLeaf,
   stopLeaf,
-  writeLeafBundle,
 } from "./leaves.js";
 import { componentCosts, costPerNode, memorySlopes, nodeIndexOf } from "./measure.js";
 import { HelpRequested, readScaleOptions, type ScaleOptions, UsageError } from "./options.js";
@@ -450,9 +450,14 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
    * prof_port) over the same `seconds`, written to var/scale/profiles/{gateway,hub}-<name>.*.
    */
   const profileDir = join(VAR_DIR, "profiles");
-  rmSync(profileDir, { recursive: true, force: true });
-  mkdirSync(profileDir, { recursive: true });
+  let profileDirReady = false;
   async function takeProfiles(name: string, seconds: number): Promise<ProfilePair> {
+    // The first profile of a run empties the previous run's; a run with --no-profile leaves them.
+    if (!profileDirReady) {
+      rmSync(profileDir, { recursive: true, force: true });
+      mkdirSync(profileDir, { recursive: true });
+      profileDirReady = true;
+    }
     const from = Date.now();
     const gatewayProfiling = fetch(`${gateway.url}/internal/debug/cpu-profile?seconds=${seconds}`, {
       headers: { authorization: `Bearer ${need("GATEWAY_INTERNAL_TOKEN")}` },

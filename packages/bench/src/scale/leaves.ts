@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { createConnection } from "node:net";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { killProcessGroup, stopProcessGroup } from "../process-group.js";
 
 /**
@@ -17,48 +17,6 @@ export interface SiteLeaf {
   url: string;
   configPath: string;
   child: ChildProcess | undefined;
-}
-
-/** Asks the gateway for a site's leaf bundle and writes leaf.conf, site.creds and its companions under `dir`. */
-export async function writeLeafBundle(input: {
-  gatewayUrl: string;
-  internalToken: string;
-  organizationId: string;
-  siteId: string;
-  name: string;
-  port: number;
-  dir: string;
-}): Promise<{ configPath: string }> {
-  const siteDir = join(input.dir, input.name);
-  mkdirSync(siteDir, { recursive: true, mode: 0o700 });
-  const credentialsPath = join(siteDir, "site.creds");
-  const response = await fetch(`${input.gatewayUrl}/internal/sites/${input.siteId}/leaf-bundle`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${input.internalToken}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      organizationId: input.organizationId,
-      listen: `127.0.0.1:${input.port}`,
-      credentialsPath,
-      // The scenario measures the control plane: its leaves run no site artifact cache.
-      siteCache: null,
-    }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  if (!response.ok)
-    throw new Error(`leaf bundle of ${input.name}: HTTP ${response.status} ${await response.text()}`);
-  const bundle = (await response.json()) as {
-    config: string;
-    creds: string;
-    companions?: Record<string, string>;
-  };
-  const configPath = join(siteDir, "leaf.conf");
-  writeFileSync(configPath, bundle.config, { mode: 0o600 });
-  writeFileSync(credentialsPath, bundle.creds, { mode: 0o600 });
-  // The config's other remotes (the site's system link, the enrollment account) read these: a leaf
-  // without them redials the hub every second for each, and the hub pays for every attempt.
-  for (const [file, content] of Object.entries(bundle.companions ?? {}))
-    writeFileSync(join(siteDir, basename(file)), content, { mode: 0o600 });
-  return { configPath };
 }
 
 /**
