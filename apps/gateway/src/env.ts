@@ -103,10 +103,15 @@ const gatewayEnvSchema = {
   // How often a healthy dependency is re-probed; an unhealthy one is retried sooner, with backoff.
   GATEWAY_HEALTH_INTERVAL_MS: integerInRange("GATEWAY_HEALTH_INTERVAL_MS", 100, 600_000, 5_000),
   // Told to agents in HelloReply; liveness timing (offline after 3 intervals + slack) derives from it.
-  GATEWAY_HEARTBEAT_INTERVAL_S: integerInRange("GATEWAY_HEARTBEAT_INTERVAL_S", 1, 3600, 30),
+  // A backstop: a closed or pinged-out connection is reported by the servers' DISCONNECT events
+  // within seconds (GATEWAY_DISCONNECT_GRACE_MS), so heartbeats only bound what no server reports.
+  GATEWAY_HEARTBEAT_INTERVAL_S: integerInRange("GATEWAY_HEARTBEAT_INTERVAL_S", 1, 3600, 60),
   GATEWAY_METRICS_INTERVAL_S: integerInRange("GATEWAY_METRICS_INTERVAL_S", 1, 86_400, 60),
   // Heartbeats are collected in memory and written to Postgres in one UPDATE this often.
   GATEWAY_LIVENESS_FLUSH_MS: integerInRange("GATEWAY_LIVENESS_FLUSH_MS", 50, 60_000, 2_000),
+  // A node whose connection closed is marked offline after this, unless it said Hello again
+  // meanwhile (a leaf restart, a blip). Needs NATS_SYSTEM_CREDS: the servers' DISCONNECT events.
+  GATEWAY_DISCONNECT_GRACE_MS: integerInRange("GATEWAY_DISCONNECT_GRACE_MS", 100, 600_000, 5_000),
   // Largest app artifact accepted by upload or URL import (bytes; default 512 MiB). Nodes download
   // it over NATS, so this also bounds what one version costs every node's disk and link.
   GATEWAY_ARTIFACT_MAX_BYTES: integerInRange("GATEWAY_ARTIFACT_MAX_BYTES", 1, 8 * 1024 ** 3, 512 * 1024 ** 2),

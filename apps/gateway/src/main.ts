@@ -183,6 +183,13 @@ edgeServices.push(
       heartbeatIntervalS: env.GATEWAY_HEARTBEAT_INTERVAL_S,
       metricsIntervalS: env.GATEWAY_METRICS_INTERVAL_S,
       livenessFlushMs: env.GATEWAY_LIVENESS_FLUSH_MS,
+      disconnects: env.NATS_SYSTEM_CREDS
+        ? {
+            servers: env.NATS_URL,
+            systemCredsFile: env.NATS_SYSTEM_CREDS,
+            graceMs: env.GATEWAY_DISCONNECT_GRACE_MS,
+          }
+        : undefined,
       desiredRescanMs: env.GATEWAY_DESIRED_RESCAN_MS,
       artifactCache: {
         dir: env.GATEWAY_ARTIFACT_CACHE_DIR ?? join(tmpdir(), "edgefleet-gateway-artifacts"),

@@ -3,6 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  Agent,
+  HollowRuntime,
+  MemoryOutbox,
+  MemoryStateStore,
+  SyntheticHostSampler,
+} from "@edgefleet/agent-sdk";
+import {
   createEnrollCurve,
   decodeMessage,
   encodeMessage,
@@ -12,6 +19,7 @@ import {
   PROTOCOL_VERSION,
   signEnrollProof,
 } from "@edgefleet/agent-sdk/protocol";
+import { LinkCutter } from "@edgefleet/agent-sdk/testing";
 import { createEnrollmentToken, type Db, revokeNode } from "@edgefleet/db";
 import { createMigratedDatabase, type TestDatabase } from "@edgefleet/db/testing";
 import { createTenancySecrets, type TenancySecrets } from "@edgefleet/nats-tenancy";
@@ -45,6 +53,8 @@ let gateway: GatewayProcess;
 let organizationId: string;
 let siteId: string;
 const opened: NatsConnection[] = [];
+/** Short, so the test is quick; the heartbeat bound stays the default's (30 s: offline after 105 s). */
+const DISCONNECT_GRACE_MS = 3_000;
 
 const leafLinks = async () =>
   ((await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as { leafnodes: number }).leafnodes;
@@ -74,6 +84,7 @@ beforeAll(async () => {
     ...env,
     GATEWAY_HEALTH_INTERVAL_MS: "500",
     GATEWAY_LEAF_ACCOUNT_RESEND_MS: "500",
+    GATEWAY_DISCONNECT_GRACE_MS: String(DISCONNECT_GRACE_MS),
   });
   await waitFor("enrollment service", async () =>
     gateway.logLines().some((line) => line.service === "enrollment") ? true : undefined,
@@ -183,7 +194,9 @@ describe("a site leaf linked to the hub's system and enroll accounts (issue 8 #1
     const account = (await db.organization.findUniqueOrThrow({ where: { id: organizationId } }))
       .natsAccountKey;
     expect(claims.nats.issuer_account).toBe(secrets.system.publicKey);
-    expect(claims.nats.pub.deny).toEqual([">"]);
+    // It publishes only its own organization's DISCONNECT events (nodes go offline within seconds).
+    expect(claims.nats.pub.allow).toEqual([`$SYS.ACCOUNT.${account}.DISCONNECT`]);
+    expect(claims.nats.pub.deny ?? []).toEqual([]);
     expect(claims.nats.sub.allow).toEqual([`$SYS.REQ.ACCOUNT.${account}.CLAIMS.UPDATE`]);
   });
 
@@ -241,4 +254,65 @@ describe("a site leaf linked to the hub's system and enroll accounts (issue 8 #1
     );
     expect(refused).toMatch(/authorization|revoked/i);
   });
+});
+
+describe("a node behind the leaf goes offline when its connection closes (the leaf's DISCONNECT event)", () => {
+  const statusOf = async (nid: string) =>
+    (await db.node.findUniqueOrThrow({ where: { id: nid }, select: { status: true } })).status;
+  const reasons = async (nid: string) =>
+    (await db.nodeStatusEvent.findMany({ where: { nodeId: nid }, orderBy: { id: "asc" } })).map(
+      (event) => `${event.toStatus}:${event.reason}`,
+    );
+
+  it("is offline within seconds of its link dropping, long before the heartbeat bound, and online again after", async () => {
+    const node = await enrollThroughLeaf("edge-on-a-cut-link");
+    const link = await LinkCutter.start(Number(new URL(leafAgentUrl).port));
+    const agent = await Agent.start({
+      servers: [`nats://127.0.0.1:${link.port}`],
+      credentials: { jwt: node.jwt, seed: new TextDecoder().decode(node.key.getSeed()) },
+      runtime: new HollowRuntime({ fetchArtifacts: false }),
+      outbox: new MemoryOutbox(),
+      stateStore: new MemoryStateStore(),
+      hostSampler: new SyntheticHostSampler(),
+      reconnect: { baseMs: 200, maxMs: 500 },
+    });
+    try {
+      await waitFor(
+        "online",
+        async () => ((await statusOf(node.nid)) === "online" ? true : undefined),
+        20_000,
+      );
+
+      // A blip shorter than the grace: the agent reconnects and says Hello again; it stays online.
+      link.cut();
+      link.restore();
+      await new Promise((resolve) => setTimeout(resolve, DISCONNECT_GRACE_MS + 3_000));
+      expect(await statusOf(node.nid)).toBe("online");
+      expect(await reasons(node.nid)).not.toContain("offline:disconnected");
+
+      // The link stays down: the leaf closes the connection and says so; the gateway hears it over
+      // the site's system link and marks the node offline after the grace (heartbeats: 105 s).
+      const cutAt = Date.now();
+      link.cut();
+      await waitFor(
+        "offline by the disconnect event",
+        async () => ((await statusOf(node.nid)) === "offline" ? true : undefined),
+        DISCONNECT_GRACE_MS + 10_000,
+        200,
+      );
+      expect(Date.now() - cutAt).toBeLessThan(DISCONNECT_GRACE_MS + 10_000);
+      expect((await reasons(node.nid)).at(-1)).toBe("offline:disconnected");
+
+      link.restore();
+      await waitFor(
+        "online again",
+        async () => ((await statusOf(node.nid)) === "online" ? true : undefined),
+        20_000,
+      );
+      expect((await reasons(node.nid)).at(-1)).toBe("online:hello");
+    } finally {
+      await agent.stop();
+      await link.close();
+    }
+  }, 90_000);
 });

@@ -14,6 +14,7 @@ export const STATUS_REASONS = [
   "hello",
   "heartbeat",
   "heartbeat_timeout",
+  "disconnected",
   "enrolled",
   "approved",
   "revoked",

@@ -50,6 +50,10 @@ export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInp
     `server_name: ${JSON.stringify(input.serverName)}`,
     `listen: ${JSON.stringify(input.listen)}`,
     "max_payload: 1MB",
+    // A node that lost power leaves a half-open connection: pinged out within about 90 s (the
+    // server skips the ping while the node talks), then its DISCONNECT event marks it offline.
+    'ping_interval: "30s"',
+    "ping_max: 2",
     `operator: ${secrets.operator.jwt}`,
     `system_account: ${secrets.system.publicKey}`,
     "resolver: MEMORY",

@@ -33,6 +33,10 @@ export const platformDownlink = (orgWid: string) => `ef.t.${orgWid}.down.>`;
 
 export const enrollSubject = "ef.enroll";
 
+/** Where a server announces a closed client connection of one account (the system account's event). */
+export const accountDisconnectEvents = (accountPublicKey: string) =>
+  `$SYS.ACCOUNT.${accountPublicKey}.DISCONNECT`;
+
 /** Where the hub hears (and a site leaf's system link receives) one account's JWT updates. */
 export const accountClaimsUpdate = (accountPublicKey: string) =>
   `$SYS.REQ.ACCOUNT.${accountPublicKey}.CLAIMS.UPDATE`;

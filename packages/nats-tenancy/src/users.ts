@@ -9,6 +9,7 @@ import { nodeAddress } from "./downlink";
 import { keyPairFromSeed } from "./keys";
 import {
   accountClaimsUpdate,
+  accountDisconnectEvents,
   nodeDownlink,
   nodeInbox,
   nodeUplink,
@@ -121,7 +122,9 @@ export function siteSystemLinkUserJwt(secrets: TenancySecrets, site: SiteIdentit
     site.publicKey,
     secrets.system.publicKey,
     {
-      pub: { allow: [], deny: [">"] },
+      // Publishes only its organization's nodes' DISCONNECT events (the gateway marks them
+      // offline within seconds); a site cannot speak for another organization's account.
+      pub: { allow: [accountDisconnectEvents(site.accountPublicKey)], deny: [] },
       sub: { allow: [accountClaimsUpdate(site.accountPublicKey)], deny: [] },
       allowed_connection_types: ["LEAFNODE"],
       subs: 16,

@@ -52,6 +52,12 @@ export function createEdgeMetrics(registry: Registry) {
       help: "Nodes the offline sweeper marked offline",
       registers,
     }),
+    disconnectEvents: new Counter({
+      name: `${METRIC_PREFIX}disconnect_events_total`,
+      help: "Servers' DISCONNECT events of node connections, by outcome (offline, no_change: reconnected or not online; or why refused)",
+      labelNames: ["outcome"] as const,
+      registers,
+    }),
     mimirWrites: new Counter({
       name: `${METRIC_PREFIX}mimir_writes_total`,
       help: "Remote-write requests to Mimir, by result",

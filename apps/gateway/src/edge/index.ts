@@ -21,6 +21,7 @@ import { createEdgeMetrics } from "./edge-metrics.js";
 import { MetricsBatcher } from "./ingest/metrics-batcher.js";
 import { MimirWriter } from "./ingest/mimir-writer.js";
 import { UpIngestService } from "./ingest/up-ingest-service.js";
+import { DisconnectWatcher, type DisconnectWatcherOptions } from "./liveness/disconnect-watcher.js";
 import { HeartbeatBatcher } from "./liveness/heartbeat-batcher.js";
 import { HeartbeatService } from "./liveness/heartbeat-service.js";
 import { OfflineSweeper } from "./liveness/offline-sweeper.js";
@@ -41,6 +42,11 @@ export interface EdgeConfig {
   heartbeatIntervalS: number;
   metricsIntervalS: number;
   livenessFlushMs: number;
+  /**
+   * The servers' DISCONNECT events (system account): nodes go offline within the grace of their
+   * connection closing. Absent (no NATS_SYSTEM_CREDS): the heartbeat bound only.
+   */
+  disconnects?: DisconnectWatcherOptions | undefined;
   desiredRescanMs: number;
   /** Metrics batching toward Mimir (defaults: 500 reports or 500 ms). */
   metricsBatch?: { maxBatch: number; maxDelayMs: number };
@@ -105,6 +111,7 @@ export function createEdgeServices(
       metrics,
       livenessLogger,
     ),
+    ...(config.disconnects ? [new DisconnectWatcher(db, config.disconnects, metrics, livenessLogger)] : []),
     new HelloService(
       db,
       intake,

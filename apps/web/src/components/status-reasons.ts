@@ -3,6 +3,7 @@ export const STATUS_REASON_TEXT: Record<string, string> = {
   hello: "connected",
   heartbeat: "heartbeats resumed",
   heartbeat_timeout: "heartbeats stopped",
+  disconnected: "connection closed",
   enrolled: "enrolled",
   approved: "approved",
   revoked: "revoked",

@@ -30,7 +30,7 @@ export const statusEventSchema = z.object({
   /** null for the node's first status (its enrollment). */
   from: nodeStatusSchema.nullable(),
   to: nodeStatusSchema,
-  /** hello, heartbeat (came online), heartbeat_timeout (went offline), enrolled, approved, revoked. */
+  /** hello, heartbeat (came online), heartbeat_timeout and disconnected (went offline), enrolled, approved, revoked. */
   reason: z.string(),
   at: z.date(),
 });
