@@ -154,6 +154,10 @@ type Agent struct {
 
 	heartbeatEvery atomic.Int64
 	metricsEvery   atomic.Int64
+	// reportsQuiet is HelloReply.RQ: the gateway counts metrics reports as signs of life.
+	reportsQuiet atomic.Bool
+	// metricsAckedAt is when the hub last acknowledged a metrics report (unix ns; 0: never).
+	metricsAckedAt atomic.Int64
 	intervalsSet   chan struct{}
 	helloSignal    chan struct{}
 	flushSignal    chan struct{}
@@ -504,6 +508,7 @@ func (a *Agent) hello() bool {
 	}
 	a.counters.hellos.Add(1)
 	a.setIntervals(time.Duration(answer.Hb)*time.Second, time.Duration(answer.Mx)*time.Second)
+	a.reportsQuiet.Store(answer.RQ)
 	// New credentials first: this connection's subjects are not the node's any more (the delta
 	// comes with the Hello on the new ones).
 	if answer.JWT != "" && a.useCredentials(answer.JWT, "hello") {
@@ -684,7 +689,7 @@ func (a *Agent) siteCacheGet(ctx context.Context, subject string, payload []byte
 func (a *Agent) runLoop() {
 	status := func() { a.reportStatus(true) }
 	plan := newSchedule(time.Now(), mathrand.Float64,
-		&periodicTask{name: "heartbeat", interval: a.heartbeatInterval, jittered: true, run: a.heartbeat},
+		&periodicTask{name: "heartbeat", interval: a.heartbeatInterval, jittered: true, run: a.heartbeat, quietUntil: a.heartbeatQuietUntil},
 		&periodicTask{name: "metrics", interval: a.metricsInterval, jittered: true, async: true, run: a.reportMetrics},
 		&periodicTask{name: "status", interval: func() time.Duration { return a.options.StatusRefresh }, run: status},
 	)
@@ -782,6 +787,19 @@ func (a *Agent) runLoop() {
 
 func (a *Agent) heartbeatInterval() time.Duration { return time.Duration(a.heartbeatEvery.Load()) }
 func (a *Agent) metricsInterval() time.Duration   { return time.Duration(a.metricsEvery.Load()) }
+
+// heartbeatQuietUntil is until when no heartbeat is needed. With HelloReply.RQ the gateway counts
+// each metrics report the hub stored as a sign of life, so a heartbeat goes out only after an
+// interval (and a twentieth, so a report on the same period wins the race) without an
+// acknowledged report: an idle fleet sends its metrics and nothing else (docs/protocol.md).
+func (a *Agent) heartbeatQuietUntil() time.Time {
+	acked := a.metricsAckedAt.Load()
+	if !a.reportsQuiet.Load() || acked == 0 {
+		return time.Time{}
+	}
+	every := a.heartbeatInterval()
+	return time.Unix(0, acked).Add(every + every/20)
+}
 
 // heartbeat is a core publish, only while connected: a missed heartbeat is the signal.
 func (a *Agent) heartbeat() {
@@ -942,6 +960,9 @@ func (a *Agent) flush() bool {
 					a.logger.Warn("buffered report not delivered yet", "type", record.Type, "key", record.Key, "error", err.Error())
 				}
 				return false
+			}
+			if record.Type == protocol.UpMx {
+				a.metricsAckedAt.Store(time.Now().UnixNano())
 			}
 			// Subject, reply inbox and framing up; the PubAck (~60 bytes) down.
 			a.control.sent(record.Type, len(subject)+len(record.Payload)+40+framingBytes)

@@ -161,6 +161,29 @@ func TestAppliesTheDesiredStateAcknowledgesAndReports(t *testing.T) {
 	}
 }
 
+func TestMetricsReportsQuietTheHeartbeatWhenTheGatewayCountsThem(t *testing.T) {
+	server := testnats.Start(t)
+	platform := testnats.NewPlatform(t, server, wid)
+	// Metrics every second, heartbeats due every 2 s: while reports are acknowledged, none is needed.
+	platform.Hb, platform.Mx, platform.RQ = 2, 1, true
+	a := startAgent(t, t.TempDir(), server)
+	waitFor(t, "3 metrics reports", 10*time.Second, func() (bool, bool) {
+		return true, len(stored[protocol.MetricsReport](platform, "mx")) >= 3
+	})
+	before := a.Stats().HeartbeatsSent
+	time.Sleep(5 * time.Second)
+	if sent := a.Stats().HeartbeatsSent - before; sent != 0 {
+		t.Fatalf("%d heartbeats in 5 s while metrics reports were acknowledged every second", sent)
+	}
+
+	// The hub stops acknowledging reports: heartbeats come back, one per interval.
+	platform.DeleteStream()
+	stalled := a.Stats().HeartbeatsSent
+	waitFor(t, "heartbeats again", 10*time.Second, func() (bool, bool) {
+		return true, a.Stats().HeartbeatsSent >= stalled+2
+	})
+}
+
 func TestALinkOutageLosesNothingAndARestartResumes(t *testing.T) {
 	server := testnats.Start(t)
 	platform := testnats.NewPlatform(t, server, wid)

@@ -17,6 +17,9 @@ type periodicTask struct {
 	// and the schedule waits for it to end before the next tick is planned, as a task run inline.
 	async bool
 	run   func()
+	// quietUntil, when set, may hold a due task back: the tick moves to the time it returns if that
+	// is later (the heartbeat, while metrics reports stand in for it).
+	quietUntil func() time.Time
 
 	due     time.Time
 	running bool
@@ -78,6 +81,12 @@ func (s *schedule) next() (time.Time, bool) {
 func (s *schedule) take(now time.Time) []*periodicTask {
 	var due []*periodicTask
 	for _, task := range s.tasks {
+		if !task.running && !task.due.After(now) && task.quietUntil != nil {
+			if quiet := task.quietUntil(); quiet.After(now) {
+				task.due = quiet
+				continue
+			}
+		}
 		if !task.running && !task.due.After(now) {
 			task.running = true
 			due = append(due, task)

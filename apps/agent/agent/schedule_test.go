@@ -144,6 +144,40 @@ func TestTheScheduleWakesForTheEarliestTaskNotRunning(t *testing.T) {
 	}
 }
 
+func TestAQuietTaskIsHeldBackUntilItsQuietEnds(t *testing.T) {
+	quiet := time.Time{}
+	heartbeat := &periodicTask{interval: constant(60 * time.Second), jittered: true,
+		quietUntil: func() time.Time { return quiet }}
+	plan := newSchedule(t0, fixedRandom(0.5), heartbeat)
+	for _, step := range []struct {
+		name  string
+		now   time.Duration
+		quiet time.Duration // after t0; 0: none
+		runs  bool
+		due   time.Duration // after t0, once taken
+	}{
+		{"a report acknowledged 10 s ago: held until a 63 s quiet ends", 30 * time.Second, 83 * time.Second, false, 83 * time.Second},
+		{"woken at the end of the quiet, a newer report moved it on", 83 * time.Second, 143 * time.Second, false, 143 * time.Second},
+		{"the reports stopped: the quiet is over, the heartbeat runs", 143 * time.Second, 143 * time.Second, true, 143 * time.Second},
+	} {
+		quiet = time.Time{}
+		if step.quiet > 0 {
+			quiet = t0.Add(step.quiet)
+		}
+		taken := plan.take(t0.Add(step.now))
+		if (len(taken) == 1) != step.runs {
+			t.Fatalf("%s: took %d tasks", step.name, len(taken))
+		}
+		if got := heartbeat.due.Sub(t0); got != step.due {
+			t.Fatalf("%s: due at %s, want %s", step.name, got, step.due)
+		}
+	}
+	plan.finished(heartbeat, t0.Add(143*time.Second))
+	if got := heartbeat.due.Sub(t0); got != 203*time.Second {
+		t.Fatalf("after it ran, next due at %s, want an interval later (203 s)", got)
+	}
+}
+
 func TestTheStatusRefreshKeepsATickersGrid(t *testing.T) {
 	for _, c := range []struct {
 		name  string

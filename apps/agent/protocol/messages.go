@@ -340,6 +340,9 @@ type HelloReply struct {
 	Mx  int64
 	D   *DeltaBody
 	JWT string
+	// RQ: reports quiet the heartbeat. The gateway counts each stored MetricsReport as a sign of
+	// life, so no heartbeat is needed while metrics reports are acknowledged (docs/protocol.md).
+	RQ bool
 }
 
 func (HelloReply) Type() MessageType { return TypeHelloReply }
@@ -352,6 +355,9 @@ func (m HelloReply) toMap() *Map {
 		out.Put("d", m.D.putFields(NewMap()))
 	}
 	putNonEmpty(out, "jwt", m.JWT)
+	if m.RQ {
+		out.Put("rq", true)
+	}
 	return out
 }
 
@@ -364,6 +370,9 @@ func readHelloReply(o object) Message {
 		}
 	}
 	reply.JWT = o.jwt("jwt", false)
+	if quiet := o.optBool("rq"); quiet != nil {
+		reply.RQ = *quiet
+	}
 	return reply
 }
 

@@ -3,7 +3,9 @@
  * monitoring (NATS_SERVER_BIN), stand-ins for Hello/enroll, one agent with one idle app, and the
  * server's /connz byte counters for the agent's connection over a window.
  *
- *   tsx scripts/measure-idle-uplink.ts [--minutes 3] [--hb 30] [--mx 60]
+ *   tsx scripts/measure-idle-uplink.ts [--minutes 3] [--hb 60] [--mx 60] [--rq]
+ *
+ * --rq: the HelloReply says reports quiet the heartbeat, as the gateway's does.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,8 +19,9 @@ import { TestPlatform } from "../test/support/platform.js";
 const { values } = parseArgs({
   options: {
     minutes: { type: "string", default: "3" },
-    hb: { type: "string", default: "30" },
+    hb: { type: "string", default: "60" },
     mx: { type: "string", default: "60" },
+    rq: { type: "boolean", default: false },
   },
 });
 const server = await startTestNats();
@@ -26,7 +29,7 @@ const nc = await connectPlatform(server);
 await createUpStream(nc);
 const responder = new EnrollResponder(nc);
 responder.start();
-const platform = new TestPlatform(nc, { hb: Number(values.hb), mx: Number(values.mx) });
+const platform = new TestPlatform(nc, { hb: Number(values.hb), mx: Number(values.mx), rq: values.rq });
 platform.start();
 platform.record("n0", { put: { app: "idle", ver: "1", spec: { command: ["sleep", "100000"] } } });
 const stateDir = await mkdtemp(join(tmpdir(), "agent-idle-"));

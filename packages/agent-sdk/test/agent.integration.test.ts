@@ -143,6 +143,32 @@ describe("agent", () => {
     );
   });
 
+  it("sends no heartbeat while its metrics reports are acknowledged, when the gateway counts them (HelloReply.rq)", async () => {
+    platform.stop();
+    // Metrics every second, heartbeats due every 2 s: while reports flow, none is needed.
+    platform = new TestPlatform(platformConnection, { hb: 2, mx: 1, rq: true });
+    platform.start();
+    const heartbeats: number[] = [];
+    platformConnection.subscribe("ef.up.*.*.hb", {
+      callback: () => {
+        heartbeats.push(Date.now());
+      },
+    });
+    ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n9"));
+    await waitFor("3 metrics reports", async () => ((await stored("mx")).length >= 3 ? true : undefined));
+    const quietFrom = Date.now();
+    await sleep(5_000);
+    expect(heartbeats.filter((at) => at >= quietFrom)).toEqual([]);
+
+    // The hub stops acknowledging reports (no stream): heartbeats come back, one per interval.
+    await (await jetstreamManager(platformConnection)).streams.delete("EF_UP");
+    const stalledAt = Date.now();
+    await waitFor("heartbeats again", () =>
+      heartbeats.filter((at) => at >= stalledAt).length >= 2 ? true : undefined,
+    );
+    expect(agent.stats().connected).toBe(true);
+  });
+
   it("rejects a malformed delta with a counted reason and keeps working", async () => {
     ({ agent, runtime } = await startTestAgent(stateDir, [server.url], "n3"));
     await waitFor("connected", () => (agent?.stats().hellosAnswered ? true : undefined));

@@ -5,6 +5,17 @@
  * heartbeat is tolerated), marked by the next sweep: the documented bound is both.
  */
 
+/** The gateway's GATEWAY_DISCONNECT_GRACE_MS default, for benchmarks that do not set it. */
+export const GATEWAY_DEFAULT_DISCONNECT_GRACE_MS = 5_000;
+
+/**
+ * The bound for a node whose connection closed (the server's DISCONNECT event): the grace, then
+ * at most a quarter grace until the watcher's next check (docs/node-status.md).
+ */
+export function disconnectBoundMs(graceMs = GATEWAY_DEFAULT_DISCONNECT_GRACE_MS): number {
+  return graceMs * 1.25;
+}
+
 /** The gateway's GATEWAY_LIVENESS_FLUSH_MS default, for benchmarks that do not set it. */
 export const GATEWAY_DEFAULT_LIVENESS_FLUSH_MS = 2_000;
 

@@ -166,6 +166,8 @@ type Platform struct {
 	wid string
 	Hb  int64
 	Mx  int64
+	// RQ is what each HelloReply says of reports quieting the heartbeat (set before the agent starts).
+	RQ bool
 
 	mu         sync.Mutex
 	rev        int64
@@ -253,7 +255,7 @@ func (p *Platform) onHello(msg *nats.Msg) {
 	p.Hellos = append(p.Hellos, hello)
 	p.helloSites = append(p.helloSites, site)
 	p.site = site
-	reply := protocol.HelloReply{Hb: p.Hb, Mx: p.Mx, JWT: p.reissue}
+	reply := protocol.HelloReply{Hb: p.Hb, Mx: p.Mx, JWT: p.reissue, RQ: p.RQ}
 	p.reissue = ""
 	if hello.Rev < p.rev {
 		delta := p.deltaSince(hello.Rev)
@@ -354,6 +356,15 @@ func (p *Platform) HelloRevisions() []int64 {
 		revs[i] = h.Rev
 	}
 	return revs
+}
+
+// DeleteStream removes EF_UP: the hub acknowledges no report from then on.
+func (p *Platform) DeleteStream() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.js.DeleteStream(ctx, "EF_UP"); err != nil {
+		p.t.Fatalf("delete EF_UP: %v", err)
+	}
 }
 
 // Stored reads every message of EF_UP, decoded.

@@ -102,12 +102,31 @@ export function createEdgeServices(
   );
   const mimirWriter = new MimirWriter(config.mimirUrl, metrics);
   const connectToOnline = new OrgHistograms(CONNECT_TO_ONLINE_SERIES);
+  // Heartbeats and metrics reports both say a node is alive (an agent skips its heartbeat while
+  // reports flow): one batcher for both.
+  const heartbeats = new HeartbeatBatcher(db, timing, metrics, livenessLogger);
+  const upIngest = new UpIngestService(
+    db,
+    intake,
+    new MetricsBatcher(
+      db,
+      mimirWriter,
+      config.metricsBatch ?? { maxBatch: 500, maxDelayMs: 500 },
+      rejections,
+      metrics,
+      ingestLogger,
+      (nodeId, storedAt) => heartbeats.seenAt(nodeId, storedAt),
+    ),
+    metrics,
+    ingestLogger,
+    config.streamReplicas,
+  );
   return [
     ...nodeDirectoryFeeds(directory, config.databaseUrl, logger),
     new HeartbeatService(
       intake,
-      new HeartbeatBatcher(db, timing, metrics, livenessLogger),
-      new OfflineSweeper(db, timing, metrics, livenessLogger),
+      heartbeats,
+      new OfflineSweeper(db, timing, metrics, livenessLogger, () => upIngest.ingestedUpTo()),
       metrics,
       livenessLogger,
     ),
@@ -131,21 +150,7 @@ export function createEdgeServices(
         ? new CredentialsPusher(db, issuer, downlinks, metrics, logger.child({ component: "credentials" }))
         : null,
     ),
-    new UpIngestService(
-      db,
-      intake,
-      new MetricsBatcher(
-        db,
-        mimirWriter,
-        config.metricsBatch ?? { maxBatch: 500, maxDelayMs: 500 },
-        rejections,
-        metrics,
-        ingestLogger,
-      ),
-      metrics,
-      ingestLogger,
-      config.streamReplicas,
-    ),
+    upIngest,
     {
       name: "artifact-store",
       async start(platform) {

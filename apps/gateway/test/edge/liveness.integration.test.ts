@@ -1,10 +1,12 @@
 import { encodeMessage, platformUpSubject } from "@edgefleet/agent-sdk/protocol";
 import { waitFor } from "@edgefleet/nats-tenancy/testing";
+import { jetstream } from "@nats-io/jetstream";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEdgeMetrics } from "../../src/edge/edge-metrics.js";
 import { HeartbeatBatcher } from "../../src/edge/liveness/heartbeat-batcher.js";
+import { OfflineSweeper } from "../../src/edge/liveness/offline-sweeper.js";
 import { livenessTiming } from "../../src/edge/liveness/timing.js";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
 
@@ -23,6 +25,25 @@ const heartbeat = (node: TestNode, s = 1) =>
     platformUpSubject(node.org, node.address, "hb"),
     encodeMessage("heartbeat", { v: 1, s }),
   );
+/** A MetricsReport through EF_UP, as an agent's outbox sends it (JetStream, PubAck). */
+const metricsReport = (node: TestNode, seq: number) =>
+  jetstream(harness.nc, { domain: "hub" }).publish(
+    platformUpSubject(node.org, node.address, "mx"),
+    encodeMessage("metricsReport", {
+      v: 1,
+      seq,
+      at: Date.now(),
+      cpu: 10,
+      mu: 1,
+      mt: 2,
+      du: 1,
+      dt: 2,
+      net: [],
+      apps: [],
+      ctl: {},
+    }),
+  );
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nodeRow = (id: string) => harness.db.node.findUniqueOrThrow({ where: { id } });
 const heartbeatUntilOnline = async (node: TestNode) => {
   heartbeat(node);
@@ -175,5 +196,96 @@ describe("liveness", () => {
     expect(
       harness.logs.some((line) => line.msg === "edge message rejected" && line.reason === "too_large"),
     ).toBe(true);
+  });
+
+  it("a node whose only sign of life is its metrics reports stays online past the heartbeat bound", async () => {
+    const org = await harness.createOrganization("live-mx");
+    const node = await harness.createNode(org, "m1");
+    await heartbeatUntilOnline(node);
+    // No heartbeat after this one: an agent skips them while its reports flow. Reports every
+    // interval for longer than offlineAfterMs (3.8 s) keep the node online.
+    const until = Date.now() + timing.offlineAfterMs + 2 * timing.sweepIntervalMs + 1_000;
+    for (let seq = 1; Date.now() < until; seq++) {
+      await metricsReport(node, seq);
+      await sleep(timing.heartbeatIntervalMs);
+    }
+    expect((await nodeRow(node.id)).status).toBe("online");
+    expect(await harness.db.nodeStatusEvent.count({ where: { nodeId: node.id, toStatus: "offline" } })).toBe(
+      0,
+    );
+
+    // The reports stop too: swept after the bound, as with heartbeats.
+    await waitFor(
+      "offline",
+      async () => ((await nodeRow(node.id)).status === "offline" ? true : undefined),
+      timing.offlineAfterMs + 2 * timing.sweepIntervalMs + 1_000,
+    );
+    // A report the hub stores after that brings it back (its agent sends no heartbeat to do so).
+    await metricsReport(node, 1_000);
+    await waitFor("online again", async () =>
+      (await nodeRow(node.id)).status === "online" ? true : undefined,
+    );
+  });
+
+  it("a report stored before a node went offline does not bring it back; one stored after does", async () => {
+    const org = await harness.createOrganization("live-late");
+    const node = await harness.createNode(org, "l1");
+    const registry = new Registry();
+    const batcher = new HeartbeatBatcher(
+      harness.db,
+      timing,
+      createEdgeMetrics(registry),
+      pino({ level: "silent" }),
+    );
+    batcher.see(node.id);
+    await batcher.flush();
+    await harness.db.node.update({ where: { id: node.id }, data: { status: "offline" } });
+    const offlineAt = (await nodeRow(node.id)).updatedAt;
+
+    // Its last report, delivered late (ingest lag, a redelivery): stored before it went offline.
+    batcher.seenAt(node.id, new Date(offlineAt.getTime() - 1_000));
+    await batcher.flush();
+    expect((await nodeRow(node.id)).status).toBe("offline");
+
+    // A report stored after it: alive again. last_seen_at is the hub's time of the report.
+    const storedAt = new Date(offlineAt.getTime() + 500);
+    batcher.seenAt(node.id, storedAt);
+    await batcher.flush();
+    const row = await nodeRow(node.id);
+    expect(row.status).toBe("online");
+    expect(row.lastSeenAt?.getTime()).toBe(storedAt.getTime());
+    // An older report never moves last_seen_at back.
+    batcher.seenAt(node.id, new Date(storedAt.getTime() - 60_000));
+    await batcher.flush();
+    expect((await nodeRow(node.id)).lastSeenAt?.getTime()).toBe(storedAt.getTime());
+  });
+
+  it("the sweeper judges liveness as of the oldest report still waiting in EF_UP", async () => {
+    const org = await harness.createOrganization("live-lag");
+    const node = await harness.createNode(org, "g1");
+    const staleFor = timing.offlineAfterMs + 5_000;
+    const stale = () =>
+      harness.db.node.update({
+        where: { id: node.id },
+        data: { status: "online", lastSeenAt: new Date(Date.now() - staleFor) },
+      });
+    await stale();
+    const metrics = createEdgeMetrics(new Registry());
+    const logger = pino({ level: "silent" });
+    // Ingest is 10 s behind (a stand-in clock for EF_UP's oldest message): 5 s past the bound as
+    // of now, but not as of where ingest is, so the node's reports may be in the backlog.
+    let upTo: Date | null = new Date(Date.now() - 10_000);
+    const sweeper = new OfflineSweeper(harness.db, timing, metrics, logger, async () => upTo);
+    expect(await sweeper.sweep()).not.toContain(node.id);
+    expect((await nodeRow(node.id)).status).toBe("online");
+    // Ingest caught up: swept.
+    upTo = null;
+    expect(await sweeper.sweep()).toContain(node.id);
+
+    // And the real EF_UP position: null when the stream is empty, else its oldest message's time.
+    const ingest = harness.services.find((service) => service.name === "up-ingest") as unknown as {
+      ingestedUpTo(): Promise<Date | null>;
+    };
+    await waitFor("EF_UP drained", async () => ((await ingest.ingestedUpTo()) === null ? true : undefined));
   });
 });

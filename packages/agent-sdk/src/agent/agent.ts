@@ -120,6 +120,10 @@ export class Agent {
   private heartbeatMs: number;
   private metricsMs: number;
   private heartbeatSequence = 0;
+  /** HelloReply.rq: the gateway counts metrics reports as signs of life (see heartbeatQuietUntil). */
+  private reportsQuietHeartbeat = false;
+  /** When the hub last acknowledged a metrics report (ms; 0: never on this run). */
+  private metricsAckedAt = 0;
   private timers = new Set<NodeJS.Timeout>();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private metricsTimer: NodeJS.Timeout | undefined;
@@ -443,6 +447,7 @@ export class Agent {
         if (decoded.ok) {
           this.counters.hellosAnswered++;
           this.setIntervals(decoded.msg.hb, decoded.msg.mx);
+          this.reportsQuietHeartbeat = decoded.msg.rq === true;
           // New credentials first: this connection's subjects are not the node's any more (the
           // delta comes with the Hello on the new ones).
           if (decoded.msg.jwt && (await this.useCredentials(decoded.msg.jwt, "hello"))) return;
@@ -737,16 +742,32 @@ export class Agent {
    * The first tick after start or an interval change comes at a random point of the interval:
    * agents started together (a hollow fleet, a site after a power cut) do not tick together.
    */
-  private scheduleHeartbeat(first = true): void {
+  private scheduleHeartbeat(first = true, delayMs?: number): void {
     clearTimeout(this.heartbeatTimer);
     if (this.stopping.signal.aborted) return;
     this.heartbeatTimer = setTimeout(
       () => {
+        const quietFor = this.heartbeatQuietUntil() - Date.now();
+        if (quietFor > 0) {
+          this.scheduleHeartbeat(false, quietFor);
+          return;
+        }
         this.heartbeat();
         this.scheduleHeartbeat(false);
       },
-      first ? Math.random() * this.heartbeatMs : this.heartbeatMs,
+      delayMs ?? (first ? Math.random() * this.heartbeatMs : this.heartbeatMs),
     );
+  }
+
+  /**
+   * Until when no heartbeat is needed: with HelloReply.rq, the gateway counts each metrics report
+   * the hub stored as a sign of life, so a heartbeat goes out only after an interval (and a
+   * twentieth, so a report on the same period wins the race) without an acknowledged report.
+   * An idle fleet then sends its metrics and nothing else (docs/protocol.md).
+   */
+  private heartbeatQuietUntil(): number {
+    if (!this.reportsQuietHeartbeat || this.metricsAckedAt === 0) return 0;
+    return this.metricsAckedAt + this.heartbeatMs + this.heartbeatMs / 20;
   }
 
   /** Core publish, only while connected: a missed heartbeat is the signal, not something to buffer. */
@@ -889,6 +910,7 @@ export class Agent {
           return;
         }
         this.flushFailures = 0;
+        if (record.type === "mx") this.metricsAckedAt = Date.now();
         // Subject, reply inbox and framing up; the PubAck (~60 bytes) down.
         this.control.sent(record.type, subject.length + record.payload.byteLength + 40 + FRAMING_BYTES);
         this.control.received(record.type, 60 + FRAMING_BYTES);

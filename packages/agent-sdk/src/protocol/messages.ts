@@ -187,6 +187,13 @@ export const helloReplySchema = z.object({
    * The agent stores them and connects again with them (docs/protocol.md "Credentials").
    */
   jwt: nodeJwt.optional(),
+  /**
+   * Reports quiet the heartbeat: the gateway counts each MetricsReport the hub stored as a sign of
+   * life, so the agent sends no heartbeat while a metrics report was acknowledged within the last
+   * heartbeat interval (and a twentieth, so a report on the same period wins). Absent: heartbeats
+   * every interval (gateways before this field).
+   */
+  rq: z.boolean().optional(),
 });
 
 /**

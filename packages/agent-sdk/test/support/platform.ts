@@ -29,7 +29,8 @@ export class TestPlatform {
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly intervals: { hb: number; mx: number } = { hb: 1, mx: 1 },
+    /** What each HelloReply says: the intervals, and rq (reports quiet the heartbeat). */
+    private readonly intervals: { hb: number; mx: number; rq?: boolean } = { hb: 1, mx: 1 },
   ) {}
 
   start(): void {

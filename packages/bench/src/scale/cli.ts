@@ -66,7 +66,8 @@ import { writeScaleReport } from "./report.js";
 import type { ProfilePair, ScaleResults } from "./results.js";
 
 const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "scale-results.json");
-const HEARTBEAT_SECONDS = 30;
+// The gateway's defaults: heartbeats are a backstop (servers' DISCONNECT events, reports count).
+const HEARTBEAT_SECONDS = 60;
 const METRICS_SECONDS = 60;
 /**
  * GOMEMLIMIT per node of a site leaf and of a Go generator process (goMemoryLimit, with GOGC=50):
@@ -610,18 +611,26 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   await phase("hub restart", async () => {
     const before = await gateway.metricsText().catch(() => "");
     const restartProgress = new Progress("hub", nids.length);
+    // Each node's last written metrics report before the restart (this client's session only).
+    await sql.query("DROP TABLE IF EXISTS pg_temp.metrics_seq_before_restart");
+    await sql.query(
+      "CREATE TEMP TABLE metrics_seq_before_restart AS SELECT id, metrics_seq FROM node WHERE organization_id = $1",
+      [organization.id],
+    );
     const restart = await restartNats(monitorUrl);
     const leavesBack = await waitUntil(new Progress("leafz", leaves.length), leaves.length, 60_000, () =>
       hubLeafCount(monitorUrl),
     );
     const leavesBackMs = leavesBack >= leaves.length ? Date.now() - restart.stoppedAt : null;
-    // Resynced = heard from again: the node's heartbeat reached the gateway and Postgres after the hub was back.
+    // Resynced = heard from again: a metrics report of the node went through the hub and the
+    // gateway into Postgres after the restart (its sign of life: agents send no heartbeat while
+    // reports flow, and last_seen_at is rewritten only when older than refreshAfter).
     const heardSince = async () =>
       Number(
         (
           await sql.query<{ n: string }>(
-            "SELECT count(*) AS n FROM node WHERE organization_id = $1 AND last_seen_at >= to_timestamp($2 / 1000.0)",
-            [organization.id, restart.readyAt],
+            `SELECT count(*) AS n FROM node n JOIN metrics_seq_before_restart b ON b.id = n.id
+             WHERE n.metrics_seq > b.metrics_seq`,
           )
         ).rows[0]?.n ?? 0,
       );

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { renderSvg } from "../charts.js";
-import { livenessBound } from "../liveness.js";
+import { disconnectBoundMs, livenessBound } from "../liveness.js";
 import type { LatencySummary } from "../stats.js";
 import { apiSloVerdict } from "./api-slo.js";
 import { cpuByPhase, FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
@@ -123,9 +123,9 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
   );
   row(
     "agent gone → offline, p99 (churn)",
-    `≤ ${livenessBound(config.heartbeatSeconds).boundMs / 1000} s (liveness bound)`,
+    `≤ ${disconnectBoundMs() / 1000} s (connection closed: the DISCONNECT event; silent: ${livenessBound(config.heartbeatSeconds).boundMs / 1000} s)`,
     ms(p99(lat["agent gone → offline (churn)"])),
-    verdict(p99(lat["agent gone → offline (churn)"]), livenessBound(config.heartbeatSeconds).boundMs),
+    verdict(p99(lat["agent gone → offline (churn)"]), disconnectBoundMs()),
   );
   const hub = results.hubRestart;
   row(
@@ -212,7 +212,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
   );
   const v = idle.hubVarz;
   push(
-    `Hub nats-server at the end of the idle window (/varz): ${v.connections ?? "—"} client connections, ${v.leafnodes ?? "—"} leaf nodes, ${v.subscriptions ?? "—"} subscriptions, ${fixed(idle.hubMsgsPerSecond)} messages/s in = ${fixed((idle.hubMsgsPerSecond * 60) / Math.max(1, config.nodes), 2)} messages per node per minute (heartbeat every ${config.heartbeatSeconds} s = 2/min, metrics every ${config.metricsSeconds} s = 1/min), cpu ${fixed(v.cpu)} %, mem ${fixed((v.mem ?? 0) / 1024 / 1024)} MiB.`,
+    `Hub nats-server at the end of the idle window (/varz): ${v.connections ?? "—"} client connections, ${v.leafnodes ?? "—"} leaf nodes, ${v.subscriptions ?? "—"} subscriptions, ${fixed(idle.hubMsgsPerSecond)} messages/s in = ${fixed((idle.hubMsgsPerSecond * 60) / Math.max(1, config.nodes), 2)} messages per node per minute (a metrics report every ${config.metricsSeconds} s and the gateway's JetStream ack of it; a heartbeat every ${config.heartbeatSeconds} s only when no report was acknowledged for that long), cpu ${fixed(v.cpu)} %, mem ${fixed((v.mem ?? 0) / 1024 / 1024)} MiB.`,
     "",
   );
 

@@ -97,6 +97,8 @@ export class HelloService implements EdgeService {
       hb: this.config.heartbeatIntervalS,
       mx: this.config.metricsIntervalS,
       d: delta ? toWireDelta(delta) : null,
+      // The metrics batcher counts reports as signs of life: agents skip heartbeats while they flow.
+      rq: true,
       ...(jwt ? { jwt } : {}),
     };
     msg.respond(encodeMessage("helloReply", reply));

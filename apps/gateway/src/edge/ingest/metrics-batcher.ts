@@ -46,6 +46,12 @@ export class MetricsBatcher {
     private readonly rejections: Rejections,
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
+    /**
+     * Told of each report taken (a valid report of a known node), with when the hub stored it:
+     * a node's reports are its sign of life, and an agent sends no heartbeat while its reports
+     * flow (docs/protocol.md). Before the Mimir write: liveness does not wait for Mimir.
+     */
+    private readonly liveness?: (nodeId: string, storedAt: Date) => void,
   ) {}
 
   /**
@@ -53,6 +59,7 @@ export class MetricsBatcher {
    * MAX_WAITING_BATCHES wait for Mimir the report waits too (which holds its caller's slot).
    */
   async add(node: EdgeNode, report: MetricsReport, msg: JsMsg): Promise<void> {
+    this.liveness?.(node.id, new Date(Math.floor(msg.info.timestampNanos / 1e6)));
     while (this.waitingBatches >= MAX_WAITING_BATCHES) await this.flushing;
     this.pending.push({ node, report, msg });
     if (this.pending.length >= this.options.maxBatch) await this.flush();

@@ -1,6 +1,12 @@
 import { EF_UP_STREAM, parsePlatformUpSubject } from "@edgefleet/agent-sdk/protocol";
 import { type Db, isDataException } from "@edgefleet/db";
-import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import {
+  type ConsumerMessages,
+  type JetStreamManager,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+} from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
@@ -39,6 +45,7 @@ const WRITES_IN_FLIGHT = 2;
 export class UpIngestService implements EdgeService {
   readonly name = "up-ingest";
   private messages: ConsumerMessages | null = null;
+  private jsm: JetStreamManager | null = null;
   private loop: Promise<void> = Promise.resolve();
   // One message at a time held 10,000 nodes' status reports and metrics to ~150 a second (each
   // a Postgres transaction), until JetStream redelivered what waited past ack_wait. Per node the
@@ -73,6 +80,7 @@ export class UpIngestService implements EdgeService {
 
   async start(platform: NatsConnection): Promise<void> {
     const jsm = await jetstreamManager(platform, { domain: "hub" });
+    this.jsm = jsm;
     await ensureEfUpStream(jsm, await this.streamReplicas(), this.logger);
     // One consumer for every type: a second, filtered to metrics, stalled the first in a
     // 20,000-node run (the server's filtered delivery over a deep work queue).
@@ -91,6 +99,18 @@ export class UpIngestService implements EdgeService {
         );
       }
     })();
+  }
+
+  /**
+   * How far ingest got, as the hub's time: when EF_UP holds messages, the store time of the
+   * oldest (a work queue keeps only what no replica has acknowledged yet); null when it is empty.
+   * The offline sweeper judges liveness as of this time, since a node's reports are its sign of
+   * life and the ones waiting here have not been counted yet.
+   */
+  async ingestedUpTo(): Promise<Date | null> {
+    if (!this.jsm) return null;
+    const { state } = await this.jsm.streams.info(EF_UP_STREAM);
+    return state.messages > 0 ? new Date(state.first_ts) : null;
   }
 
   async stop(): Promise<void> {

@@ -18,12 +18,19 @@ export class OfflineSweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> = Promise.resolve();
   private lastPruneAt = 0;
+  private lastLagLogAt = 0;
 
   constructor(
     private readonly db: Db,
     private readonly options: { offlineAfterMs: number; sweepIntervalMs: number },
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
+    /**
+     * How far the ingest of nodes' reports got (UpIngestService.ingestedUpTo): liveness is judged
+     * as of then when it lags, so a backlog (Mimir slow, a burst) never sweeps nodes whose reports
+     * wait in it. Null or absent: now.
+     */
+    private readonly ingestedUpTo?: () => Promise<Date | null>,
   ) {}
 
   start(): void {
@@ -42,6 +49,7 @@ export class OfflineSweeper {
 
   /** One sweep; returns the ids marked offline (empty when another replica holds the lock). */
   async sweep(): Promise<string[]> {
+    const asOf = await this.asOf();
     const ids = await this.db.$transaction(async (tx) => {
       const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>(
         Prisma.sql`SELECT pg_try_advisory_xact_lock(${SWEEPER_LOCK_KEY}) AS locked`,
@@ -50,7 +58,7 @@ export class OfflineSweeper {
       const { updatedIds } = await updateNodesWithStatusEvents(tx, {
         where: Prisma.sql`status = 'online'
           AND (last_seen_at IS NULL
-               OR last_seen_at < now() - ${this.options.offlineAfterMs} * interval '1 millisecond')`,
+               OR last_seen_at < least(now(), ${asOf}::timestamptz) - ${this.options.offlineAfterMs} * interval '1 millisecond')`,
         set: Prisma.sql`status = 'offline', updated_at = now()`,
         reason: "heartbeat_timeout",
         returnIds: true,
@@ -67,5 +75,23 @@ export class OfflineSweeper {
       this.logger.info({ nodes: ids.length }, "nodes marked offline");
     }
     return ids;
+  }
+
+  /** The time liveness is judged at: now, or the ingest's position when it lags. */
+  private async asOf(): Promise<string | null> {
+    if (!this.ingestedUpTo) return null;
+    try {
+      const upTo = await this.ingestedUpTo();
+      const lagMs = upTo ? Date.now() - upTo.getTime() : 0;
+      if (lagMs > this.options.offlineAfterMs / 4 && Date.now() - this.lastLagLogAt >= 60_000) {
+        this.lastLagLogAt = Date.now();
+        this.logger.warn({ lagMs }, "reports wait in EF_UP: liveness is judged as of the oldest");
+      }
+      return upTo ? upTo.toISOString() : null;
+    } catch (error) {
+      // Cannot tell (NATS away): judged now, as before reports counted as liveness.
+      this.logger.warn({ err: error }, "cannot read EF_UP's position; liveness judged now");
+      return null;
+    }
   }
 }
