@@ -12,7 +12,7 @@
  * batches, hub restart, one leaf restart, churn. Writes docs/benchmarks/scale.md with charts and
  * scale-results.json. Loopback only; stops everything it started on success, failure and Ctrl-C.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join, relative } from "node:path";
@@ -173,6 +173,10 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   const leafDir = join(VAR_DIR, "leaves");
   rmSync(leafDir, { recursive: true, force: true });
   const leafPortBase = Number(new URL(need("NATS_URL")).port) + 8; // 4230 + offset, as the demo's leaves
+  // One leaf runs with the Go profiler (prof_port), so the report can say where a leaf's CPU goes.
+  // Not the first: that one is restarted in the leaf-restart phase.
+  const profiledLeaf = Math.min(1, options.sites - 1);
+  const leafProfileUrl = `http://127.0.0.1:${leafPortBase + 900}`;
   const leaves: SiteLeaf[] = [];
   cleanup.add("stop the site leaves", async () => {
     await Promise.all(leaves.map((leaf) => stopLeaf(leaf, 5_000)));
@@ -199,6 +203,11 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       port,
       dir: leafDir,
     });
+    if (index === profiledLeaf)
+      appendFileSync(
+        configPath,
+        `\n# The scale bench profiles this leaf.\nprof_port: ${new URL(leafProfileUrl).port}\n`,
+      );
     const leaf: SiteLeaf = {
       index,
       siteId: site.id,
@@ -472,7 +481,20 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     const hubProfiling = env.NATS_PROFILE_URL
       ? takeGoCpuProfile(env.NATS_PROFILE_URL, seconds, hubFile)
       : Promise.reject(new Error("the stack has no NATS_PROFILE_URL (the hub runs without prof_port)"));
-    const pair: ProfilePair = { gateway: null, hub: null };
+    const leafFile = join(profileDir, `leaf-${name}.pprof`);
+    const leafProfiling = takeGoCpuProfile(leafProfileUrl, seconds, leafFile);
+    const pair: ProfilePair = { gateway: null, hub: null, leaf: null };
+    try {
+      await leafProfiling;
+      pair.leaf = await summarizeGoProfile(leafFile, seconds * 1000);
+      step(
+        `leaf profile (${name}): ${pair.leaf.busyMs.toFixed(0)} ms of CPU in ${seconds} s (${relative(REPO_ROOT, leafFile)})`,
+      );
+    } catch (error) {
+      problems.push(
+        `No leaf CPU profile (${name}): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     try {
       await hubProfiling;
       pair.hub = await summarizeGoProfile(hubFile, seconds * 1000);
@@ -508,6 +530,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
 
   let gatewayProfile: ScaleResults["gatewayProfile"] = null;
   let hubProfile: ScaleResults["hubProfile"] = null;
+  let leafProfile: ScaleResults["leafProfile"] = null;
   if (options.profileSeconds > 0) {
     sampler.phase = "profile";
     step(`CPU profiles of the running gateway and hub over ${options.profileSeconds} s of idle`);
@@ -517,7 +540,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       options.profileSeconds,
       profiling.then(() => undefined),
     );
-    ({ gateway: gatewayProfile, hub: hubProfile } = await profiling);
+    ({ gateway: gatewayProfile, hub: hubProfile, leaf: leafProfile = null } = await profiling);
   }
 
   // --- rollout: a new version of app-0 to every node, in batches --------------------------------
@@ -888,6 +911,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     generators,
     gatewayProfile,
     hubProfile,
+    leafProfile,
     rolloutProfile,
     api: apiPhases,
     usage: usageByPhase(sampler.samples),

@@ -5,6 +5,7 @@ import { renderSvg } from "../charts.js";
 import { disconnectBoundMs, livenessBound } from "../liveness.js";
 import type { LatencySummary } from "../stats.js";
 import { apiSloVerdict } from "./api-slo.js";
+import type { GoProfileSummary } from "./go-profile.js";
 import { cpuByPhase, FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
 import type { ProfilePair, ScaleResults } from "./results.js";
 
@@ -205,7 +206,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
   push("## Where the idle CPU goes", "");
   push(
     ...profileSections(
-      { gateway: results.gatewayProfile, hub: results.hubProfile ?? null },
+      { gateway: results.gatewayProfile, hub: results.hubProfile ?? null, leaf: results.leafProfile ?? null },
       "an idle window",
       "idle",
     ),
@@ -356,12 +357,11 @@ function profileSections(pair: ProfilePair, window: string, name: string): strin
       "",
     );
   } else out.push("No gateway profile over this window (`--no-profile`, or see the problems below).", "");
-  const h = pair.hub;
-  if (h) {
+  const goSections = (h: GoProfileSummary, what: string, file: string) => {
     const rows = (entries: typeof h.flat) =>
       entries.map((e) => `| \`${e.fn.replace(/\|/g, "\\|")}\` | ${fixed(e.ms, 0)} | ${fixed(e.percent)} % |`);
     out.push(
-      `The hub nats-server over the same window (its Go profiler, \`prof_port\`; \`go tool pprof -top\` of var/scale/profiles/hub-${name}.pprof): ${fixed(h.busyMs, 0)} ms of CPU in ${fixed(h.windowMs / 1000, 0)} s = ${fixed((h.busyMs * 100) / Math.max(1, h.windowMs), 2)} % of a core.`,
+      `${what} over the same window (its Go profiler, \`prof_port\`; \`go tool pprof -top\` of var/scale/profiles/${file}-${name}.pprof): ${fixed(h.busyMs, 0)} ms of CPU in ${fixed(h.windowMs / 1000, 0)} s = ${fixed((h.busyMs * 100) / Math.max(1, h.windowMs), 2)} % of a core.`,
       "",
       "| function, with what it calls (cum) | ms | share |",
       "|---|---|---|",
@@ -372,7 +372,10 @@ function profileSections(pair: ProfilePair, window: string, name: string): strin
       ...rows(h.flat),
       "",
     );
-  }
+  };
+  if (pair.hub) goSections(pair.hub, "The hub nats-server", "hub");
+  if (pair.leaf)
+    goSections(pair.leaf, "One site leaf nats-server (an edge-side cost, one per site box)", "leaf");
   return out;
 }
 

@@ -7,10 +7,14 @@ import type { GeneratorCost } from "./go-hollow.js";
 import type { GoProfileSummary } from "./go-profile.js";
 import type { CostPerNode } from "./measure.js";
 
-/** The gateway's and the hub's CPU profiles over one window; null where one could not be taken. */
+/**
+ * The gateway's, the hub's and one site leaf's CPU profiles over one window; null where one could
+ * not be taken (results from before the leaf was profiled have no `leaf`).
+ */
 export interface ProfilePair {
   gateway: (ProfileSummary & { gatewayCpuPercent: number }) | null;
   hub: GoProfileSummary | null;
+  leaf?: GoProfileSummary | null;
 }
 
 /** Everything one `pnpm bench:scale` run measured: the report and charts are drawn from it. */
@@ -96,6 +100,8 @@ export interface ScaleResults {
   gatewayProfile: (ProfileSummary & { gatewayCpuPercent: number }) | null;
   /** The hub nats-server over the same window (absent in reports written before it was taken). */
   hubProfile?: GoProfileSummary | null;
+  /** One site leaf's, over the same idle window (absent before leaves were profiled). */
+  leafProfile?: GoProfileSummary | null;
   /** Both over the rollout's first minute (absent in reports written before it was taken). */
   rolloutProfile?: ProfilePair | null;
   /** The single-object API calls during idle and churn (absent in runs before they were measured). */
