@@ -156,10 +156,17 @@ const gatewayEnvSchema = {
   GATEWAY_ENROLL_FAILURE_BURST: integerInRange("GATEWAY_ENROLL_FAILURE_BURST", 1, 1_000_000, 200),
   GATEWAY_ENROLL_FAILURE_RATE: integerInRange("GATEWAY_ENROLL_FAILURE_RATE", 1, 1_000_000, 20),
   /**
-   * How often each organization's current account JWT is re-sent to its site leaves (issue 8 #13):
-   * a restarted leaf starts from its bundle's copy and has missed later revocations until then.
+   * How often the hub's leaf connections are checked: an organization with a leaf that (re)linked
+   * since gets its current account JWT pushed (a restarted leaf starts from its bundle's copy and
+   * has missed later revocations until then).
    */
-  GATEWAY_LEAF_ACCOUNT_RESEND_MS: integerInRange("GATEWAY_LEAF_ACCOUNT_RESEND_MS", 100, 3_600_000, 15_000),
+  GATEWAY_LEAF_LINK_CHECK_MS: integerInRange("GATEWAY_LEAF_LINK_CHECK_MS", 100, 600_000, 5_000),
+  /**
+   * How often each organization's account JWT is re-sent to its site leaves anyway (issue 8 #13):
+   * the safety net under the link check. Each re-send costs every leaf a verification of each
+   * connected node's credentials, so it is rare.
+   */
+  GATEWAY_LEAF_ACCOUNT_RESEND_MS: integerInRange("GATEWAY_LEAF_ACCOUNT_RESEND_MS", 100, 3_600_000, 600_000),
   // Alerts (src/alerts, docs/alerts.md). The relay secret derives each organization's bearer token
   // for its Alertmanager's webhook; unset: alerting (Mimir sync, relay, delivery) is off.
   GATEWAY_ALERT_RELAY_SECRET: z

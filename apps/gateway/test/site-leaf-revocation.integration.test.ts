@@ -83,7 +83,9 @@ beforeAll(async () => {
   gateway = await GatewayProcess.start({
     ...env,
     GATEWAY_HEALTH_INTERVAL_MS: "500",
-    GATEWAY_LEAF_ACCOUNT_RESEND_MS: "500",
+    // No re-send within the test: a restarted leaf catches up through the hub's leaf link check.
+    GATEWAY_LEAF_ACCOUNT_RESEND_MS: "3600000",
+    GATEWAY_LEAF_LINK_CHECK_MS: "500",
     GATEWAY_DISCONNECT_GRACE_MS: String(DISCONNECT_GRACE_MS),
   });
   await waitFor("enrollment service", async () =>
@@ -242,7 +244,7 @@ describe("a site leaf linked to the hub's system and enroll accounts (issue 8 #1
       async () => ((await leafLinks()) === 3 ? true : undefined),
       20_000,
     );
-    // The gateway re-sends the account's current JWT (every 500 ms here): refused soon after.
+    // The gateway sees the leaf link again (it checks every 500 ms here) and pushes the current JWT.
     const refused = await waitFor(
       "the restarted leaf refusing the revoked node",
       async () => {

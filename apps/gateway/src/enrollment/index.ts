@@ -22,6 +22,7 @@ export interface EnrollmentConfig {
   failureRatePerSecond: number;
   /** Period of re-sending account JWTs to site leaves (a restarted leaf catches up). */
   leafAccountResendMs: number;
+  leafLinkCheckMs: number;
 }
 
 /** The enrollment config from the gateway's environment; null when its NATS secrets are not set. */
@@ -33,6 +34,7 @@ export function enrollmentConfigFromEnv(env: {
   GATEWAY_ENROLL_FAILURE_BURST: number;
   GATEWAY_ENROLL_FAILURE_RATE: number;
   GATEWAY_LEAF_ACCOUNT_RESEND_MS: number;
+  GATEWAY_LEAF_LINK_CHECK_MS: number;
 }): EnrollmentConfig | null {
   if (!env.NATS_TENANCY_FILE || !env.NATS_SYSTEM_CREDS) return null;
   return {
@@ -43,6 +45,7 @@ export function enrollmentConfigFromEnv(env: {
     failureBurst: env.GATEWAY_ENROLL_FAILURE_BURST,
     failureRatePerSecond: env.GATEWAY_ENROLL_FAILURE_RATE,
     leafAccountResendMs: env.GATEWAY_LEAF_ACCOUNT_RESEND_MS,
+    leafLinkCheckMs: env.GATEWAY_LEAF_LINK_CHECK_MS,
   };
 }
 
@@ -82,6 +85,8 @@ export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logge
 
   const leafLogger = logger.child({ component: "accounts" });
   let resendTimer: NodeJS.Timeout | null = null;
+  let linkTimer: NodeJS.Timeout | null = null;
+  let checkingLinks = false;
 
   return {
     accounts,
@@ -97,9 +102,22 @@ export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logge
           );
       }, config.leafAccountResendMs);
       resendTimer.unref();
+      // A leaf that (re)linked gets its organization's current account JWT within one check.
+      linkTimer = setInterval(() => {
+        if (checkingLinks) return;
+        checkingLinks = true;
+        accounts
+          .pushToNewLeafLinks()
+          .catch((error: unknown) => leafLogger.warn({ err: error }, "could not check the hub's leaf links"))
+          .finally(() => {
+            checkingLinks = false;
+          });
+      }, config.leafLinkCheckMs);
+      linkTimer.unref();
     },
     async stop() {
       if (resendTimer) clearInterval(resendTimer);
+      if (linkTimer) clearInterval(linkTimer);
       await service.stop();
       await listener.stop();
       const connection = await system?.catch(() => null);

@@ -5,6 +5,14 @@ import { createAccount } from "@nats-io/nkeys";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 
+/** Every hub server answers with its leaf connections (the system account's monitoring request). */
+const LEAFZ_REQUEST = "$SYS.REQ.SERVER.PING.LEAFZ";
+
+interface LeafzReply {
+  server?: { id?: string };
+  data?: { server_id?: string; leafs?: Array<{ id?: number; name?: string; account?: string }> };
+}
+
 export interface TenantAccount {
   organizationId: string;
   slug: string;
@@ -34,6 +42,8 @@ export class TenantAccounts {
   private readonly pushQueue = new Map<string, Promise<void>>();
   /** First pushes in flight: an enrollment burst for a new organization shares one push. */
   private readonly firstPushes = new Map<string, Promise<void>>();
+  /** The hub's leaf connections seen at the last check (`<server id>/<connection id>`). */
+  private knownLeafLinks = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -77,9 +87,42 @@ export class TenantAccounts {
   }
 
   /**
-   * Re-sends the account JWT of every organization with live site credentials (issue 8 #13): a
-   * leaf starts from the copy in its bundle, so after a restart it would admit nodes revoked since
-   * until the next change; this bounds that window to the resend period.
+   * Pushes the account JWT of every organization with a leaf connection the hub did not have at
+   * the last check (its system account's LEAFZ, every hub server): a leaf that (re)linked starts
+   * from its bundle's copy, so it gets the current one within one check, revocations since
+   * included. Unchanged leaves get nothing: each claims update makes a leaf re-verify every
+   * connected user of the account (2,000 ed25519 verifications on a site of 2,000 nodes), which
+   * a blind re-send every 15 s made half of an idle leaf's CPU. Returns the organizations pushed.
+   */
+  async pushToNewLeafLinks(): Promise<number> {
+    const connection = await this.systemConnection();
+    const links = new Map<string, string>(); // link → account
+    const replies = await connection.requestMany(LEAFZ_REQUEST, "{}", {
+      maxWait: 2_000,
+      strategy: "timer",
+    });
+    for await (const reply of replies) {
+      const answer = reply.json<LeafzReply>();
+      const server = answer.server?.id ?? answer.data?.server_id ?? "";
+      for (const leaf of answer.data?.leafs ?? [])
+        if (leaf.account && leaf.id !== undefined) links.set(`${server}/${leaf.id}`, leaf.account);
+    }
+    const accounts = new Set<string>();
+    for (const [link, account] of links) if (!this.knownLeafLinks.has(link)) accounts.add(account);
+    this.knownLeafLinks = new Set(links.keys());
+    if (accounts.size === 0) return 0;
+    const organizations = await this.db.organization.findMany({
+      where: { natsAccountKey: { in: [...accounts] } },
+      select: { id: true },
+    });
+    for (const { id } of organizations) await this.publish(id);
+    return organizations.length;
+  }
+
+  /**
+   * Re-sends the account JWT of every organization with live site credentials (issue 8 #13): the
+   * safety net under pushToNewLeafLinks (a link check that failed, a gateway restarted while a
+   * leaf linked), so a leaf admits nodes revoked since its bundle for at most the resend period.
    */
   async resendToLeaves(): Promise<number> {
     const organizations = await this.db.siteLeafCredential.findMany({
