@@ -9,11 +9,12 @@
 export const GATEWAY_DEFAULT_DISCONNECT_GRACE_MS = 5_000;
 
 /**
- * The bound for a node whose connection closed (the server's DISCONNECT event): the grace, then
- * at most a quarter grace until the watcher's next check (docs/node-status.md).
+ * The bound for a node whose connection closed (the server's DISCONNECT event): the grace, at most
+ * a quarter grace until the watcher's next check, and a second for its statement and the
+ * notification (docs/node-status.md).
  */
 export function disconnectBoundMs(graceMs = GATEWAY_DEFAULT_DISCONNECT_GRACE_MS): number {
-  return graceMs * 1.25;
+  return graceMs * 1.25 + 1_000;
 }
 
 /** The gateway's GATEWAY_LIVENESS_FLUSH_MS default, for benchmarks that do not set it. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ComponentSample } from "../src/proc.js";
 import { type CpuProfile, packageOf, summarizeProfile } from "../src/scale/cpu-profile.js";
 import {
+  churnSample,
   componentCosts,
   costPerNode,
   cpuByPhase,
@@ -139,5 +140,27 @@ describe("CPU profile summary", () => {
   it("names packages from pnpm paths", () => {
     expect(packageOf("file:///r/node_modules/.pnpm/pg@8.1.0/node_modules/pg/lib/client.js")).toBe("pg");
     expect(packageOf("node:internal/streams")).toBe("node internals");
+  });
+});
+
+describe("churnSample", () => {
+  const nodes = Array.from({ length: 20_000 }, (_, i) => i);
+  const siteOf = (node: number) => node % 10;
+
+  it("takes as many nodes from every site, unlike a spread over the list (every 100th: one site)", () => {
+    const sample = churnSample(nodes, siteOf, 200, 0);
+    expect(sample).toHaveLength(200);
+    expect(new Set(sample).size).toBe(200);
+    const perSite = new Map<number, number>();
+    for (const node of sample) perSite.set(siteOf(node), (perSite.get(siteOf(node)) ?? 0) + 1);
+    expect([...perSite.values()]).toEqual(Array(10).fill(20));
+  });
+
+  it("differs from cycle to cycle and never asks for more than there is", () => {
+    const first = churnSample(nodes, siteOf, 200, 0);
+    const second = churnSample(nodes, siteOf, 200, 1);
+    expect(first.filter((node) => second.includes(node))).toEqual([]);
+    expect(churnSample([1, 2, 3], () => 0, 10, 0).sort()).toEqual([1, 2, 3]);
+    expect(churnSample([], () => 0, 10, 0)).toEqual([]);
   });
 });

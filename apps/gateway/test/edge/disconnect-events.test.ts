@@ -34,7 +34,13 @@ describe("parseDisconnect", () => {
     const parsed = parseDisconnect(`$SYS.ACCOUNT.${account}.DISCONNECT`, encode(event({})), 42);
     expect(parsed).toEqual({
       ok: true,
-      disconnect: { user, account, stoppedAt: new Date("2026-11-29T15:00:00.123Z"), heardAt: 42 },
+      disconnect: {
+        user,
+        account,
+        stoppedAt: new Date("2026-11-29T15:00:00.123Z"),
+        heardAt: 42,
+        reason: "Client Closed",
+      },
     });
   });
 
@@ -42,6 +48,18 @@ describe("parseDisconnect", () => {
     expect(parseDisconnect(`$SYS.ACCOUNT.${other}.DISCONNECT`, encode(event({})), 0)).toEqual({
       ok: false,
       reason: "foreign_account",
+    });
+  });
+
+  it("leaves a server's own shutdown alone: its nodes reconnect (a leaf or hub restart)", () => {
+    const shutdown = { ...event({}), reason: "Server Shutdown" };
+    expect(parseDisconnect(`$SYS.ACCOUNT.${account}.DISCONNECT`, encode(shutdown), 0)).toEqual({
+      ok: false,
+      reason: "server_shutdown",
+    });
+    const stale = { ...event({}), reason: "Stale Connection" };
+    expect(parseDisconnect(`$SYS.ACCOUNT.${account}.DISCONNECT`, encode(stale), 0)).toMatchObject({
+      ok: true,
     });
   });
 

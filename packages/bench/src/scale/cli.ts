@@ -60,7 +60,7 @@ import {
   startLeaf,
   stopLeaf,
 } from "./leaves.js";
-import { componentCosts, costPerNode, memorySlopes, nodeIndexOf } from "./measure.js";
+import { churnSample, componentCosts, costPerNode, memorySlopes, nodeIndexOf } from "./measure.js";
 import { HelpRequested, readScaleOptions, type ScaleOptions, UsageError } from "./options.js";
 import { writeScaleReport } from "./report.js";
 import type { ProfilePair, ScaleResults } from "./results.js";
@@ -737,11 +737,8 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   const churnCycles = async (): Promise<void> => {
     for (let cycle = 0; cycle < options.churnCycles && Date.now() < runDeadline - 60_000; cycle++) {
       const cycleStart = Date.now();
-      // A different spread sample each cycle.
-      const sample = spreadSample(
-        nids.slice(cycle % Math.max(1, Math.floor(nids.length / perCycle))),
-        perCycle,
-      );
+      // A different sample each cycle, spread over every site.
+      const sample = churnSample(nids, (nid) => siteOfNid.get(nid) ?? 0, perCycle, cycle);
       const stopMark = Date.now();
       const stopped = await workers.stopAgents(sample);
       const offlineBoundMs = livenessBound(HEARTBEAT_SECONDS).boundMs;

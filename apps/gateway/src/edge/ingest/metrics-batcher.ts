@@ -47,9 +47,10 @@ export class MetricsBatcher {
     private readonly metrics: EdgeMetrics,
     private readonly logger: Logger,
     /**
-     * Told of each report taken (a valid report of a known node), with when the hub stored it:
-     * a node's reports are its sign of life, and an agent sends no heartbeat while its reports
-     * flow (docs/protocol.md). Before the Mimir write: liveness does not wait for Mimir.
+     * A node's reports are its sign of life (an agent sends no heartbeat while they flow,
+     * docs/protocol.md). The statement that records a report's sequence also moves an online
+     * node's last_seen_at to when the hub stored the report; a node that is not online is handed
+     * here with that time, to come back online with a status history row (HeartbeatBatcher).
      */
     private readonly liveness?: (nodeId: string, storedAt: Date) => void,
   ) {}
@@ -59,7 +60,6 @@ export class MetricsBatcher {
    * MAX_WAITING_BATCHES wait for Mimir the report waits too (which holds its caller's slot).
    */
   async add(node: EdgeNode, report: MetricsReport, msg: JsMsg): Promise<void> {
-    this.liveness?.(node.id, new Date(Math.floor(msg.info.timestampNanos / 1e6)));
     while (this.waitingBatches >= MAX_WAITING_BATCHES) await this.flushing;
     this.pending.push({ node, report, msg });
     if (this.pending.length >= this.options.maxBatch) await this.flush();
@@ -165,9 +165,15 @@ export class MetricsBatcher {
     }
     if (done.length === 0) return;
 
-    const written = new Map<string, number[]>();
-    for (const entry of done)
-      written.set(entry.node.id, [...(written.get(entry.node.id) ?? []), entry.report.seq]);
+    const written = new Map<string, { seqs: number[]; storedAt: number }>();
+    for (const entry of done) {
+      const known = written.get(entry.node.id);
+      const storedAt = Math.floor(entry.msg.info.timestampNanos / 1e6);
+      written.set(entry.node.id, {
+        seqs: [...(known?.seqs ?? []), entry.report.seq],
+        storedAt: Math.max(known?.storedAt ?? 0, storedAt),
+      });
+    }
     await this.recordWritten(written);
     for (const entry of done) entry.msg.ack();
     this.metrics.accepted.inc({ type: "mx" }, done.length);
@@ -182,12 +188,16 @@ export class MetricsBatcher {
   }
 
   /**
-   * Adds the written sequences to each node's window. Another replica may have moved a window since
-   * it was read: the update is conditional on the values read, and a node that moved is read again
-   * and merged (windows merge in any order), until every node's update lands.
+   * Adds the written sequences to each node's window, and the newest report's store time to an
+   * online node's last_seen_at. Another replica may have moved a window since it was read: the
+   * update is conditional on the values read, and a node that moved is read again and merged
+   * (windows merge in any order), until every node's update lands. Rows are locked in id order,
+   * as every statement that updates many nodes does (no deadlock between them).
    */
-  private async recordWritten(written: ReadonlyMap<string, number[]>): Promise<void> {
-    let pending = new Map(written);
+  private async recordWritten(
+    written: ReadonlyMap<string, { seqs: number[]; storedAt: number }>,
+  ): Promise<void> {
+    let pending = new Map([...written].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     for (let attempt = 0; pending.size > 0; attempt++) {
       if (attempt >= RECORD_ATTEMPTS) throw new Error(`metrics windows of ${pending.size} nodes kept moving`);
       const before = await this.readWindows([...pending.keys()]);
@@ -196,10 +206,12 @@ export class MetricsBatcher {
       const oldSeen: bigint[] = [];
       const newHigh: number[] = [];
       const newSeen: bigint[] = [];
-      for (const [id, seqs] of pending) {
+      const storedAt: string[] = [];
+      for (const [id, { seqs, storedAt: at }] of pending) {
         const window = before.get(id);
         if (!window) continue; // the node is gone
         const next = withWritten(window, seqs);
+        storedAt.push(new Date(at).toISOString());
         ids.push(id);
         oldHigh.push(window.high);
         oldSeen.push(window.seen);
@@ -207,12 +219,23 @@ export class MetricsBatcher {
         newSeen.push(next.seen);
       }
       if (ids.length === 0) return;
-      const updated = await this.db.$queryRaw<Array<{ id: string }>>(Prisma.sql`
-        UPDATE node SET metrics_seq = v.new_high, metrics_seen = v.new_seen
-        FROM unnest(${ids}::uuid[], ${oldHigh}::bigint[], ${oldSeen}::bigint[], ${newHigh}::bigint[], ${newSeen}::bigint[])
-          AS v(id, old_high, old_seen, new_high, new_seen)
+      const updated = await this.db.$queryRaw<
+        Array<{ id: string; online: boolean; stored_at: Date }>
+      >(Prisma.sql`
+        WITH v AS (
+          SELECT * FROM unnest(${ids}::uuid[], ${oldHigh}::bigint[], ${oldSeen}::bigint[], ${newHigh}::bigint[],
+                               ${newSeen}::bigint[], ${storedAt}::timestamptz[])
+            AS v(id, old_high, old_seen, new_high, new_seen, stored_at)
+        ), locked AS MATERIALIZED (
+          SELECT node.id FROM node JOIN v ON v.id = node.id ORDER BY node.id FOR UPDATE OF node
+        )
+        UPDATE node SET metrics_seq = v.new_high, metrics_seen = v.new_seen,
+          last_seen_at = CASE WHEN node.status = 'online'
+            THEN greatest(node.last_seen_at, v.stored_at) ELSE node.last_seen_at END
+        FROM v JOIN locked ON locked.id = v.id
         WHERE node.id = v.id AND node.metrics_seq = v.old_high AND node.metrics_seen = v.old_seen
-        RETURNING node.id::text AS id`);
+        RETURNING node.id::text AS id, node.status = 'online' AS online, v.stored_at`);
+      for (const row of updated) if (!row.online) this.liveness?.(row.id, row.stored_at);
       const landed = new Set(updated.map((row) => row.id));
       pending = new Map([...pending].filter(([id]) => before.has(id) && !landed.has(id)));
     }
