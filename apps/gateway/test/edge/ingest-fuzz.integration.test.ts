@@ -7,6 +7,7 @@ import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
+import { metricsReportBody } from "../support/up-messages.js";
 
 // The gateway's EF_UP ingest fuzzed with property-generated reports (issue 8, #16): valid
 // reports with fields replaced by hostile values, for status, metrics and acks. Whatever
@@ -46,18 +47,8 @@ const status = (seq: number) => ({
   at: Date.now(),
   inst: [{ app: "web", ver: "1.0", st: "running", rs: 0 } as Record<string, unknown>],
 });
-const metrics = (seq: number) => ({
-  v: 1,
-  seq,
-  at: Date.now(),
-  cpu: 10,
-  mu: 1,
-  mt: 2,
-  du: 1,
-  dt: 2,
-  net: [{ if: "eth0", rx: 1, tx: 1 }],
-  apps: [{ app: "web", cpu: 1, mem: 1 }],
-  ctl: {},
+const metrics = (seq: number): Record<string, unknown> => ({
+  ...metricsReportBody(seq, { net: [{ if: "eth0", rx: 1, tx: 1 }], apps: [{ app: "web", cpu: 1, mem: 1 }] }),
 });
 
 describe("EF_UP ingest under property-based fuzzing", () => {

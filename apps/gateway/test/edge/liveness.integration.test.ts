@@ -9,6 +9,7 @@ import { HeartbeatBatcher } from "../../src/edge/liveness/heartbeat-batcher.js";
 import { OfflineSweeper } from "../../src/edge/liveness/offline-sweeper.js";
 import { livenessTiming } from "../../src/edge/liveness/timing.js";
 import { type EdgeHarness, startEdgeHarness, type TestNode } from "../support/edge-harness.js";
+import { metricsReportBody } from "../support/up-messages.js";
 
 // Heartbeat interval 1 s, flush 200 ms: offline after 3 intervals + 0.8 s slack.
 const timing = livenessTiming(1_000, 200);
@@ -29,19 +30,7 @@ const heartbeat = (node: TestNode, s = 1) =>
 const metricsReport = (node: TestNode, seq: number) =>
   jetstream(harness.nc, { domain: "hub" }).publish(
     platformUpSubject(node.org, node.address, "mx"),
-    encodeMessage("metricsReport", {
-      v: 1,
-      seq,
-      at: Date.now(),
-      cpu: 10,
-      mu: 1,
-      mt: 2,
-      du: 1,
-      dt: 2,
-      net: [],
-      apps: [],
-      ctl: {},
-    }),
+    encodeMessage("metricsReport", metricsReportBody(seq)),
   );
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nodeRow = (id: string) => harness.db.node.findUniqueOrThrow({ where: { id } });

@@ -477,35 +477,36 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
         throw new Error(`the gateway's CPU profile answered ${response.status}: ${await response.text()}`);
       return (await response.json()) as CpuProfile;
     });
+    // Awaited below, after the Go profiles: handled now so an early failure is not unhandled.
+    gatewayProfiling.catch(() => undefined);
     const hubFile = join(profileDir, `hub-${name}.pprof`);
     const hubProfiling = env.NATS_PROFILE_URL
       ? takeGoCpuProfile(env.NATS_PROFILE_URL, seconds, hubFile)
       : Promise.reject(new Error("the stack has no NATS_PROFILE_URL (the hub runs without prof_port)"));
     const leafFile = join(profileDir, `leaf-${name}.pprof`);
     const leafProfiling = takeGoCpuProfile(leafProfileUrl, seconds, leafFile);
-    const pair: ProfilePair = { gateway: null, hub: null, leaf: null };
-    try {
-      await leafProfiling;
-      pair.leaf = await summarizeGoProfile(leafFile, seconds * 1000);
-      step(
-        `leaf profile (${name}): ${pair.leaf.busyMs.toFixed(0)} ms of CPU in ${seconds} s (${relative(REPO_ROOT, leafFile)})`,
-      );
-    } catch (error) {
-      problems.push(
-        `No leaf CPU profile (${name}): ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
-    try {
-      await hubProfiling;
-      pair.hub = await summarizeGoProfile(hubFile, seconds * 1000);
-      step(
-        `hub profile (${name}): ${pair.hub.busyMs.toFixed(0)} ms of CPU in ${seconds} s (${relative(REPO_ROOT, hubFile)})`,
-      );
-    } catch (error) {
-      problems.push(
-        `No hub CPU profile (${name}): ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+    /** A Go profile's summary once it was taken; null (and a problem said) when it was not. */
+    const goProfile = async (server: string, file: string, profiling: Promise<void>) => {
+      try {
+        await profiling;
+        const summary = await summarizeGoProfile(file, seconds * 1000);
+        step(
+          `${server} profile (${name}): ${summary.busyMs.toFixed(0)} ms of CPU in ${seconds} s (${relative(REPO_ROOT, file)})`,
+        );
+        return summary;
+      } catch (error) {
+        problems.push(
+          `No ${server} CPU profile (${name}): ${error instanceof Error ? error.message : String(error)}`,
+        );
+        return null;
+      }
+    };
+    // Both handled at once: a profile that fails early must not be an unhandled rejection.
+    const [leaf, hub] = await Promise.all([
+      goProfile("leaf", leafFile, leafProfiling),
+      goProfile("hub", hubFile, hubProfiling),
+    ]);
+    const pair: ProfilePair = { gateway: null, leaf, hub };
     try {
       const profile = await gatewayProfiling;
       const file = join(profileDir, `gateway-${name}.cpuprofile`);
