@@ -271,6 +271,14 @@ describe("liveness", () => {
     upTo = null;
     expect(await sweeper.sweep()).toContain(node.id);
 
+    // A message stuck in EF_UP for an hour holds the sweep at most 3 offline bounds (11.4 s here).
+    await harness.db.node.update({
+      where: { id: node.id },
+      data: { status: "online", lastSeenAt: new Date(Date.now() - 20_000) },
+    });
+    upTo = new Date(Date.now() - 3_600_000);
+    expect(await sweeper.sweep()).toContain(node.id);
+
     // And the real EF_UP position: null when the stream is empty, else its oldest message's time.
     const ingest = harness.services.find((service) => service.name === "up-ingest") as unknown as {
       ingestedUpTo(): Promise<Date | null>;

@@ -4,6 +4,8 @@ import type { EdgeMetrics } from "../edge-metrics.js";
 
 /** Advisory-lock key: one sweeper at a time across all gateway replicas. */
 const SWEEPER_LOCK_KEY = 0x6566_0001; // "ef" 1
+/** The sweep waits for a lagging ingest at most this many offline bounds (10 min at the defaults). */
+const MAX_HOLD_OFFLINE_AFTERS = 3;
 /** Status history retention (STATUS_EVENT_RETENTION_DAYS) is enforced this often, by the sweeping replica. */
 const PRUNE_INTERVAL_MS = 3_600_000;
 
@@ -77,11 +79,18 @@ export class OfflineSweeper {
     return ids;
   }
 
-  /** The time liveness is judged at: now, or the ingest's position when it lags. */
+  /**
+   * The time liveness is judged at: now, or the ingest's position when it lags, held back at most
+   * MAX_HOLD_OFFLINE_AFTERS offline bounds: a message stuck in EF_UP (retried until the stream's
+   * 24 h max age) must not stop the sweep for a day. Past the cap a live node whose reports wait
+   * longer may be swept; its first report ingested brings it back.
+   */
   private async asOf(): Promise<string | null> {
     if (!this.ingestedUpTo) return null;
     try {
-      const upTo = await this.ingestedUpTo();
+      const oldest = await this.ingestedUpTo();
+      const floor = Date.now() - MAX_HOLD_OFFLINE_AFTERS * this.options.offlineAfterMs;
+      const upTo = oldest ? new Date(Math.max(oldest.getTime(), floor)) : null;
       const lagMs = upTo ? Date.now() - upTo.getTime() : 0;
       if (lagMs > this.options.offlineAfterMs / 4 && Date.now() - this.lastLagLogAt >= 60_000) {
         this.lastLagLogAt = Date.now();
