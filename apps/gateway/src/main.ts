@@ -183,12 +183,8 @@ edgeServices.push(
       heartbeatIntervalS: env.GATEWAY_HEARTBEAT_INTERVAL_S,
       metricsIntervalS: env.GATEWAY_METRICS_INTERVAL_S,
       livenessFlushMs: env.GATEWAY_LIVENESS_FLUSH_MS,
-      disconnects: env.NATS_SYSTEM_CREDS
-        ? {
-            servers: env.NATS_URL,
-            systemCredsFile: env.NATS_SYSTEM_CREDS,
-            graceMs: env.GATEWAY_DISCONNECT_GRACE_MS,
-          }
+      disconnects: enrollment
+        ? { systemConnection: enrollment.systemConnection, graceMs: env.GATEWAY_DISCONNECT_GRACE_MS }
         : undefined,
       desiredRescanMs: env.GATEWAY_DESIRED_RESCAN_MS,
       artifactCache: {

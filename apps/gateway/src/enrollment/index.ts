@@ -51,7 +51,8 @@ export function enrollmentConfigFromEnv(env: {
 
 /**
  * Enrollment and node credentials: answers `ef.enroll`, keeps each organization's NATS
- * account in step with the database (revocations), using a system-account connection of its own.
+ * account in step with the database (revocations), using a system-account connection of its own
+ * (which the disconnect watcher shares).
  */
 export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logger, registry: Registry) {
   const secrets = loadTenancySecrets(config.tenancyFile);
@@ -91,6 +92,8 @@ export function createEnrollment(db: Db, config: EnrollmentConfig, logger: Logge
   return {
     accounts,
     secrets,
+    /** The system-account connection, shared with the disconnect watcher; closed by `stop`. */
+    systemConnection,
     async start(platform: NatsConnection) {
       service.start(platform);
       await listener.start();

@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { GATEWAY_QUEUE_GROUP } from "@edgefleet/agent-sdk/protocol";
 import { type Db, Prisma, updateNodesWithStatusEvents } from "@edgefleet/db";
-import { connect, credsAuthenticator, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { Logger } from "../../logger.js";
 import type { EdgeMetrics } from "../edge-metrics.js";
@@ -81,9 +80,11 @@ export function parseDisconnect(
 }
 
 export interface DisconnectWatcherOptions {
-  servers: string[];
-  /** The system account's credentials (NATS_SYSTEM_CREDS). */
-  systemCredsFile: string;
+  /**
+   * The gateway's system-account connection (enrollment's, which pushes account JWTs): the
+   * watcher subscribes on it rather than opening a third one. Its owner closes it.
+   */
+  systemConnection: () => Promise<NatsConnection>;
   /**
    * How long a disconnect waits before it is acted on. An agent that reconnects within it (a
    * leaf restart, a network blip) says Hello again, which moves its last_seen_at past the
@@ -102,7 +103,6 @@ export interface DisconnectWatcherOptions {
  */
 export class DisconnectWatcher implements EdgeService {
   readonly name = "disconnects";
-  private connection: NatsConnection | null = null;
   private subscription: Subscription | null = null;
   private loop: Promise<void> = Promise.resolve();
   private pending = new Map<string, Disconnect>();
@@ -117,13 +117,7 @@ export class DisconnectWatcher implements EdgeService {
   ) {}
 
   async start(): Promise<void> {
-    const connection = await connect({
-      servers: this.options.servers,
-      authenticator: credsAuthenticator(readFileSync(this.options.systemCredsFile)),
-      name: "edgefleet-gateway disconnects",
-      maxReconnectAttempts: -1,
-    });
-    this.connection = connection;
+    const connection = await this.options.systemConnection();
     const subscription = connection.subscribe(DISCONNECT_EVENTS, { queue: GATEWAY_QUEUE_GROUP });
     this.subscription = subscription;
     this.loop = (async () => {
@@ -196,10 +190,9 @@ export class DisconnectWatcher implements EdgeService {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.subscription?.unsubscribe();
+    // The connection may already be draining (enrollment stops beside us): then it ends the loop.
+    if (this.subscription && !this.subscription.isClosed()) this.subscription.unsubscribe();
     await this.loop;
     await this.flushing;
-    await this.connection?.close();
-    this.connection = null;
   }
 }
