@@ -84,6 +84,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// ChunkTimeout is the wait for one artifact chunk (default 10 s: 128 KiB over a slow link).
 	ChunkTimeout time.Duration
+	// LinkCheck is how often the agent makes sure its link is alive (default 90 s): a PING only
+	// when nothing came in since the last check (see linkCheck).
+	LinkCheck    time.Duration
 	AgentVersion string
 	OS, Arch     string
 	Name         string
@@ -119,6 +122,9 @@ const (
 	// handshakeTimeout bounds one connection attempt's handshake (see connect).
 	handshakeTimeout = 10 * time.Second
 	flushBatch       = 32
+	// rttEvery: a metrics report carries the round trip to the server at most this often. Four
+	// minutes keeps the series within Prometheus' 5-minute lookback (no gaps in its charts).
+	rttEvery = 4 * time.Minute
 )
 
 var retryPolicy = backoff.Policy{Base: time.Second, Max: 30 * time.Second}
@@ -164,6 +170,10 @@ type Agent struct {
 	statusTimer    *time.Timer
 	statusTimerMu  sync.Mutex
 	heartbeatSeq   int64
+	// linkInMsgs is the connection's inbound message count at the last link check.
+	linkInMsgs uint64
+	// rttAt is when a metrics report last measured the round trip (reportMetrics).
+	rttAt time.Time
 
 	counters struct {
 		heartbeats, hellos, delivered, switches atomic.Int64
@@ -200,6 +210,9 @@ func Start(options Options) (*Agent, error) {
 	}
 	if options.ChunkTimeout == 0 {
 		options.ChunkTimeout = 10 * time.Second
+	}
+	if options.LinkCheck == 0 {
+		options.LinkCheck = 90 * time.Second
 	}
 	if options.Logger == nil {
 		options.Logger = slog.New(slog.DiscardHandler)
@@ -286,8 +299,11 @@ func (a *Agent) connect() error {
 		nats.Timeout(handshakeTimeout),
 		nats.IgnoreAuthErrorAbort(),
 		nats.CustomReconnectDelay(func(attempts int) time.Duration { return a.options.Reconnect.Delay(attempts - 1) }),
-		// A dead link is noticed within ~1 min without costing idle uplink every few seconds.
-		nats.PingInterval(30 * time.Second),
+		// The agent's own link check (linkCheck) notices a dead link and pings only a silent one;
+		// the client's pings, which go out whatever else flows, are only a backstop. At 30 s they
+		// were two thirds of an idle node's frames at its leaf (two PINGs and PONGs a minute beside
+		// a report and its PubAck).
+		nats.PingInterval(10 * time.Minute),
 		nats.MaxPingsOutstanding(2),
 		// Nothing is queued while disconnected: heartbeats are only meaningful live, and the
 		// outbox holds what must survive.
@@ -692,6 +708,7 @@ func (a *Agent) runLoop() {
 		&periodicTask{name: "heartbeat", interval: a.heartbeatInterval, jittered: true, run: a.heartbeat, quietUntil: a.heartbeatQuietUntil},
 		&periodicTask{name: "metrics", interval: a.metricsInterval, jittered: true, async: true, run: a.reportMetrics},
 		&periodicTask{name: "status", interval: func() time.Duration { return a.options.StatusRefresh }, run: status},
+		&periodicTask{name: "link", interval: func() time.Duration { return a.options.LinkCheck }, jittered: true, async: true, run: a.linkCheck},
 	)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -822,6 +839,30 @@ func (a *Agent) heartbeat() {
 	a.control.sent("hb", len(subject)+len(payload)+framingBytes)
 }
 
+// linkCheck replaces a connection that went silent without closing (a NAT that dropped its state,
+// a dead cellular bearer): the TCP socket stays open and nothing would tell the client. A message
+// received since the last check (a PubAck, a delta, a Hello reply) proves the link, so an agent
+// whose reports are acknowledged never pings; a silent one pings once and reconnects when no PONG
+// comes back within the request timeout. The leaf pings the agent in the same way from its side
+// (ping_interval), so either end notices within about two checks.
+func (a *Agent) linkCheck() {
+	nc := a.conn()
+	if nc == nil || !a.connected.Load() {
+		return
+	}
+	in := nc.Stats().InMsgs
+	if in != a.linkInMsgs {
+		a.linkInMsgs = in
+		return
+	}
+	if err := nc.FlushTimeout(a.options.RequestTimeout); err != nil && a.current(nc) && a.connected.Load() && a.ctx.Err() == nil {
+		a.logger.Warn("the link is silent; reconnecting", "error", err.Error())
+		if err := nc.ForceReconnect(); err != nil {
+			a.logger.Warn("cannot reconnect", "error", err.Error())
+		}
+	}
+}
+
 func (a *Agent) reportMetrics() {
 	host, err := a.options.HostSampler.Sample()
 	if err != nil {
@@ -831,11 +872,14 @@ func (a *Agent) reportMetrics() {
 	if len(apps) > 64 {
 		apps = apps[:64]
 	}
+	// The round trip to the server is a PING and PONG of its own: timed every rttEvery only, not at
+	// every report, so an idle node's leaf handles its report and PubAck and nothing else.
 	var rtt *int64
-	if nc := a.conn(); nc != nil && a.connected.Load() {
+	if nc := a.conn(); nc != nil && a.connected.Load() && time.Since(a.rttAt) >= rttEvery {
 		if measured, err := nc.RTT(); err == nil {
 			micros := max(1, measured.Microseconds())
 			rtt = &micros
+			a.rttAt = time.Now()
 		}
 	}
 	a.stateMu.Lock()

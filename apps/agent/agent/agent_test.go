@@ -145,12 +145,13 @@ func TestAppliesTheDesiredStateAcknowledgesAndReports(t *testing.T) {
 		return true, len(reports) > 0 && len(reports[len(reports)-1].Inst) == 0
 	})
 
-	// Metrics every second (the HelloReply's interval), numbered from 1, with control bytes.
+	// Metrics every second (the HelloReply's interval), numbered from 1, with control bytes; the
+	// first one sent connected times the round trip, the next ones not for rttEvery (a PING each).
 	reports := waitFor(t, "metrics", 10*time.Second, func() ([]protocol.MetricsReport, bool) {
 		reports := stored[protocol.MetricsReport](platform, "mx")
 		return reports, len(reports) >= 2
 	})
-	if reports[0].Seq != 1 || reports[1].Seq != 2 || reports[1].Mt <= 0 || reports[1].RTT == nil {
+	if reports[0].Seq != 1 || reports[1].Seq != 2 || reports[1].Mt <= 0 || (reports[0].RTT == nil) == (reports[1].RTT == nil) {
 		t.Fatalf("metrics %+v", reports[:2])
 	}
 	if !slices.ContainsFunc(reports[1].Ctl, func(c protocol.ControlCount) bool { return c.Type == "hello" && c.Sent > 0 && c.Received > 0 }) {

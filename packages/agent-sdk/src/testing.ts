@@ -176,13 +176,20 @@ export async function startNats(
 }
 
 /**
- * A TCP relay standing in for the WAN link between a site's leaf node and the hub: `cut()`
- * drops every connection and refuses new ones until `restore()`. (A failing link is something
- * no user runs on purpose, so simulating it is fair game.)
+ * A TCP relay standing in for a link (the WAN between a site's leaf node and the hub, a node's
+ * uplink): `cut()` drops every connection and refuses new ones until `restore()`; `freeze()`
+ * makes every connection open now silent both ways without closing it (a NAT that dropped its
+ * state, a dead bearer), while new ones forward. It counts the PINGs clients send (`pings`). A
+ * failing link is something no user runs on purpose, so simulating it is fair game.
  */
 export class LinkCutter {
   private readonly sockets = new Set<Socket>();
+  private readonly frozen = new WeakSet<Socket>();
   private isCut = false;
+  /** Connections the relay accepted and forwarded. */
+  opened = 0;
+  /** PINGs seen from clients (split across reads they may be missed: a lower bound). */
+  pings = 0;
 
   private constructor(
     private readonly server: Server,
@@ -198,12 +205,20 @@ export class LinkCutter {
       }
       const upstream = tcpConnect(targetPort, "127.0.0.1");
       const owner = cutter;
+      owner.opened++;
       for (const socket of [client, upstream]) {
         owner.sockets.add(socket);
         socket.on("close", () => owner.sockets.delete(socket));
         socket.on("error", () => socket.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      client.on("data", (chunk: Buffer) => {
+        if (owner.frozen.has(client)) return;
+        owner.pings += chunk.toString("latin1").split("PING\r\n").length - 1;
+        upstream.write(chunk);
+      });
+      upstream.on("data", (chunk: Buffer) => {
+        if (!owner.frozen.has(client)) client.write(chunk);
+      });
       client.on("close", () => upstream.destroy());
       upstream.on("close", () => client.destroy());
     });
@@ -212,6 +227,10 @@ export class LinkCutter {
     if (!address || typeof address === "string") throw new Error("no relay port");
     cutter = new LinkCutter(server, address.port);
     return cutter;
+  }
+
+  freeze(): void {
+    for (const socket of this.sockets) this.frozen.add(socket);
   }
 
   cut(): void {

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Agent } from "../src/agent/agent.js";
 import { encodeMessage, type MessageOf } from "../src/protocol/index.js";
 import type { ProcessRuntime } from "../src/runtime/process.js";
-import { type RunningNats, sleep, waitFor } from "../src/testing.js";
+import { LinkCutter, type RunningNats, sleep, waitFor } from "../src/testing.js";
 import { startTestAgent } from "./support/agent-fixture.js";
 import { testCredentials, testNodeJwt, testUp } from "./support/credentials.js";
 import { connectPlatform, createUpStream, startTestNats } from "./support/nats-server.js";
@@ -133,7 +133,11 @@ describe("agent", () => {
     expect(report.mt).toBeGreaterThan(0);
     expect(report.mu).toBeGreaterThan(0);
     expect(report.dt).toBeGreaterThan(report.du);
-    expect(report.rtt).toBeGreaterThan(0);
+    // One report of the first ones sent connected times the round trip (a PING of its own); the
+    // next ones do not for four minutes.
+    const rtts = metrics.map((message) => (message.body as MessageOf<"metricsReport">).rtt);
+    expect(rtts.filter((rtt) => rtt !== undefined)).toEqual([expect.any(Number)]);
+    expect(rtts.find((rtt) => rtt !== undefined)).toBeGreaterThan(0);
     expect(report.net.every((entry) => entry.if !== "lo")).toBe(true);
     expect(report.ctl.hb?.[0]).toBeGreaterThan(0);
     expect(report.ctl.hello?.[0]).toBeGreaterThan(0);
@@ -167,6 +171,34 @@ describe("agent", () => {
       heartbeats.filter((at) => at >= stalledAt).length >= 2 ? true : undefined,
     );
     expect(agent.stats().connected).toBe(true);
+  });
+
+  it("replaces a link that went silent without closing, and pings only when nothing else came in", async () => {
+    const link = await LinkCutter.start(server.port);
+    try {
+      // Reports are acknowledged every second; the link is checked every 1.5 s.
+      ({ agent, runtime } = await startTestAgent(stateDir, [`nats://127.0.0.1:${link.port}`], "n10", {
+        linkCheckMs: 1_500,
+        requestTimeoutMs: 500,
+      }));
+      // The first report times the round trip (a PING of its own, then none for minutes).
+      await waitFor("a metrics report", async () => ((await stored("mx")).length >= 1 ? true : undefined));
+      const pingsBefore = link.pings;
+      await sleep(4_000);
+      expect(link.pings - pingsBefore).toBe(0);
+
+      // Silent without closing: only the check notices (the client's own pings come every 10 min).
+      const hellos = agent.stats().hellosAnswered;
+      link.freeze();
+      await waitFor("a new connection after the link went silent", () =>
+        link.opened >= 2 && (agent?.stats().hellosAnswered ?? 0) > hellos ? true : undefined,
+      );
+      expect(link.pings).toBeGreaterThan(pingsBefore);
+    } finally {
+      await agent?.stop(1_000);
+      agent = undefined;
+      await link.close();
+    }
   });
 
   it("rejects a malformed delta with a counted reason and keeps working", async () => {

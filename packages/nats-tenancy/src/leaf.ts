@@ -50,9 +50,10 @@ export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInp
     `server_name: ${JSON.stringify(input.serverName)}`,
     `listen: ${JSON.stringify(input.listen)}`,
     "max_payload: 1MB",
-    // A node that lost power leaves a half-open connection: pinged out within about 90 s (the
-    // server skips the ping while the node talks), then its DISCONNECT event marks it offline.
-    'ping_interval: "30s"',
+    // A node that lost power leaves a half-open connection: pinged out within about 3 min (the
+    // server skips the ping while the node talks: its reports every 60 s keep an idle node's
+    // link free of pings), then its DISCONNECT event marks it offline.
+    'ping_interval: "60s"',
     "ping_max: 2",
     `operator: ${secrets.operator.jwt}`,
     `system_account: ${secrets.system.publicKey}`,

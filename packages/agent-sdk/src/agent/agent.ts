@@ -65,6 +65,11 @@ export interface AgentOptions {
   requestTimeoutMs?: number;
   /** Wait for one artifact chunk (default 10 s: 128 KiB over a slow link). */
   chunkTimeoutMs?: number;
+  /**
+   * How often the agent makes sure its link is alive (default 90 s): a PING only when nothing
+   * came in since the last check (see checkLink).
+   */
+  linkCheckMs?: number;
   /** Connection name shown in the server's monitoring. */
   name?: string;
   /** Settings shown in a diagnostics bundle (no secrets: name credentials by path). */
@@ -98,6 +103,11 @@ const DEFAULT_RECONNECT: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
 const RETRY_POLICY: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000 };
 const STATUS_DEBOUNCE_MS = 100;
 const FLUSH_BATCH = 32;
+/**
+ * A metrics report carries the round trip to the server (a PING and PONG of its own) at most this
+ * often, not at every report. Four minutes keeps the series within Prometheus' 5-minute lookback.
+ */
+const RTT_EVERY_MS = 240_000;
 /** Rough NATS framing per message (verb, sid, sizes, CRLFs), counted in control bytes. */
 const FRAMING_BYTES = 20;
 
@@ -124,6 +134,10 @@ export class Agent {
   private reportsQuietHeartbeat = false;
   /** When the hub last acknowledged a metrics report (ms; 0: never on this run). */
   private metricsAckedAt = 0;
+  /** When a metrics report last timed the round trip (ms; 0: never). */
+  private rttAt = 0;
+  /** The connection's inbound message count at the last link check. */
+  private linkInMsgs = -1;
   private timers = new Set<NodeJS.Timeout>();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private metricsTimer: NodeJS.Timeout | undefined;
@@ -259,6 +273,7 @@ export class Agent {
       this.options.runtime.put(app, desired.ver, desired.spec, desired.art);
     this.unsubscribeRuntime = this.options.runtime.onChange(() => this.scheduleStatus());
     this.scheduleStatus();
+    this.every(this.options.linkCheckMs ?? 90_000, () => this.checkLink());
     this.scheduleHeartbeat();
     this.scheduleMetrics();
     this.every((this.options.statusRefreshSeconds ?? 600) * 1000, () => this.reportStatus(true));
@@ -282,8 +297,10 @@ export class Agent {
           ...(this.options.reconnectPacer
             ? { reconnectToServer: this.pacedServer(this.options.reconnectPacer) }
             : {}),
-          // A dead link is noticed within ~1 min without costing idle uplink bytes every few seconds.
-          pingInterval: 30_000,
+          // The agent's own link check (checkLink) notices a dead link and pings only a silent one;
+          // the client's pings, which go out whatever else flows, are only a backstop. At 30 s they
+          // were two thirds of an idle node's frames at its leaf.
+          pingInterval: 600_000,
           maxPingOut: 2,
           // Otherwise every request (Hello, each buffered report's publish) captures a stack trace
           // up front for a timeout that rarely comes: measurable CPU on a small device, and in a
@@ -785,6 +802,38 @@ export class Agent {
     }
   }
 
+  /**
+   * Replaces a connection that went silent without closing (a NAT that dropped its state, a dead
+   * bearer): the socket stays open and nothing would tell the client. A message received since the
+   * last check (a PubAck, a delta, a Hello reply) proves the link, so an agent whose reports are
+   * acknowledged never pings; a silent one pings once and reconnects when no PONG comes back within
+   * the request timeout. The leaf pings the agent likewise from its side (ping_interval).
+   */
+  private async checkLink(): Promise<void> {
+    const nc = this.nc;
+    if (!nc || !this.connected) return;
+    const inMsgs = nc.stats().inMsgs;
+    if (inMsgs !== this.linkInMsgs) {
+      this.linkInMsgs = inMsgs;
+      return;
+    }
+    const timeoutMs = this.options.requestTimeoutMs ?? 5_000;
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([
+      nc.flush().then(
+        () => true,
+        () => false,
+      ),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (answered || nc !== this.nc || !this.connected || this.stopping.signal.aborted) return;
+    this.logger.warn("the link is silent; reconnecting", { timeoutMs });
+    await nc.reconnect().catch((error) => this.logger.warn("cannot reconnect", { error: errorText(error) }));
+  }
+
   private scheduleMetrics(first = true): void {
     clearTimeout(this.metricsTimer);
     if (this.stopping.signal.aborted) return;
@@ -805,13 +854,14 @@ export class Agent {
       this.options.runtime.sampleUsage(),
     ]);
     let rtt: number | undefined;
-    if (this.nc && this.connected) {
+    if (this.nc && this.connected && Date.now() - this.rttAt >= RTT_EVERY_MS) {
       // A PING/PONG round trip timed here: nc.rtt() has only millisecond resolution.
       const started = performance.now();
       rtt = await this.nc.flush().then(
         () => Math.max(1, Math.round((performance.now() - started) * 1000)),
         () => undefined,
       );
+      if (rtt !== undefined) this.rttAt = Date.now();
     }
     await this.stateQueue.run(async () => {
       const seq = ++this.state.seq.mx;
