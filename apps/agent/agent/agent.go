@@ -84,8 +84,8 @@ type Options struct {
 	RequestTimeout time.Duration
 	// ChunkTimeout is the wait for one artifact chunk (default 10 s: 128 KiB over a slow link).
 	ChunkTimeout time.Duration
-	// LinkCheck is how often the agent makes sure its link is alive (default 90 s): a PING only
-	// when nothing came in since the last check (see linkCheck).
+	// LinkCheck is how often, at least, the agent makes sure its link is alive (default 90 s; 1.5
+	// metrics intervals if longer): a PING only when nothing came in since the last check.
 	LinkCheck    time.Duration
 	AgentVersion string
 	OS, Arch     string
@@ -708,7 +708,7 @@ func (a *Agent) runLoop() {
 		&periodicTask{name: "heartbeat", interval: a.heartbeatInterval, jittered: true, run: a.heartbeat, quietUntil: a.heartbeatQuietUntil},
 		&periodicTask{name: "metrics", interval: a.metricsInterval, jittered: true, async: true, run: a.reportMetrics},
 		&periodicTask{name: "status", interval: func() time.Duration { return a.options.StatusRefresh }, run: status},
-		&periodicTask{name: "link", interval: func() time.Duration { return a.options.LinkCheck }, jittered: true, async: true, run: a.linkCheck},
+		&periodicTask{name: "link", interval: a.linkCheckInterval, jittered: true, async: true, run: a.linkCheck},
 	)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -837,6 +837,12 @@ func (a *Agent) heartbeat() {
 	}
 	a.counters.heartbeats.Add(1)
 	a.control.sent("hb", len(subject)+len(payload)+framingBytes)
+}
+
+// linkCheckInterval is LinkCheck, or one and a half metrics intervals if longer: an acknowledged
+// report then falls within every check.
+func (a *Agent) linkCheckInterval() time.Duration {
+	return max(a.options.LinkCheck, a.metricsInterval()*3/2)
 }
 
 // linkCheck replaces a connection that went silent without closing (a NAT that dropped its state,

@@ -136,7 +136,10 @@ const server = createHttpServer({
     token: env.GATEWAY_INTERNAL_TOKEN,
     hubLeafUrls: env.NATS_LEAF_URL ?? [],
     createLeafBundle: enrollment
-      ? (input) => createLeafBundle(db, enrollment.secrets, enrollment.accounts, input)
+      ? (input) =>
+          createLeafBundle(db, enrollment.secrets, enrollment.accounts, input, {
+            metricsIntervalS: env.GATEWAY_METRICS_INTERVAL_S,
+          })
       : null,
     enrollCredentials: enrollment?.secrets.enroll.userCreds ?? null,
     artifacts,

@@ -8,7 +8,23 @@ describe("bench:scale options", () => {
       sites: 50,
       appsPerNode: 10,
       profileSeconds: 60,
+      metricsSeconds: 60,
+      heartbeatSeconds: 60,
     });
+  });
+
+  it("heartbeats follow a longer metrics interval, so reports keep quieting them", () => {
+    expect(readScaleOptions(["--metrics-seconds", "180"])).toMatchObject({
+      metricsSeconds: 180,
+      heartbeatSeconds: 180,
+    });
+    expect(readScaleOptions(["--metrics-seconds", "30", "--heartbeat-seconds", "45"])).toMatchObject({
+      metricsSeconds: 30,
+      heartbeatSeconds: 45,
+    });
+    expect(() => readScaleOptions(["--metrics-seconds", "1"])).toThrow(
+      /--metrics-seconds must be an integer from 5/,
+    );
   });
 
   it("--help lists every option with its default instead of running", () => {

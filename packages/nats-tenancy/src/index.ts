@@ -10,7 +10,12 @@ export {
 export { downlinkToken, nodeAddress } from "./downlink";
 export { loadTenancySecrets, writeTenancyFiles } from "./files";
 export { formatCreds, keyPairFromSeed, seedOf } from "./keys";
-export { type LeafNodeConfigInput, leafNodeConfig, SITE_CACHE_DEFAULT_MAX_BYTES } from "./leaf";
+export {
+  type LeafNodeConfigInput,
+  leafNodeConfig,
+  leafPingIntervalSeconds,
+  SITE_CACHE_DEFAULT_MAX_BYTES,
+} from "./leaf";
 export { AccountPushError, pushAccountJwt } from "./push";
 export * as subjects from "./subjects";
 export {

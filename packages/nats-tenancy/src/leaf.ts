@@ -26,6 +26,19 @@ export interface LeafNodeConfigInput {
    * artifacts evicted first). Absent: no JetStream, the site's nodes fetch from the hub.
    */
   siteCache?: { siteId: string; storeDir: string; maxBytes: number };
+  /** How long a client may be silent before the leaf pings it (default: leafPingIntervalSeconds(60)). */
+  pingIntervalSeconds?: number;
+}
+
+/**
+ * The leaf pings a client silent for one and a half of the fleet's metrics intervals, at least a
+ * minute: a node's reports then keep its link free of PINGs (two thirds of an idle node's frames
+ * at its leaf when the leaf pinged every 30 s), and a node that lost power leaves a half-open
+ * connection that is pinged out within three of these (two unanswered pings), then its
+ * DISCONNECT event marks it offline.
+ */
+export function leafPingIntervalSeconds(metricsIntervalSeconds: number): number {
+  return Math.max(60, Math.round(metricsIntervalSeconds * 1.5));
 }
 
 /**
@@ -50,10 +63,8 @@ export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInp
     `server_name: ${JSON.stringify(input.serverName)}`,
     `listen: ${JSON.stringify(input.listen)}`,
     "max_payload: 1MB",
-    // A node that lost power leaves a half-open connection: pinged out within about 3 min (the
-    // server skips the ping while the node talks: its reports every 60 s keep an idle node's
-    // link free of pings), then its DISCONNECT event marks it offline.
-    'ping_interval: "60s"',
+    // The server skips the ping while the client talks (leafPingIntervalSeconds).
+    `ping_interval: "${input.pingIntervalSeconds ?? leafPingIntervalSeconds(60)}s"`,
     "ping_max: 2",
     `operator: ${secrets.operator.jwt}`,
     `system_account: ${secrets.system.publicKey}`,

@@ -21,6 +21,7 @@ import {
   createTenancySecrets,
   formatCreds,
   leafNodeConfig,
+  leafPingIntervalSeconds,
   nodeUserJwt,
   pushAccountJwt,
   siteCacheSeederUserJwt,
@@ -340,6 +341,18 @@ describe("a site's leaf node", () => {
     a2.publish(nodeA1.up("hb"), encoder.encode("forged"));
     expect(await violation).not.toBeNull();
     expect(await got).toEqual([]);
+  });
+
+  it("pings only a client silent for 1.5 metrics intervals (a reporting node's link carries no PINGs)", async () => {
+    const varz = (await (await fetch(`${leaf.monitorUrl}/varz`)).json()) as {
+      ping_interval: number;
+      ping_max: number;
+    };
+    expect({ pingInterval: varz.ping_interval / 1e9, pingMax: varz.ping_max }).toEqual({
+      pingInterval: 90,
+      pingMax: 2,
+    });
+    expect([30, 60, 120, 300].map(leafPingIntervalSeconds)).toEqual([60, 90, 180, 450]);
   });
 
   it("does not admit another organization's node", async () => {

@@ -65,14 +65,20 @@ try {
   });
   if (!site) throw new Error(`no site "${values.site}" in organization "${values.org}"`);
   const out = resolve(values.out);
-  const bundle = await createLeafBundle(db, enrollment.secrets, enrollment.accounts, {
-    organizationId: site.organizationId,
-    siteId: site.id,
-    hubLeafUrls: values.hub,
-    listen: values.listen,
-    credentialsPath: values["creds-path"] ?? join(out, "site.creds"),
-    siteCache: siteCache?.data ?? null,
-  });
+  const bundle = await createLeafBundle(
+    db,
+    enrollment.secrets,
+    enrollment.accounts,
+    {
+      organizationId: site.organizationId,
+      siteId: site.id,
+      hubLeafUrls: values.hub,
+      listen: values.listen,
+      credentialsPath: values["creds-path"] ?? join(out, "site.creds"),
+      siteCache: siteCache?.data ?? null,
+    },
+    { metricsIntervalS: env.GATEWAY_METRICS_INTERVAL_S },
+  );
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "leaf.conf"), bundle.config);
   writeFileSync(join(out, "site.creds"), bundle.creds, { mode: 0o600 });

@@ -10,6 +10,7 @@ import { type Db, recordSiteCredential, SITE_CREDENTIALS_DEFAULT_DAYS } from "@e
 import {
   formatCreds,
   leafNodeConfig,
+  leafPingIntervalSeconds,
   siteLeafUserJwt,
   siteSystemLinkUserJwt,
   type TenancySecrets,
@@ -104,6 +105,8 @@ export async function createLeafBundle(
   secrets: TenancySecrets,
   accounts: TenantAccounts,
   input: LeafBundleInput,
+  /** The fleet's metrics interval (GATEWAY_METRICS_INTERVAL_S): the leaf pings only nodes silent longer. */
+  fleet: { metricsIntervalS: number } = { metricsIntervalS: 60 },
 ): Promise<LeafBundle> {
   const site = await db.site.findFirst({
     where: { id: input.siteId, organizationId: input.organizationId },
@@ -158,6 +161,7 @@ export async function createLeafBundle(
           }
         : {}),
       ...(input.siteCache ? { siteCache: { siteId: site.id, ...input.siteCache } } : {}),
+      pingIntervalSeconds: leafPingIntervalSeconds(fleet.metricsIntervalS),
     }),
     creds: formatCreds(siteJwt, siteKey),
   };

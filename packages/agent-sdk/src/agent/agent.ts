@@ -66,8 +66,8 @@ export interface AgentOptions {
   /** Wait for one artifact chunk (default 10 s: 128 KiB over a slow link). */
   chunkTimeoutMs?: number;
   /**
-   * How often the agent makes sure its link is alive (default 90 s): a PING only when nothing
-   * came in since the last check (see checkLink).
+   * How often, at least, the agent makes sure its link is alive (default 90 s; 1.5 metrics
+   * intervals if longer): a PING only when nothing came in since the last check (see checkLink).
    */
   linkCheckMs?: number;
   /** Connection name shown in the server's monitoring. */
@@ -141,6 +141,7 @@ export class Agent {
   private timers = new Set<NodeJS.Timeout>();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private metricsTimer: NodeJS.Timeout | undefined;
+  private linkTimer: NodeJS.Timeout | undefined;
   private statusDebounce: NodeJS.Timeout | undefined;
   private lastStatusKey = "";
   private unsubscribeRuntime: (() => void) | undefined;
@@ -240,7 +241,13 @@ export class Agent {
     this.unsubscribeRuntime?.();
     for (const session of [...this.logSessions.values()]) session.end("shutdown");
     clearInterval(this.leaseTimer);
-    for (const timer of [this.heartbeatTimer, this.metricsTimer, this.statusDebounce, ...this.timers])
+    for (const timer of [
+      this.heartbeatTimer,
+      this.metricsTimer,
+      this.linkTimer,
+      this.statusDebounce,
+      ...this.timers,
+    ])
       clearTimeout(timer);
     await this.options.runtime.shutdown();
     const deadline = Date.now() + flushTimeoutMs;
@@ -273,7 +280,7 @@ export class Agent {
       this.options.runtime.put(app, desired.ver, desired.spec, desired.art);
     this.unsubscribeRuntime = this.options.runtime.onChange(() => this.scheduleStatus());
     this.scheduleStatus();
-    this.every(this.options.linkCheckMs ?? 90_000, () => this.checkLink());
+    this.scheduleLinkCheck();
     this.scheduleHeartbeat();
     this.scheduleMetrics();
     this.every((this.options.statusRefreshSeconds ?? 600) * 1000, () => this.reportStatus(true));
@@ -800,6 +807,19 @@ export class Agent {
     } catch (error) {
       this.logger.warn("heartbeat not sent", { error: errorText(error) });
     }
+  }
+
+  /** Every linkCheckMs, or one and a half metrics intervals if longer (a report falls within each). */
+  private scheduleLinkCheck(): void {
+    if (this.stopping.signal.aborted) return;
+    const every = Math.max(this.options.linkCheckMs ?? 90_000, this.metricsMs * 1.5);
+    this.linkTimer = setTimeout(() => {
+      void this.checkLink()
+        .catch((error) => this.logger.error("link check failed", { error: errorText(error) }))
+        .finally(() => this.scheduleLinkCheck());
+    }, every);
+    // A check that ends while the agent stops must not keep the process up for another interval.
+    this.linkTimer.unref();
   }
 
   /**

@@ -66,9 +66,6 @@ import { writeScaleReport } from "./report.js";
 import type { ProfilePair, ScaleResults } from "./results.js";
 
 const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "scale-results.json");
-// The gateway's defaults: heartbeats are a backstop (servers' DISCONNECT events, reports count).
-const HEARTBEAT_SECONDS = 60;
-const METRICS_SECONDS = 60;
 /**
  * GOMEMLIMIT per node of a site leaf and of a Go generator process (goMemoryLimit, with GOGC=50):
  * a site box holds one leaf, but here fifty share the machine with 100,000 simulated nodes and the
@@ -161,8 +158,8 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   cleanup.add("close Prisma", () => db.$disconnect());
 
   const gatewayEnv = {
-    GATEWAY_HEARTBEAT_INTERVAL_S: String(HEARTBEAT_SECONDS),
-    GATEWAY_METRICS_INTERVAL_S: String(METRICS_SECONDS),
+    GATEWAY_HEARTBEAT_INTERVAL_S: String(options.heartbeatSeconds),
+    GATEWAY_METRICS_INTERVAL_S: String(options.metricsSeconds),
   };
   const gateway = await GatewayProcess.start(env, gatewayEnv);
   cleanup.add("stop the gateway", () => gateway.stop());
@@ -661,7 +658,8 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     const heard = await waitUntil(
       restartProgress,
       nids.length,
-      remaining(180_000),
+      // Nodes that sent nothing during the outage are heard at their next report.
+      remaining(Math.max(180_000, 2 * options.metricsSeconds * 1000 + 60_000)),
       heardSince,
       () => "heard from again",
     );
@@ -742,7 +740,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       const sample = churnSample(nids, (nid) => siteOfNid.get(nid) ?? 0, perCycle, cycle);
       const stopMark = Date.now();
       const stopped = await workers.stopAgents(sample);
-      const offlineBoundMs = livenessBound(HEARTBEAT_SECONDS).boundMs;
+      const offlineBoundMs = livenessBound(options.heartbeatSeconds).boundMs;
       await waitUntil(
         new Progress(`churn ${cycle + 1} off`, sample.length),
         sample.length,
@@ -866,8 +864,8 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       churnPercent: options.churnPercent,
       churnPeriodSeconds: options.churnPeriodSeconds,
       churnCycles: cycles,
-      heartbeatSeconds: HEARTBEAT_SECONDS,
-      metricsSeconds: METRICS_SECONDS,
+      heartbeatSeconds: options.heartbeatSeconds,
+      metricsSeconds: options.metricsSeconds,
       memoryLimits,
     },
     enrollment: {

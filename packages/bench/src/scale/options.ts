@@ -36,6 +36,12 @@ export function readScaleOptions(argv: string[]) {
     "connect-in-flight": { type: "string", default: "64" },
     "enroll-concurrency": { type: "string", default: "16" },
     "idle-seconds": { type: "string", default: "180" },
+    // The fleet's report and heartbeat intervals (the gateway's GATEWAY_METRICS_INTERVAL_S and
+    // GATEWAY_HEARTBEAT_INTERVAL_S; their defaults): an idle node's messages, and with them most
+    // of its cost, scale with 1 / metrics-seconds. Heartbeats are quiet while reports flow only
+    // when heartbeat-seconds ≥ metrics-seconds.
+    "metrics-seconds": { type: "string", default: "60" },
+    "heartbeat-seconds": { type: "string" },
     "rollout-batches": { type: "string", default: "5" },
     // ClusterLoader2's chaos: 1 % of the nodes fail and return every 5 minutes.
     "churn-percent": { type: "string", default: "1" },
@@ -69,6 +75,7 @@ export function readScaleOptions(argv: string[]) {
   })();
   if (values.help) throw new HelpRequested(usage(known));
   const nodes = positiveInt("nodes", values.nodes, 100_000, 10);
+  const metricsSeconds = positiveInt("metrics-seconds", values["metrics-seconds"], 3_600, 5);
   const sites = positiveInt("sites", values.sites, 100);
   if (nodes / sites > NODES_PER_LEAF_MAX)
     throw new UsageError(`--sites ${sites} puts over ${NODES_PER_LEAF_MAX} nodes on a leaf: use more sites`);
@@ -89,6 +96,10 @@ export function readScaleOptions(argv: string[]) {
     connectInFlight: positiveInt("connect-in-flight", values["connect-in-flight"], 10_000),
     enrollConcurrency: positiveInt("enroll-concurrency", values["enroll-concurrency"], 1_000),
     idleSeconds: positiveInt("idle-seconds", values["idle-seconds"], 3_600, 10),
+    metricsSeconds,
+    heartbeatSeconds: values["heartbeat-seconds"]
+      ? positiveInt("heartbeat-seconds", values["heartbeat-seconds"], 3_600, 5)
+      : Math.max(60, metricsSeconds),
     rolloutBatches: positiveInt("rollout-batches", values["rollout-batches"], 20),
     churnPercent: positiveInt("churn-percent", values["churn-percent"], 50),
     churnPeriodSeconds: positiveInt("churn-period", values["churn-period"], 3_600, 30),
