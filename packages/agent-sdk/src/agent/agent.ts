@@ -809,15 +809,18 @@ export class Agent {
     }
   }
 
-  /** Every linkCheckMs, or one and a half metrics intervals if longer (a report falls within each). */
+  /** linkCheckMs, or one and a half metrics intervals if longer (a report falls within each). */
+  private linkCheckEveryMs(): number {
+    return Math.max(this.options.linkCheckMs ?? 90_000, this.metricsMs * 1.5);
+  }
+
   private scheduleLinkCheck(): void {
     if (this.stopping.signal.aborted) return;
-    const every = Math.max(this.options.linkCheckMs ?? 90_000, this.metricsMs * 1.5);
     this.linkTimer = setTimeout(() => {
       void this.checkLink()
         .catch((error) => this.logger.error("link check failed", { error: errorText(error) }))
         .finally(() => this.scheduleLinkCheck());
-    }, every);
+    }, this.linkCheckEveryMs());
     // A check that ends while the agent stops must not keep the process up for another interval.
     this.linkTimer.unref();
   }
@@ -827,7 +830,7 @@ export class Agent {
    * bearer): the socket stays open and nothing would tell the client. A message received since the
    * last check (a PubAck, a delta, a Hello reply) proves the link, so an agent whose reports are
    * acknowledged never pings; a silent one pings once and reconnects when no PONG comes back within
-   * the request timeout. The leaf pings the agent likewise from its side (ping_interval).
+   * a third of the check interval. The leaf pings the agent likewise from its side (ping_interval).
    */
   private async checkLink(): Promise<void> {
     const nc = this.nc;
@@ -837,7 +840,10 @@ export class Agent {
       this.linkInMsgs = inMsgs;
       return;
     }
-    const timeoutMs = this.options.requestTimeoutMs ?? 5_000;
+    // A slow PONG is not a dead link: with the machine overloaded (a 100,000-node connect on 2
+    // cores) leaves took over 5 s, and reconnecting then made thousands of handshakes more. A
+    // third of the check interval (30 s by default) is patient; a dead link is gone within two checks.
+    const timeoutMs = Math.max(this.options.requestTimeoutMs ?? 5_000, this.linkCheckEveryMs() / 3);
     let timer: NodeJS.Timeout | undefined;
     const answered = await Promise.race([
       nc.flush().then(
