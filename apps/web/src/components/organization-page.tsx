@@ -5,6 +5,7 @@ import { auth, type Membership } from "~/auth";
 import { ACTIVE_ORGANIZATION_COOKIE, pickActiveOrganization } from "~/auth/active-organization";
 import { ErrorNotice } from "./error-notice";
 import { AppShell } from "./shell/app-shell";
+import { CONSOLE_PAGES } from "./shell/pages";
 import { EmptyState } from "./ui/empty-state";
 
 /**
@@ -56,20 +57,23 @@ export async function OrganizationPage(props: {
 
 /**
  * The page of one of an organization's lists (`/apps`, `/sites`, …): "<name> · <organization>"
- * as its title, the view keyed by organization so switching starts from a clean cache.
+ * as its title, the name being the page's own in the navigation (`shell/pages.ts`), the view keyed
+ * by organization so switching starts from a clean cache.
  */
 export function organizationListPage(options: {
   path: string;
-  name: string;
   description?: ReactNode;
   view: (organization: Membership) => ReactNode;
 }) {
+  const name = CONSOLE_PAGES.find((page) => page.href === options.path)?.label;
+  // Made at module load: a list page missing from the navigation fails the build, not a visit.
+  if (!name) throw new Error(`${options.path} is not in CONSOLE_PAGES (components/shell/pages.ts)`);
   // biome-ignore lint/correctness/noComponentHookFactories: made once per route at module load (a page's default export), never during a render
   return function ListPage() {
     return (
       <OrganizationPage
         path={options.path}
-        title={(organization) => `${options.name} · ${organization.name}`}
+        title={(organization) => `${name} · ${organization.name}`}
         description={options.description}
       >
         {options.view}

@@ -2,54 +2,58 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { createAlertChannelInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { SendIcon } from "lucide-react";
 import { useMemo, useState } from "react";
 import { useActionFeedback } from "~/components/action-feedback";
 import { CopyOnce } from "~/components/copy-once";
-import { actionsColumn, stateColumn } from "~/components/data-table/columns";
+import { nameColumn, stateColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { NameField, SelectField, TextField } from "~/components/forms/fields";
+import { useFormFeedback } from "~/components/forms/form-feedback";
 import { FormFooter } from "~/components/forms/form-footer";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
-import { SwitchDeleteActions } from "./switch-delete-actions";
+import { switchDeleteColumn } from "./switch-delete-actions";
 
 type Channel = RouterOutputs["alert"]["channels"][number];
 
 const KINDS = { email: "e-mail", webhook: "webhook (signed)" };
 const MIN_SEVERITIES = { info: "everything", warning: "warning and critical", critical: "critical only" };
 
+const noChannels = (
+  <EmptyState icon={<SendIcon />} title="No channels yet">
+    Alerts fire but reach no one until a channel exists.
+  </EmptyState>
+);
+
 /** Where the organization's alerts go (admins: they leave the platform). A webhook's secret is shown once. */
 export function ChannelsSection(props: { role: Role }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const denied = roleDenial(props.role, "admin");
   const channels = useQuery(trpc.alert.channels.queryOptions());
   const [secret, setSecret] = useState<string | null>(null);
-  const refresh = () => queryClient.invalidateQueries(trpc.alert.channels.pathFilter());
   const form = useApiForm(createAlertChannelInput, {
     kind: "email",
     name: "",
     target: "",
     minSeverity: "warning",
   });
+  const formFeedback = useFormFeedback(form);
   const create = useMutation(
-    trpc.alert.createChannel.mutationOptions({
-      onSuccess: (channel) => {
+    trpc.alert.createChannel.mutationOptions(
+      formFeedback(trpc.alert.channels.pathFilter(), (channel) => {
         toast.success(`Channel ${channel.name} created`);
         setSecret(channel.secret ?? null);
         form.reset({ ...form.getValues(), name: "", target: "" });
-        return refresh();
-      },
-      onError: (error) => showServerError(form, error),
-    }),
+      }),
+    ),
   );
   const feedback = useActionFeedback();
   const update = useMutation(
@@ -60,12 +64,7 @@ export function ChannelsSection(props: { role: Role }) {
   );
   const columns = useMemo<DataColumn<Channel>[]>(
     () => [
-      {
-        id: "name",
-        accessorFn: (channel) => channel.name,
-        meta: { title: "Channel" },
-        cell: ({ row }) => <span className="font-medium">{row.original.name}</span>,
-      },
+      nameColumn("Channel"),
       { id: "kind", accessorFn: (channel) => channel.kind, meta: { title: "Kind" } },
       {
         id: "target",
@@ -82,19 +81,16 @@ export function ChannelsSection(props: { role: Role }) {
           ? { label: "on", variant: "online" }
           : { label: channel.disabledReason ? "switched off after failures" : "off", variant: "offline" },
       ),
-      actionsColumn((channel) => (
-        <SwitchDeleteActions
-          thing={`channel ${channel.name}`}
-          enabled={channel.enabled}
-          denied={denied}
-          offReason={channel.disabledReason}
-          switching={update.isPending}
-          onSwitch={(enabled) => update.mutate({ id: channel.id, enabled })}
-          deleteConsequence="Notifications waiting for it are dropped."
-          deleting={remove.isPending}
-          onDelete={() => remove.mutate({ id: channel.id })}
-        />
-      )),
+      switchDeleteColumn<Channel>({
+        thing: (channel) => `channel ${channel.name}`,
+        offReason: (channel) => channel.disabledReason,
+        deleteConsequence: "Notifications waiting for it are dropped.",
+        denied,
+        switching: update.isPending,
+        onSwitch: update.mutate,
+        deleting: remove.isPending,
+        onDelete: remove.mutate,
+      }),
     ],
     [denied, update.isPending, update.mutate, remove.isPending, remove.mutate],
   );
@@ -128,12 +124,8 @@ export function ChannelsSection(props: { role: Role }) {
         label="Channels"
         name="alert-channels"
         columns={columns}
-        rowAttributes={(channel) => ({ "data-testid": "channel-row", "data-name": channel.name })}
-        empty={
-          <EmptyState icon={<SendIcon />} title="No channels yet">
-            Alerts fire but reach no one until a channel exists.
-          </EmptyState>
-        }
+        rowTestId="channel-row"
+        empty={noChannels}
       />
     </Section>
   );

@@ -6,7 +6,7 @@ import { BellOffIcon } from "lucide-react";
 import Link from "next/link";
 import { useMemo } from "react";
 import { useActionFeedback } from "~/components/action-feedback";
-import { actionsColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
+import { actionsColumn, nameColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { type Role, roleDenial } from "~/components/role-reason";
@@ -15,7 +15,7 @@ import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
-import { ALERTS_REFRESH_MS, firingStateVariant, severityVariant } from "./shared";
+import { ALERTS_POLLING, firingStateVariant, severityVariant } from "./shared";
 
 type Firing = RouterOutputs["alert"]["firing"][number];
 
@@ -29,12 +29,7 @@ const columns = (silence: (alert: Firing) => React.ReactNode): DataColumn<Firing
     ),
   },
   stateColumn((alert) => ({ label: alert.state, variant: firingStateVariant(alert.state) }), "firing-state"),
-  {
-    id: "name",
-    accessorFn: (alert) => alert.name,
-    meta: { title: "Policy" },
-    cell: ({ row }) => <span className="font-medium">{row.original.name}</span>,
-  },
+  nameColumn("Policy"),
   { id: "summary", accessorFn: (alert) => alert.summary, meta: { title: "Summary" } },
   {
     id: "where",
@@ -67,10 +62,16 @@ const columns = (silence: (alert: Firing) => React.ReactNode): DataColumn<Firing
   actionsColumn(silence),
 ];
 
+const nothingFiring = (
+  <EmptyState icon={<BellOffIcon />} title="Nothing is firing">
+    Alerts appear here while a policy&apos;s condition holds.
+  </EmptyState>
+);
+
 /** Alerts firing now, from the organization's Alertmanager; one click silences a node or site for an hour. */
 export function FiringSection(props: { role: Role }) {
   const trpc = useTRPC();
-  const firing = useQuery(trpc.alert.firing.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }));
+  const firing = useQuery(trpc.alert.firing.queryOptions(undefined, ALERTS_POLLING));
   const denied = roleDenial(props.role, "operator");
   const feedback = useActionFeedback();
   const silence = useMutation(
@@ -116,19 +117,11 @@ export function FiringSection(props: { role: Role }) {
       <QueryTable
         query={firing}
         label="Firing alerts"
-        name="firing-alerts"
         columns={table}
         getRowId={(alert) => alert.fingerprint}
-        rowAttributes={(alert) => ({
-          "data-testid": "firing-row",
-          "data-name": alert.name,
-          "data-state": alert.state,
-        })}
-        empty={
-          <EmptyState icon={<BellOffIcon />} title="Nothing is firing">
-            Alerts appear here while a policy&apos;s condition holds.
-          </EmptyState>
-        }
+        rowTestId="firing-row"
+        rowData={(alert) => ({ state: alert.state })}
+        empty={nothingFiring}
       />
     </Section>
   );

@@ -10,7 +10,7 @@ import { Badge } from "~/components/ui/badge";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
-import { ALERTS_REFRESH_MS, severityVariant } from "./shared";
+import { ALERTS_POLLING, severityVariant } from "./shared";
 
 type Sent = RouterOutputs["alert"]["history"][number];
 
@@ -52,25 +52,24 @@ const columns: DataColumn<Sent>[] = [
   ),
 ];
 
+const nothingSent = (
+  <EmptyState icon={<HistoryIcon />} title="Nothing sent yet">
+    When an alert fires or resolves, each channel&apos;s notification is listed here.
+  </EmptyState>
+);
+
 /** Notifications the relay sent or is sending, newest first (kept for the gateway's retention, 30 days by default). */
 export function HistorySection() {
   const trpc = useTRPC();
-  const history = useQuery(
-    trpc.alert.history.queryOptions({ limit: 100 }, { refetchInterval: ALERTS_REFRESH_MS }),
-  );
+  const history = useQuery(trpc.alert.history.queryOptions({ limit: 100 }, ALERTS_POLLING));
   return (
     <Section title="History" description="The last 100 notifications: one per alert change and channel.">
       <QueryTable
         query={history}
         label="Alert history"
-        name="alert-history"
         columns={columns}
-        rowAttributes={(sent) => ({ "data-testid": "history-row", "data-name": sent.name })}
-        empty={
-          <EmptyState icon={<HistoryIcon />} title="Nothing sent yet">
-            When an alert fires or resolves, each channel&apos;s notification is listed here.
-          </EmptyState>
-        }
+        rowTestId="history-row"
+        empty={nothingSent}
       />
     </Section>
   );

@@ -5,6 +5,5 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/alerts",
-  name: "Alerts",
   view: (organization) => <AlertsView key={organization.slug} role={organization.role} />,
 });

@@ -1,19 +1,20 @@
 "use client";
 
 import type { RouterOutputs } from "@edgefleet/api";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { BellIcon } from "lucide-react";
 import { useMemo } from "react";
 import { useWatch } from "react-hook-form";
 import { useActionFeedback } from "~/components/action-feedback";
-import { actionsColumn, stateColumn, textColumn } from "~/components/data-table/columns";
+import { nameColumn, stateColumn, textColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { NameField, SelectField, TextField } from "~/components/forms/fields";
+import { useFormFeedback } from "~/components/forms/form-feedback";
 import { FormFooter } from "~/components/forms/form-footer";
 import { siteOptions } from "~/components/forms/select-options";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Badge } from "~/components/ui/badge";
 import { Section } from "~/components/ui/card";
@@ -21,8 +22,8 @@ import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { POLICY_KINDS, type PolicyKind, policyForm } from "./policy-form";
-import { severityVariant } from "./shared";
-import { SwitchDeleteActions } from "./switch-delete-actions";
+import { ALERTS_POLLING, severityVariant } from "./shared";
+import { switchDeleteColumn } from "./switch-delete-actions";
 
 type Policy = RouterOutputs["alert"]["policies"][number];
 
@@ -57,15 +58,19 @@ function describeSpec(spec: Policy["spec"]): string {
   }
 }
 
+const noPolicies = (
+  <EmptyState icon={<BellIcon />} title="No policies yet">
+    Create one above: e.g. a node offline for 5 minutes.
+  </EmptyState>
+);
+
 /** Alert policies: what should wake someone. Operators create, switch off and on, and delete them. */
 export function PoliciesSection(props: { role: Role }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const denied = roleDenial(props.role, "operator");
   const policies = useQuery(trpc.alert.policies.queryOptions());
-  const status = useQuery(trpc.alert.status.queryOptions(undefined, { refetchInterval: 5_000 }));
+  const status = useQuery(trpc.alert.status.queryOptions(undefined, ALERTS_POLLING));
   const sites = useQuery(trpc.site.list.queryOptions());
-  const refresh = () => queryClient.invalidateQueries(trpc.alert.pathFilter());
   const form = useApiForm(policyForm, {
     name: "",
     severity: "warning",
@@ -78,15 +83,14 @@ export function PoliciesSection(props: { role: Role }) {
     expr: "",
   });
   const kind = useWatch({ control: form.control, name: "kind" }) as PolicyKind;
+  const formFeedback = useFormFeedback(form, { NOT_FOUND: ["siteId", /^site /] });
   const create = useMutation(
-    trpc.alert.createPolicy.mutationOptions({
-      onSuccess: (policy) => {
+    trpc.alert.createPolicy.mutationOptions(
+      formFeedback(trpc.alert.pathFilter(), (policy) => {
         toast.success(`Policy ${policy.name} created`);
         form.reset({ ...form.getValues(), name: "", expr: "" });
-        return refresh();
-      },
-      onError: (error) => showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
-    }),
+      }),
+    ),
   );
   const feedback = useActionFeedback();
   const update = useMutation(trpc.alert.updatePolicy.mutationOptions(feedback(trpc.alert.pathFilter())));
@@ -97,12 +101,7 @@ export function PoliciesSection(props: { role: Role }) {
   );
   const columns = useMemo<DataColumn<Policy>[]>(
     () => [
-      {
-        id: "name",
-        accessorFn: (policy) => policy.name,
-        meta: { title: "Policy" },
-        cell: ({ row }) => <span className="font-medium">{row.original.name}</span>,
-      },
+      nameColumn("Policy"),
       {
         id: "severity",
         accessorFn: (policy) => policy.severity,
@@ -124,18 +123,15 @@ export function PoliciesSection(props: { role: Role }) {
         label: policy.enabled ? "on" : "off",
         variant: policy.enabled ? "online" : "outline",
       })),
-      actionsColumn((policy) => (
-        <SwitchDeleteActions
-          thing={`policy ${policy.name}`}
-          enabled={policy.enabled}
-          denied={denied}
-          switching={update.isPending}
-          onSwitch={(enabled) => update.mutate({ id: policy.id, enabled })}
-          deleteConsequence="Its rule is removed from the alerting store; alerts it raised resolve."
-          deleting={remove.isPending}
-          onDelete={() => remove.mutate({ id: policy.id })}
-        />
-      )),
+      switchDeleteColumn<Policy>({
+        thing: (policy) => `policy ${policy.name}`,
+        deleteConsequence: "Its rule is removed from the alerting store; alerts it raised resolve.",
+        denied,
+        switching: update.isPending,
+        onSwitch: update.mutate,
+        deleting: remove.isPending,
+        onDelete: remove.mutate,
+      }),
     ],
     [denied, update.isPending, update.mutate, remove.isPending, remove.mutate],
   );
@@ -191,12 +187,8 @@ export function PoliciesSection(props: { role: Role }) {
         label="Policies"
         name="alert-policies"
         columns={columns}
-        rowAttributes={(policy) => ({ "data-testid": "policy-row", "data-name": policy.name })}
-        empty={
-          <EmptyState icon={<BellIcon />} title="No policies yet">
-            Create one above: e.g. a node offline for 5 minutes.
-          </EmptyState>
-        }
+        rowTestId="policy-row"
+        empty={noPolicies}
       />
     </Section>
   );

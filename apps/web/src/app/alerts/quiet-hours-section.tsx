@@ -19,7 +19,7 @@ import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
-import { ALERTS_REFRESH_MS } from "./shared";
+import { ALERTS_POLLING } from "./shared";
 
 type SiteQuiet = RouterOutputs["alert"]["quietHours"][number];
 
@@ -40,13 +40,17 @@ const quietForm = z
     return z.NEVER;
   });
 
+const noSites = (
+  <EmptyState icon={<MoonIcon />} title="No sites">
+    Quiet hours belong to a site; create one on the Sites page.
+  </EmptyState>
+);
+
 /** Quiet hours per site, in the site's time zone: warning and info alerts wait, critical ones do not. */
 export function QuietHoursSection(props: { role: Role }) {
   const trpc = useTRPC();
   const denied = roleDenial(props.role, "operator");
-  const sites = useQuery(
-    trpc.alert.quietHours.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }),
-  );
+  const sites = useQuery(trpc.alert.quietHours.queryOptions(undefined, ALERTS_POLLING));
   const form = useApiForm(quietForm, { siteId: "", start: "22:00", end: "06:00" });
   const feedback = useActionFeedback();
   const changed = feedback(trpc.alert.quietHours.pathFilter(), (site: SiteQuiet) =>
@@ -115,15 +119,11 @@ export function QuietHoursSection(props: { role: Role }) {
       <QueryTable
         query={sites}
         label="Quiet hours"
-        name="quiet-hours"
         columns={table}
         getRowId={(site) => site.siteId}
-        rowAttributes={(site) => ({ "data-testid": "quiet-row", "data-name": site.siteName })}
-        empty={
-          <EmptyState icon={<MoonIcon />} title="No sites">
-            Quiet hours belong to a site; create one on the Sites page.
-          </EmptyState>
-        }
+        rowTestId="quiet-row"
+        rowData={(site) => ({ name: site.siteName })}
+        empty={noSites}
       />
     </Section>
   );

@@ -7,5 +7,5 @@ export function firingStateVariant(state: string) {
   return state === "active" ? "offline" : "outline";
 }
 
-/** Firing alerts, silences and quiet hours move while someone watches: every list polls. */
-export const ALERTS_REFRESH_MS = 5_000;
+/** Firing alerts, silences and quiet hours move while someone watches: every list polls (query options). */
+export const ALERTS_POLLING = { refetchInterval: 5_000 };

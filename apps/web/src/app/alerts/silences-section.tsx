@@ -2,7 +2,7 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { createAlertSilenceInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { BellOffIcon } from "lucide-react";
 import { useMemo } from "react";
 import { z } from "zod";
@@ -13,14 +13,15 @@ import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { SelectField, TextField } from "~/components/forms/fields";
+import { useFormFeedback } from "~/components/forms/form-feedback";
 import { FormFooter } from "~/components/forms/form-footer";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
-import { ALERTS_REFRESH_MS } from "./shared";
+import { ALERTS_POLLING } from "./shared";
 
 type Silence = RouterOutputs["alert"]["silences"][number];
 
@@ -61,39 +62,34 @@ const columns = (expire: (silence: Silence) => React.ReactNode): DataColumn<Sile
   actionsColumn(expire),
 ];
 
+const noSilences = (
+  <EmptyState icon={<BellOffIcon />} title="No silences">
+    Silence a site or node above, e.g. during maintenance.
+  </EmptyState>
+);
+
 /** Silences of the organization's Alertmanager: create for a site or a node, expire early. */
 export function SilencesSection(props: { role: Role }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const denied = roleDenial(props.role, "operator");
-  const silences = useQuery(
-    trpc.alert.silences.queryOptions(undefined, { refetchInterval: ALERTS_REFRESH_MS }),
-  );
+  const silences = useQuery(trpc.alert.silences.queryOptions(undefined, ALERTS_POLLING));
   const sites = useQuery(trpc.site.list.queryOptions());
   const nodes = useQuery(trpc.node.list.queryOptions({ limit: 200 }));
-  const refresh = () =>
-    Promise.all([
-      queryClient.invalidateQueries(trpc.alert.silences.pathFilter()),
-      queryClient.invalidateQueries(trpc.alert.firing.pathFilter()),
-    ]);
   const form = useApiForm(silenceForm, { target: "", durationMinutes: 60, comment: "" });
+  const formFeedback = useFormFeedback(form, { NOT_FOUND: "target" });
+  const changed = [trpc.alert.silences.pathFilter(), trpc.alert.firing.pathFilter()];
   const create = useMutation(
-    trpc.alert.createSilence.mutationOptions({
-      onSuccess: (created) => {
+    trpc.alert.createSilence.mutationOptions(
+      formFeedback(changed, (created) => {
         toast.success(`${created.targetName} silenced`);
         form.reset({ ...form.getValues(), comment: "" });
-        return refresh();
-      },
-      onError: (error) => showServerError(form, error, { NOT_FOUND: "target" }),
-    }),
+      }),
+    ),
   );
   const feedback = useActionFeedback();
   const expire = useMutation(
     trpc.alert.expireSilence.mutationOptions(
-      feedback(
-        [trpc.alert.silences.pathFilter(), trpc.alert.firing.pathFilter()],
-        (expired) => `Silence of ${expired.targetName} expired`,
-      ),
+      feedback(changed, (expired) => `Silence of ${expired.targetName} expired`),
     ),
   );
   const targets = [
@@ -134,18 +130,10 @@ export function SilencesSection(props: { role: Role }) {
       <QueryTable
         query={silences}
         label="Silences"
-        name="silences"
         columns={table}
-        rowAttributes={(silence) => ({
-          "data-testid": "silence-row",
-          "data-name": silence.targetName,
-          "data-state": silence.state,
-        })}
-        empty={
-          <EmptyState icon={<BellOffIcon />} title="No silences">
-            Silence a site or node above, e.g. during maintenance.
-          </EmptyState>
-        }
+        rowTestId="silence-row"
+        rowData={(silence) => ({ name: silence.targetName, state: silence.state })}
+        empty={noSilences}
       />
     </Section>
   );

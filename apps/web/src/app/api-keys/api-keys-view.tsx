@@ -3,7 +3,7 @@
 import type { RouterOutputs } from "@edgefleet/api";
 import { roleAtLeast } from "@edgefleet/api/roles";
 import { createApiKeyInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { KeyRoundIcon } from "lucide-react";
 import { useRef, useState } from "react";
 import { z } from "zod";
@@ -15,9 +15,10 @@ import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { NameField, SelectField, TextField } from "~/components/forms/fields";
+import { useFormFeedback } from "~/components/forms/form-feedback";
 import { FormFooter } from "~/components/forms/form-footer";
 import { textFor } from "~/components/forms/text-fields";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { useApiForm } from "~/components/forms/use-api-form";
 import { relativeTime } from "~/components/relative-time";
 import { roleDenial } from "~/components/role-reason";
 import { type Role, roleOptions } from "~/components/role-select";
@@ -36,9 +37,14 @@ const keyForm = createApiKeyInput.extend({
   ),
 });
 
+const noKeys = (
+  <EmptyState icon={<KeyRoundIcon />} title="No API keys yet">
+    Scripts, CI and the Terraform provider use keys. Create one above with the least role it needs.
+  </EmptyState>
+);
+
 export function ApiKeysView() {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   // The caller's role comes from the member list (any member may read it); keys need admin.
   const members = useQuery(trpc.member.list.queryOptions());
   const keys = useQuery(trpc.apiKey.list.queryOptions(undefined, { retry: false }));
@@ -86,24 +92,15 @@ export function ApiKeysView() {
 
   return (
     <>
-      <CreateKeyForm
-        myRole={myRole}
-        disabledReason={denied}
-        onCreated={() => queryClient.invalidateQueries(trpc.apiKey.list.queryFilter())}
-      />
+      <CreateKeyForm myRole={myRole} disabledReason={denied} />
       <Section title="Keys">
         <QueryTable
           query={keys}
           label="API keys"
-          name="api-keys"
           columnChooser
           columns={columns}
-          rowAttributes={(key) => ({ "data-testid": "api-key-row", "data-name": key.name })}
-          empty={
-            <EmptyState icon={<KeyRoundIcon />} title="No API keys yet">
-              Scripts, CI and the Terraform provider use keys. Create one above with the least role it needs.
-            </EmptyState>
-          }
+          rowTestId="api-key-row"
+          empty={noKeys}
         />
       </Section>
     </>
@@ -126,25 +123,20 @@ function describeCreator(createdBy: string | null, emailByUserId: Map<string, st
   return emailByUserId.get(id) ?? `former member ${id.slice(0, 8)}`;
 }
 
-function CreateKeyForm(props: {
-  myRole: Role | null;
-  disabledReason: string | null;
-  onCreated: () => unknown;
-}) {
+function CreateKeyForm(props: { myRole: Role | null; disabledReason: string | null }) {
   const trpc = useTRPC();
   const ref = useRef<HTMLElement>(null);
   useFocusTarget("new-key", ref);
   const [created, setCreated] = useState<RouterOutputs["apiKey"]["create"] | null>(null);
   const form = useApiForm(keyForm, { name: "", role: "viewer", expiresAt: "" });
+  const formFeedback = useFormFeedback(form, { CONFLICT: "name" });
   const create = useMutation(
-    trpc.apiKey.create.mutationOptions({
-      onSuccess: (key) => {
+    trpc.apiKey.create.mutationOptions(
+      formFeedback(trpc.apiKey.list.queryFilter(), (key) => {
         form.reset({ name: "", role: form.getValues("role"), expiresAt: "" });
         setCreated(key);
-        return props.onCreated();
-      },
-      onError: (error) => showServerError(form, error, { CONFLICT: "name" }),
-    }),
+      }),
+    ),
   );
   return (
     <Section

@@ -5,6 +5,5 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/api-keys",
-  name: "API keys",
   view: (organization) => <ApiKeysView key={organization.slug} />,
 });

@@ -41,10 +41,16 @@ const baseColumns: DataColumn<AppRow>[] = [
   },
 ];
 
+const noApps = (
+  <EmptyState icon={<BoxIcon />} title="No apps yet">
+    An app is a program your nodes run, known to them by its name. Create one above, add a version (its run
+    command and an artifact: a tarball or a binary), then roll the version out to your nodes batch by batch.
+  </EmptyState>
+);
+
 export function AppsView(props: { role: Role }) {
   const trpc = useTRPC();
   const apps = useQuery(trpc.app.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
-  const create = useMutation(trpc.app.create.mutationOptions());
   const denied = roleDenial(props.role, "operator");
   const feedback = useActionFeedback();
   const remove = useMutation(
@@ -77,25 +83,12 @@ export function AppsView(props: { role: Role }) {
         noun="app"
         description="Agents know an app by its name (its folder on the node), so the name cannot change while nodes have it."
         schema={createAppInput}
-        create={create.mutateAsync}
+        create={trpc.app.create.mutationOptions()}
         placeholders={{ name: "telemetry-collector", description: "Ships sensor readings upstream" }}
         disabledReason={denied}
       />
       <Section title="Apps">
-        <QueryTable
-          query={apps}
-          label="Apps"
-          name="apps"
-          columns={columns}
-          rowAttributes={(app) => ({ "data-testid": "app-row", "data-name": app.name })}
-          empty={
-            <EmptyState icon={<BoxIcon />} title="No apps yet">
-              An app is a program your nodes run, known to them by its name. Create one above, add a version
-              (its run command and an artifact: a tarball or a binary), then roll the version out to your
-              nodes batch by batch.
-            </EmptyState>
-          }
-        />
+        <QueryTable query={apps} label="Apps" columns={columns} rowTestId="app-row" empty={noApps} />
       </Section>
     </>
   );

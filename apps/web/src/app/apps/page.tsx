@@ -5,7 +5,6 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/apps",
-  name: "Apps",
   description: "The software your nodes run: each app has immutable versions, deployed by rollouts.",
   view: (organization) => <AppsView key={organization.slug} role={organization.role} />,
 });

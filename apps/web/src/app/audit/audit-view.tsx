@@ -62,6 +62,12 @@ const filterForm = z.object({
   to: localTime(listAuditInput.shape.to),
 });
 
+const noEntries = (
+  <EmptyState icon={<ScrollTextIcon />} title="No entries match these filters.">
+    Every change made in this organization is recorded here. Widen the time range or clear the filters.
+  </EmptyState>
+);
+
 export function AuditView({ initial }: { initial: AuditFilters }) {
   const trpc = useTRPC();
   const router = useRouter();
@@ -174,16 +180,11 @@ export function AuditView({ initial }: { initial: AuditFilters }) {
           query={entries}
           skeletonClassName="h-48"
           label="Audit log"
-          name="audit-log"
           columnChooser
           columns={columns}
-          rowAttributes={(entry) => ({ "data-testid": "audit-row", "data-action": entry.action })}
-          empty={
-            <EmptyState icon={<ScrollTextIcon />} title="No entries match these filters.">
-              Every change made in this organization is recorded here. Widen the time range or clear the
-              filters.
-            </EmptyState>
-          }
+          rowTestId="audit-row"
+          rowData={(entry) => ({ action: entry.action })}
+          empty={noEntries}
         />
       </Card>
     </>

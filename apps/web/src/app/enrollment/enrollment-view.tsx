@@ -2,7 +2,7 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { createTokenInput } from "@edgefleet/api/schemas";
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQuery } from "@tanstack/react-query";
 import { CheckIcon, HourglassIcon, TicketIcon } from "lucide-react";
 import { useRef, useState } from "react";
 import { useActionFeedback } from "~/components/action-feedback";
@@ -19,10 +19,11 @@ import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { ApiForm } from "~/components/forms/api-form";
 import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
+import { useFormFeedback } from "~/components/forms/form-feedback";
 import { FormFooter } from "~/components/forms/form-footer";
 import { siteOptions } from "~/components/forms/select-options";
 import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/components/forms/text-fields";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { useFocusTarget } from "~/components/shell/focus-target";
 import { Button } from "~/components/ui/button";
@@ -70,7 +71,6 @@ export function EnrollmentView(props: { role: Role; initialSiteId: string }) {
 
 function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: string }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const ref = useRef<HTMLElement>(null);
   useFocusTarget("new-token", ref);
   const sites = useQuery(trpc.site.list.queryOptions());
@@ -83,15 +83,14 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
     labels: "",
     requiresApproval: false,
   });
+  const formFeedback = useFormFeedback(form, { NOT_FOUND: ["siteId", /^site /] });
   const create = useMutation(
-    trpc.enrollment.createToken.mutationOptions({
-      onSuccess: (token) => {
+    trpc.enrollment.createToken.mutationOptions(
+      formFeedback(trpc.enrollment.listTokens.pathFilter(), (token) => {
         setCreated(token);
         form.reset({ ...form.getValues(), description: "", maxUses: "", labels: "" });
-        return queryClient.invalidateQueries(trpc.enrollment.listTokens.pathFilter());
-      },
-      onError: (error) => showServerError(form, error, { NOT_FOUND: ["siteId", /^site /] }),
-    }),
+      }),
+    ),
   );
   const sitesToChoose = siteOptions(sites.data, "no site");
   // Until the sites have loaded, keep the preselected one choosable so the select shows it.
@@ -153,6 +152,12 @@ function CreateTokenForm(props: { disabledReason: string | null; initialSiteId: 
     </Section>
   );
 }
+
+const noneWaiting = (
+  <EmptyState icon={<HourglassIcon />} title="No node is waiting" testId="pending-empty">
+    Nodes enrolled with a token that asks for approval appear here until an operator approves or rejects them.
+  </EmptyState>
+);
 
 function PendingNodes(props: { disabledReason: string | null }) {
   const trpc = useTRPC();
@@ -216,13 +221,8 @@ function PendingNodes(props: { disabledReason: string | null }) {
         label="Nodes waiting for approval"
         name="pending-nodes"
         columns={columns}
-        rowAttributes={(node) => ({ "data-testid": "pending-node", "data-name": node.name })}
-        empty={
-          <EmptyState icon={<HourglassIcon />} title="No node is waiting" testId="pending-empty">
-            Nodes enrolled with a token that asks for approval appear here until an operator approves or
-            rejects them.
-          </EmptyState>
-        }
+        rowTestId="pending-node"
+        empty={noneWaiting}
       />
     </Section>
   );
@@ -234,6 +234,12 @@ function tokenState(token: Token): { label: string; variant: "online" | "revoked
   if (token.maxUses !== null && token.uses >= token.maxUses) return { label: "used up", variant: "pending" };
   return { label: "usable", variant: "online" };
 }
+
+const noTokens = (
+  <EmptyState icon={<TicketIcon />} title="No tokens yet">
+    Create one above, then run the install command it shows on the node.
+  </EmptyState>
+);
 
 function TokenList(props: { disabledReason: string | null }) {
   const trpc = useTRPC();
@@ -298,12 +304,9 @@ function TokenList(props: { disabledReason: string | null }) {
         name="tokens"
         columnChooser
         columns={columns}
-        rowAttributes={(token) => ({ "data-testid": "token-row", "data-id": token.id })}
-        empty={
-          <EmptyState icon={<TicketIcon />} title="No tokens yet">
-            Create one above, then run the install command it shows on the node.
-          </EmptyState>
-        }
+        rowTestId="token-row"
+        rowData={(token) => ({ id: token.id })}
+        empty={noTokens}
       />
     </Section>
   );

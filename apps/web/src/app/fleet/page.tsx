@@ -5,6 +5,5 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/fleet",
-  name: "Fleet",
   view: (organization) => <FleetView key={organization.slug} />,
 });

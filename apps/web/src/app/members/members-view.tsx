@@ -120,12 +120,12 @@ function Members({ list }: { list: RouterOutputs["member"]["list"] }) {
       <Section title="Members">
         <DataTable
           label="Members"
-          name="members"
           columnChooser
           columns={columns}
           data={list.items}
           getRowId={(m) => m.userId}
-          rowAttributes={(m) => ({ "data-testid": "member-row", "data-email": m.email })}
+          rowTestId="member-row"
+          rowData={(m) => ({ email: m.email })}
         />
         {roleAtLeast(me.role, "admin") ? null : (
           <p className="text-sm text-muted-foreground" data-testid="disabled-reason">

@@ -5,6 +5,5 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/members",
-  name: "Members",
   view: (organization) => <MembersView key={organization.slug} />,
 });

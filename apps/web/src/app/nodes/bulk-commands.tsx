@@ -6,16 +6,17 @@ import {
   nodeCommandFields,
   requireAppOfAppCommands,
 } from "@edgefleet/api/schemas";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { TerminalIcon } from "lucide-react";
 import { useState } from "react";
 import { useWatch } from "react-hook-form";
 import { z } from "zod";
 import { BulkActionPanel } from "~/components/bulk-action";
 import { SelectField, TextField } from "~/components/forms/fields";
+import { useFormFeedback } from "~/components/forms/form-feedback";
 import { FormFooter } from "~/components/forms/form-footer";
 import { optionalChoice } from "~/components/forms/text-fields";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { useApiForm } from "~/components/forms/use-api-form";
 import { type CommandRun, describeResult } from "~/components/node-commands";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
@@ -40,22 +41,20 @@ const commandForm = requireAppOfAppCommands(
 /** A command on the selected nodes, with each node's result listed (at most MAX_COMMAND_NODES a call). */
 export function BulkCommands(props: { selectedIds: string[] }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const [open, setOpen] = useState(false);
   const [run, setRun] = useState<CommandRun | null>(null);
   const form = useApiForm(commandForm, { command: "restart", app: "" });
   const command = useWatch({ control: form.control, name: "command" });
+  const formFeedback = useFormFeedback(form);
   const mutation = useMutation(
-    trpc.node.bulkCommand.mutationOptions({
-      onSuccess: async (answer) => {
+    trpc.node.bulkCommand.mutationOptions(
+      formFeedback(trpc.node.pathFilter(), (answer) => {
         setRun(answer);
         const summary = `${answer.succeeded} of ${answer.results.length} node${answer.results.length === 1 ? "" : "s"} done`;
         if (answer.failed === 0) toast.success(summary);
         else toast.warning(`${summary}; ${answer.failed} failed`);
-        await queryClient.invalidateQueries(trpc.node.pathFilter());
-      },
-      onError: (error) => showServerError(form, error),
-    }),
+      }),
+    ),
   );
   const count = props.selectedIds.length;
   return (

@@ -1,15 +1,16 @@
 "use client";
 
 import { bulkUpdateLabelsInput } from "@edgefleet/api/schemas";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { TagsIcon } from "lucide-react";
 import { useState } from "react";
 import { z } from "zod";
 import { BulkActionPanel } from "~/components/bulk-action";
 import { TextField } from "~/components/forms/fields";
+import { useFormFeedback } from "~/components/forms/form-feedback";
 import { FormFooter } from "~/components/forms/form-footer";
 import { labelAssignmentsText, labelKeysText } from "~/components/forms/text-fields";
-import { showServerError, useApiForm } from "~/components/forms/use-api-form";
+import { useApiForm } from "~/components/forms/use-api-form";
 import { Button } from "~/components/ui/button";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
@@ -23,20 +24,18 @@ const labelsForm = z.object({
 /** Add/remove labels on the selected rows, or on every node the current selector matches. */
 export function BulkLabels(props: { selectedIds: string[]; selector: string; onDone: () => void }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const [open, setOpen] = useState(false);
   const form = useApiForm(labelsForm, { add: "", remove: "" });
+  const formFeedback = useFormFeedback(form);
   const mutation = useMutation(
-    trpc.node.bulkUpdateLabels.mutationOptions({
-      onSuccess: async ({ updated }) => {
+    trpc.node.bulkUpdateLabels.mutationOptions(
+      formFeedback(trpc.node.pathFilter(), ({ updated }) => {
         toast.success(`${updated} node${updated === 1 ? "" : "s"} updated`);
         form.reset();
         setOpen(false);
         props.onDone();
-        await queryClient.invalidateQueries(trpc.node.pathFilter());
-      },
-      onError: (error) => showServerError(form, error),
-    }),
+      }),
+    ),
   );
   const send = (target: { ids: string[] } | { selector: string }, values: z.output<typeof labelsForm>) => {
     // The API's whole-input rules (something to change, not both added and removed) before sending.

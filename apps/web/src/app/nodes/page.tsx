@@ -6,6 +6,5 @@ export const dynamic = "force-dynamic";
 // Filters, sorting and columns are read from the URL by the view itself.
 export default organizationListPage({
   path: "/nodes",
-  name: "Nodes",
   view: (organization) => <NodesView key={organization.slug} />,
 });

@@ -5,7 +5,6 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/rollouts",
-  name: "Rollouts",
   description: "App versions moving onto nodes in batches; open one to watch it live and act on it.",
   view: (organization) => <RolloutsTable key={organization.slug} />,
 });

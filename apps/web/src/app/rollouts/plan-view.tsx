@@ -73,7 +73,8 @@ export function PlanView(props: { plan: Plan }) {
         columns={columns}
         data={props.plan.batches}
         getRowId={(b) => String(b.index)}
-        rowAttributes={(b) => ({ "data-testid": "plan-batch", "data-nodes": String(b.nodes) })}
+        rowTestId="plan-batch"
+        rowData={(b) => ({ nodes: b.nodes })}
       />
     </div>
   );

@@ -37,6 +37,13 @@ const columns: DataColumn<RolloutRow>[] = [
   timeColumn<RolloutRow>("finished", "Finished", (r) => r.finishedAt),
 ];
 
+const noRollouts = (
+  <EmptyState icon={<RocketIcon />} title="No rollouts yet">
+    A rollout moves a version onto the nodes a label selector or sites pick, batch by batch, with pauses and
+    approvals. Start one from a version&apos;s &ldquo;Roll out&rdquo; button on its app&apos;s page.
+  </EmptyState>
+);
+
 /** Rollouts, newest first: all of the organization's, or one app's (its page). Polled: statuses move. */
 export function RolloutsTable(props: { appId?: string; className?: string }) {
   const trpc = useTRPC();
@@ -51,16 +58,10 @@ export function RolloutsTable(props: { appId?: string; className?: string }) {
       <QueryTable
         query={rollouts}
         label="Rollouts"
-        name="rollouts"
         columns={columns}
-        rowAttributes={(r) => ({ "data-testid": "rollout-row", "data-status": r.status })}
-        empty={
-          <EmptyState icon={<RocketIcon />} title="No rollouts yet">
-            A rollout moves a version onto the nodes a label selector or sites pick, batch by batch, with
-            pauses and approvals. Start one from a version&apos;s &ldquo;Roll out&rdquo; button on its
-            app&apos;s page.
-          </EmptyState>
-        }
+        rowTestId="rollout-row"
+        rowData={(r) => ({ status: r.status })}
+        empty={noRollouts}
       />
     </Section>
   );

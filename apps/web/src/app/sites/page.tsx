@@ -5,6 +5,5 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/sites",
-  name: "Sites",
   view: (organization) => <SitesView key={organization.slug} role={organization.role} />,
 });

@@ -2,7 +2,7 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { createSiteInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { MapPinIcon } from "lucide-react";
 import Link from "next/link";
 import { linkColumn, textColumn } from "~/components/data-table/columns";
@@ -60,10 +60,16 @@ const columns: DataColumn<SiteRow>[] = [
   count("revoked", ""),
 ];
 
+const noSites = (
+  <EmptyState icon={<MapPinIcon />} title="No sites yet">
+    A site is a place with nodes. Create one above; its page then generates the leaf node that keeps the site
+    working offline.
+  </EmptyState>
+);
+
 export function SitesView(props: { role: Role }) {
   const trpc = useTRPC();
   const sites = useQuery(trpc.site.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
-  const create = useMutation(trpc.site.create.mutationOptions());
   const denied = roleDenial(props.role, "admin");
   return (
     <>
@@ -77,7 +83,7 @@ export function SitesView(props: { role: Role }) {
           </>
         }
         schema={createSiteInput}
-        create={create.mutateAsync}
+        create={trpc.site.create.mutationOptions()}
         placeholders={{ name: "plant-7", description: "Plant 7, Rotterdam" }}
         disabledReason={denied}
       />
@@ -85,17 +91,11 @@ export function SitesView(props: { role: Role }) {
         <QueryTable
           query={sites}
           label="Sites"
-          name="sites"
           columnChooser
           columns={columns}
           getRowId={(site) => site.id ?? "none"}
-          rowAttributes={(site) => ({ "data-testid": "site-row", "data-name": site.name ?? "" })}
-          empty={
-            <EmptyState icon={<MapPinIcon />} title="No sites yet">
-              A site is a place with nodes. Create one above; its page then generates the leaf node that keeps
-              the site working offline.
-            </EmptyState>
-          }
+          rowTestId="site-row"
+          empty={noSites}
         />
       </Section>
     </>

@@ -5,7 +5,6 @@ export const dynamic = "force-dynamic";
 
 export default organizationListPage({
   path: "/slo",
-  name: "Service levels",
   description: "What this organization experienced, next to the objectives Edgefleet holds itself to.",
   view: (organization) => <SloView key={organization.slug} />,
 });

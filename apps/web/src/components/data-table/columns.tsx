@@ -52,6 +52,16 @@ export function textColumn<Row>(
   };
 }
 
+/** A row's name in medium weight, sorted by it: the first column of things without a page of their own. */
+export function nameColumn<Row extends { name: string }>(title: string): DataColumn<Row> {
+  return {
+    id: "name",
+    accessorFn: (row) => row.name,
+    meta: { title },
+    cell: ({ row }) => <span className="font-medium">{row.original.name}</span>,
+  };
+}
+
 /**
  * A row's name as the link to its page (a node, site, app, rollout), sorted by the name; a row
  * without a page shows `none` muted. `testId` names the link for tests.

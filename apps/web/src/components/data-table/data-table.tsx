@@ -15,6 +15,7 @@ import { cn } from "~/lib/utils";
 import { ColumnChooser } from "./column-chooser";
 import { ariaSort, SortableHeader } from "./column-header";
 import { selectColumn } from "./columns";
+import { kebabCase } from "./label-words";
 import { onRowKeyDown } from "./use-row-keyboard";
 import { useTableState } from "./use-url-state";
 
@@ -56,9 +57,17 @@ export function DataTable<Row>(props: {
   /**
    * The table's name on its page: its test id, and the prefix of its view in the address
    * (`<name>.sort`, `<name>.hide`), so a reload or a shared link shows the same sorting and columns.
+   * The label in kebab case unless told ("Audit log" → `audit-log`).
    */
-  name: string;
-  rowAttributes?: (row: Row) => Record<string, string | undefined>;
+  name?: string;
+  /** Every row's test id ("app-row"). A row with a `name` also carries it as `data-name`. */
+  rowTestId?: string;
+  /**
+   * More of what tells one row from another in tests, as `data-*` attributes (`{ state: alert.state }`
+   * → `data-state`), or another `name` for a row named by some other field.
+   */
+  rowData?: (row: Row) => RowMarks;
+  /** What the table says without rows: the view's EmptyState, made once next to its columns. */
   empty?: React.ReactNode;
   columnChooser?: boolean;
   selection?: { state: RowSelectionState; onChange: OnChangeFn<RowSelectionState> };
@@ -66,8 +75,9 @@ export function DataTable<Row>(props: {
   footer?: React.ReactNode;
   className?: string;
 }) {
+  const name = props.name ?? kebabCase(props.label);
   const view = useTableState(
-    `${props.name}.`,
+    `${name}.`,
     props.columns.map((c) => c.id),
   );
   const getRowId = props.getRowId ?? ((row: Row) => (row as { id: string }).id);
@@ -106,7 +116,7 @@ export function DataTable<Row>(props: {
       {rows.length === 0 && props.empty ? (
         props.empty
       ) : (
-        <table aria-label={props.label} data-testid={props.name} className={responsive.table}>
+        <table aria-label={props.label} data-testid={name} className={responsive.table}>
           <thead className={responsive.thead}>
             {table.getHeaderGroups().map((group) => (
               <tr key={group.id} className="border-b">
@@ -140,7 +150,8 @@ export function DataTable<Row>(props: {
                   responsive.row,
                   "transition-colors outline-none hover:bg-muted/50 focus-visible:bg-accent focus-visible:ring-2 focus-visible:ring-ring/50 data-[state=selected]:bg-muted",
                 )}
-                {...props.rowAttributes?.(row.original)}
+                data-testid={props.rowTestId}
+                {...rowMarks(row.original, props.rowData)}
               >
                 {row.getVisibleCells().map((cell) => {
                   const meta = cell.column.columnDef.meta as ColumnMeta | undefined;
@@ -161,5 +172,27 @@ export function DataTable<Row>(props: {
       )}
       {props.footer}
     </div>
+  );
+}
+
+/** What tells rows apart in tests, each as a `data-<key>` attribute. */
+type RowMarks = Record<string, string | number | undefined>;
+
+/**
+ * A row's `data-*` marks: its `name` (as `getRowId` reads its `id`; an empty one for a row named
+ * null, like the nodes of no site), then what `rowData` adds or replaces;
+ * `{ name: "plant-7", nodes: 3 }` → `data-name="plant-7" data-nodes="3"`.
+ */
+function rowMarks<Row>(row: Row, rowData: ((row: Row) => RowMarks) | undefined) {
+  const { name } = row as { name?: unknown };
+  const marks = {
+    ...(typeof name === "string" || name === null ? { name: name ?? "" } : {}),
+    ...rowData?.(row),
+  };
+  return Object.fromEntries(
+    Object.entries(marks).map(([key, value]) => [
+      `data-${key}`,
+      value === undefined ? undefined : String(value),
+    ]),
   );
 }

@@ -4,6 +4,7 @@ import type * as React from "react";
 import { LoadMore } from "../load-more";
 import { QueryContent } from "../query-content";
 import { DataTable } from "./data-table";
+import { lowerFirst } from "./label-words";
 import { type ListData, useListRows } from "./list-rows";
 
 /** A loaded list as React Query gives it; a paged (infinite) query also says how to load more. */
@@ -51,9 +52,4 @@ export function QueryTable<Row>(
       )}
     </QueryContent>
   );
-}
-
-/** "Audit log" → "audit log", but "API keys" stays as written: the label in the middle of a sentence. */
-function lowerFirst(label: string): string {
-  return /^[A-Z][a-z]/.test(label) ? `${label[0]?.toLowerCase()}${label.slice(1)}` : label;
 }

@@ -12,7 +12,7 @@ import { Section } from "../ui/card";
 import { ApiForm } from "./api-form";
 import { NameField, TextField } from "./fields";
 import { FormFooter } from "./form-footer";
-import { showServerError, useApiForm } from "./use-api-form";
+import { type MutationRun, showServerError, useApiForm } from "./use-api-form";
 
 type CreateSchema = z.ZodType<
   { name: string; description?: string | undefined },
@@ -22,14 +22,15 @@ type CreateSchema = z.ZodType<
 /**
  * The "New …" card of a list page (sites, apps): name and description, a taken name shown on the
  * name field, then the new thing's page (`/<noun>s/<id>`). The card's id, `new-<noun>`, is also the
- * palette's focus target (`/sites#new-site`).
+ * palette's focus target (`/sites#new-site`). `create` is the tRPC mutation
+ * (`trpc.site.create.mutationOptions()`).
  */
 export function CreateNameForm(props: {
   /** "site", "app": in the title, labels and buttons. */
   noun: string;
   description: React.ReactNode;
   schema: CreateSchema;
-  create: (input: { name: string; description?: string }) => Promise<{ id: string }>;
+  create: MutationRun<{ name: string; description?: string }, { id: string }>;
   placeholders: { name: string; description: string };
   disabledReason: string | null;
 }) {
@@ -40,7 +41,8 @@ export function CreateNameForm(props: {
   useFocusTarget(id, ref);
   const form = useApiForm(props.schema, { name: "", description: "" });
   const create = useMutation({
-    mutationFn: props.create,
+    mutationKey: props.create.mutationKey,
+    mutationFn: props.create.mutationFn,
     onSuccess: async (created) => {
       await queryClient.invalidateQueries();
       router.push(`/${props.noun}s/${created.id}`);

@@ -12,7 +12,7 @@ import { toast } from "../ui/sonner";
 import { ApiForm } from "./api-form";
 import { TextField } from "./fields";
 import { FormFooter } from "./form-footer";
-import { showServerError, useApiForm } from "./use-api-form";
+import { type MutationRun, showServerError, useApiForm } from "./use-api-form";
 
 interface Named {
   id: string;
@@ -27,15 +27,16 @@ type EditSchema = z.ZodType<
 /**
  * The "Edit" card of a named thing's page (a site, an app): rename, describe, delete with confirmation.
  * Saving resets the form to what the server kept; a name conflict shows on the name field;
- * deleting goes back to the list (`/<noun>s`). `save` and `remove` are the tRPC mutations' `mutateAsync`.
+ * deleting goes back to the list (`/<noun>s`). `save` and `remove` are the tRPC mutations
+ * (`trpc.site.update.mutationOptions()`).
  */
 export function EditNameForm(props: {
   /** "site", "app": in labels ("New site name") and messages. */
   noun: string;
   record: Named;
   schema: EditSchema;
-  save: (input: { id: string; name?: string; description: string | null }) => Promise<Named>;
-  remove: (input: { id: string }) => Promise<Named>;
+  save: MutationRun<{ id: string; name?: string; description: string | null }, Named>;
+  remove: MutationRun<{ id: string }, Named>;
   /** What deleting does (or why the server will refuse it). */
   deleteConsequence: string;
   nameDescription?: React.ReactNode;
@@ -48,7 +49,8 @@ export function EditNameForm(props: {
   const onError = (error: unknown) =>
     showServerError(form, error as unknown as TRPCClientErrorLike<AppRouter>, { CONFLICT: "name" });
   const update = useMutation({
-    mutationFn: props.save,
+    mutationKey: props.save.mutationKey,
+    mutationFn: props.save.mutationFn,
     onSuccess: (saved) => {
       toast.success(`Saved ${saved.name}`);
       form.reset({ id: saved.id, name: saved.name, description: saved.description ?? "" });
@@ -57,7 +59,8 @@ export function EditNameForm(props: {
     onError,
   });
   const remove = useMutation({
-    mutationFn: props.remove,
+    mutationKey: props.remove.mutationKey,
+    mutationFn: props.remove.mutationFn,
     onSuccess: async (removed) => {
       toast.success(`Deleted ${removed.name}`);
       await queryClient.invalidateQueries();

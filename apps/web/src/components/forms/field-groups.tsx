@@ -70,3 +70,15 @@ export function FieldGroup(props: {
     </fieldset>
   );
 }
+
+/**
+ * The fields of one repeated group (a batch, a gate, the defaults): `field("failureLimit", "failure
+ * limit")` is the field named `<prefix>.failureLimit`, read as "<caption> failure limit" ("Batch 1
+ * gate 2 failure limit"), where the label on screen ("Nodes allowed outside") would not say it.
+ */
+export function groupFields<Prefix extends string>(prefix: Prefix, caption: string) {
+  return <Field extends string>(field: Field, spoken: string) => ({
+    name: `${prefix}.${field}` as const,
+    accessibleName: `${caption} ${spoken}`,
+  });
+}

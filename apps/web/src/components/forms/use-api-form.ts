@@ -2,6 +2,7 @@
 
 import type { AppRouter } from "@edgefleet/api";
 import { zodResolver } from "@hookform/resolvers/zod";
+import type { UseMutationOptions } from "@tanstack/react-query";
 import type { TRPCClientErrorLike } from "@trpc/client";
 import {
   type DefaultValues,
@@ -13,8 +14,12 @@ import {
 import type { z } from "zod";
 import { formErrorMap } from "./text-fields";
 
-type ApiError = TRPCClientErrorLike<AppRouter>;
+export type ApiError = TRPCClientErrorLike<AppRouter>;
 type ErrorCode = ApiError["data"] extends infer D ? (D extends { code: infer C } ? C : string) : string;
+/** The field an error code of the server belongs on, or [field, pattern its message must match]. */
+export type FieldForCode<Values extends FieldValues> = Partial<
+  Record<ErrorCode, Path<Values> | [Path<Values>, RegExp]>
+>;
 
 /**
  * A console form validated by a zod schema of the API (from @edgefleet/api/schemas, or one derived
@@ -36,6 +41,15 @@ export function useApiForm<Schema extends z.ZodType<FieldValues, FieldValues>>(
 }
 
 /**
+ * A tRPC mutation as a form takes it (`trpc.site.update.mutationOptions()`): the form makes its own
+ * mutation of it, with what its success and refusal do.
+ */
+export type MutationRun<Input, Output> = Pick<
+  UseMutationOptions<Output, unknown, Input>,
+  "mutationKey" | "mutationFn"
+>;
+
+/**
  * Puts the server's refusal where it belongs: zod issues (`data.zodError`, see the API's
  * errorFormatter) on their fields, codes the form names (e.g. CONFLICT → the name field, or
  * NOT_FOUND → the site field when the message is about the site) on that field, anything else on the form as a whole (shown by FormFooter).
@@ -43,7 +57,7 @@ export function useApiForm<Schema extends z.ZodType<FieldValues, FieldValues>>(
 export function showServerError<Values extends FieldValues>(
   form: UseFormReturn<Values, unknown, unknown>,
   error: ApiError,
-  fieldForCode: Partial<Record<ErrorCode, Path<Values> | [Path<Values>, RegExp]>> = {},
+  fieldForCode: FieldForCode<Values> = {},
 ): void {
   const known = new Set(Object.keys(form.getValues()));
   const zod = error.data?.zodError;

@@ -1,7 +1,7 @@
 "use client";
 
 import { updateAppInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { DetailCard, DetailCards } from "~/components/detail-card";
 import { EditNameForm } from "~/components/forms/edit-name-form";
 import { type Role, roleDenial } from "~/components/role-reason";
@@ -16,8 +16,6 @@ export function AppDetail(props: { id: string; role: Role }) {
   const app = useQuery(
     trpc.app.byId.queryOptions({ id: props.id }, { refetchInterval: 5_000, retry: false }),
   );
-  const update = useMutation(trpc.app.update.mutationOptions());
-  const remove = useMutation(trpc.app.delete.mutationOptions());
   const denied = roleDenial(props.role, "operator");
   return (
     <DetailCards query={app} loading="Loading the app">
@@ -43,8 +41,8 @@ export function AppDetail(props: { id: string; role: Role }) {
             noun="app"
             record={data}
             schema={updateAppInput}
-            save={update.mutateAsync}
-            remove={remove.mutateAsync}
+            save={trpc.app.update.mutationOptions()}
+            remove={trpc.app.delete.mutationOptions()}
             nameDescription={data.instances > 0 ? "Cannot change while nodes have the app." : undefined}
             deleteConsequence={
               data.instances > 0

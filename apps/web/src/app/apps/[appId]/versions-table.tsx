@@ -96,6 +96,13 @@ const baseColumns: DataColumn<Row>[] = [
   },
 ];
 
+const noVersions = (
+  <EmptyState icon={<PackageIcon />} title="No versions yet">
+    A version is a run command and an artifact (a tarball or a single binary, uploaded here or imported from
+    an https URL). Add the first one below.
+  </EmptyState>
+);
+
 export function VersionsTable(props: { appId: string; role: Role; className?: string }) {
   const trpc = useTRPC();
   const versions = useQuery(
@@ -140,15 +147,10 @@ export function VersionsTable(props: { appId: string; role: Role; className?: st
         query={versions}
         rows={rows}
         label="Versions"
-        name="versions"
         columns={columns}
-        rowAttributes={(v) => ({ "data-testid": "version-row", "data-version": v.version })}
-        empty={
-          <EmptyState icon={<PackageIcon />} title="No versions yet">
-            A version is a run command and an artifact (a tarball or a single binary, uploaded here or
-            imported from an https URL). Add the first one below.
-          </EmptyState>
-        }
+        rowTestId="version-row"
+        rowData={(v) => ({ version: v.version })}
+        empty={noVersions}
       />
     </Section>
   );

@@ -2,6 +2,7 @@
 
 import type { RouterOutputs } from "@edgefleet/api";
 import { useQuery } from "@tanstack/react-query";
+import type { ComponentProps } from "react";
 import { ErrorNotice } from "~/components/error-notice";
 import { TimeRangePicker, useTimeRange } from "~/components/time-range";
 import { Skeleton } from "~/components/ui/skeleton";
@@ -37,6 +38,54 @@ function named(
   });
 }
 
+/** Used and total (memory, disk) as two lines of one chart. */
+function usedOfTotal(used: ChartSeries | undefined, total: ChartSeries | undefined, scale: number) {
+  return [...named(used, () => "used", scale), ...named(total, () => "total", scale)];
+}
+
+const MiB = 1 / 2 ** 20;
+const GiB = 1 / 2 ** 30;
+
+/** The node's charts, in the order they are shown. */
+function chartsOf(charts: Charts): Array<ComponentProps<typeof TimeChart>> {
+  return [
+    { title: "CPU", unit: "%", testId: "chart-cpu", series: named(charts.cpu, () => "cpu", 100) },
+    {
+      title: "Memory",
+      unit: "MiB",
+      testId: "chart-memory",
+      series: usedOfTotal(charts.memoryUsed, charts.memoryTotal, MiB),
+    },
+    {
+      title: "Disk",
+      unit: "GiB",
+      testId: "chart-disk",
+      series: usedOfTotal(charts.diskUsed, charts.diskTotal, GiB),
+    },
+    {
+      title: "Network",
+      unit: "B/s",
+      testId: "chart-network",
+      series: [
+        ...named(charts.networkReceive, (l) => `rx ${l.interface ?? ""}`),
+        ...named(charts.networkTransmit, (l) => `tx ${l.interface ?? ""}`),
+      ],
+    },
+    {
+      title: "Round trip to hub",
+      unit: "ms",
+      testId: "chart-rtt",
+      series: named(charts.rtt, () => "rtt", 1000),
+    },
+    {
+      title: "Control traffic",
+      unit: "B/s",
+      testId: "chart-control",
+      series: named(charts.controlBytes, (l) => `${l.type ?? "?"} ${l.direction ?? ""}`),
+    },
+  ];
+}
+
 export function NodeCharts({ nodeId }: { nodeId: string }) {
   const trpc = useTRPC();
   const timeRange = useTimeRange(RANGES, "1h", REFRESH_MS);
@@ -48,8 +97,6 @@ export function NodeCharts({ nodeId }: { nodeId: string }) {
     ),
   );
   const charts = metrics.data?.charts;
-  const MiB = 1 / 2 ** 20;
-  const GiB = 1 / 2 ** 30;
 
   return (
     <>
@@ -61,46 +108,9 @@ export function NodeCharts({ nodeId }: { nodeId: string }) {
         )
       ) : (
         <div className="grid gap-4 md:grid-cols-2 xl:grid-cols-3">
-          <TimeChart title="CPU" unit="%" testId="chart-cpu" series={named(charts.cpu, () => "cpu", 100)} />
-          <TimeChart
-            title="Memory"
-            unit="MiB"
-            testId="chart-memory"
-            series={[
-              ...named(charts.memoryUsed, () => "used", MiB),
-              ...named(charts.memoryTotal, () => "total", MiB),
-            ]}
-          />
-          <TimeChart
-            title="Disk"
-            unit="GiB"
-            testId="chart-disk"
-            series={[
-              ...named(charts.diskUsed, () => "used", GiB),
-              ...named(charts.diskTotal, () => "total", GiB),
-            ]}
-          />
-          <TimeChart
-            title="Network"
-            unit="B/s"
-            testId="chart-network"
-            series={[
-              ...named(charts.networkReceive, (l) => `rx ${l.interface ?? ""}`),
-              ...named(charts.networkTransmit, (l) => `tx ${l.interface ?? ""}`),
-            ]}
-          />
-          <TimeChart
-            title="Round trip to hub"
-            unit="ms"
-            testId="chart-rtt"
-            series={named(charts.rtt, () => "rtt", 1000)}
-          />
-          <TimeChart
-            title="Control traffic"
-            unit="B/s"
-            testId="chart-control"
-            series={named(charts.controlBytes, (l) => `${l.type ?? "?"} ${l.direction ?? ""}`)}
-          />
+          {chartsOf(charts).map((chart) => (
+            <TimeChart key={chart.testId} {...chart} />
+          ))}
         </div>
       )}
     </>

@@ -102,17 +102,14 @@ export function BatchProgressTable(props: { label: string; batches: BatchProgres
       columns={columns}
       data={props.batches}
       getRowId={(b) => `${b.phase}-${b.index}`}
-      rowAttributes={(b) => {
-        const states = nodeStates(b);
-        return {
-          "data-testid": "batch-row",
-          "data-phase": b.phase,
-          "data-index": String(b.index),
-          "data-status": b.status,
-          "data-running": String(states.running),
-          "data-nodes": String(b.liveTally.nodes),
-        };
-      }}
+      rowTestId="batch-row"
+      rowData={(b) => ({
+        phase: b.phase,
+        index: b.index,
+        status: b.status,
+        running: nodeStates(b).running,
+        nodes: b.liveTally.nodes,
+      })}
     />
   );
 }

@@ -46,17 +46,17 @@ export function RolloutHistory(props: { detail: Detail }) {
           columns={failureColumns}
           data={props.detail.failures}
           getRowId={(f) => `${f.phase}-${f.nodeId}`}
-          rowAttributes={() => ({ "data-testid": "rollout-failure" })}
+          rowTestId="rollout-failure"
           empty={<EmptyState title="No node failed" className="py-4" />}
         />
       </Section>
       <Section title="Events">
         <DataTable
           label="Rollout events"
-          name="rollout-events"
           columns={eventColumns}
           data={props.detail.events}
-          rowAttributes={(e) => ({ "data-testid": "rollout-event", "data-kind": e.kind })}
+          rowTestId="rollout-event"
+          rowData={(e) => ({ kind: e.kind })}
           empty={<EmptyState title="No events yet" className="py-4" />}
         />
       </Section>

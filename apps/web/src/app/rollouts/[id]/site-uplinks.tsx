@@ -211,13 +211,13 @@ export function SiteUplinks(props: { id: string; live: boolean }) {
         columns={tableColumns}
         data={data.sites}
         getRowId={(s) => s.siteId}
-        rowAttributes={(s) => ({
-          "data-testid": "site-uplink-row",
-          "data-site": s.siteName,
-          "data-peak": s.uplink ? String(Math.round(s.uplink.peakBytesPerSecond)) : "",
-          "data-bytes": s.uplink ? String(Math.round(s.uplink.bytes)) : "",
-          "data-budget": s.budget.bytesPerSecond !== null ? String(s.budget.bytesPerSecond) : "",
-          "data-cache": s.cache.status ?? "",
+        rowTestId="site-uplink-row"
+        rowData={(s) => ({
+          site: s.siteName,
+          peak: s.uplink ? Math.round(s.uplink.peakBytesPerSecond) : "",
+          bytes: s.uplink ? Math.round(s.uplink.bytes) : "",
+          budget: s.budget.bytesPerSecond ?? "",
+          cache: s.cache.status ?? "",
         })}
         empty="No site's nodes are in this rollout."
       />

@@ -2,10 +2,10 @@
 
 import { PlusIcon } from "lucide-react";
 import { useFieldArray, useFormContext, useWatch } from "react-hook-form";
-import { FieldGroup } from "~/components/forms/field-groups";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { FieldGroup, groupFields } from "~/components/forms/field-groups";
 import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
+import { SelectField, TextField } from "./fields";
 import { GatesEditor } from "./gates-editor";
 import { PolicyFields } from "./policy-fields";
 import { emptyBatch, type RolloutFormValues } from "./rollout-form";
@@ -46,9 +46,10 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
   const prefix = `batches.${props.index}` as const;
   const kind = useWatch({ control, name: `${prefix}.kind` });
   const caption = `Batch ${props.index + 1}`;
+  const field = groupFields(prefix, caption);
   return (
     <FieldGroup caption={caption} onRemove={props.onRemove} testId="batch-editor">
-      <SelectField<RolloutFormValues>
+      <SelectField
         name={`${prefix}.kind`}
         label="Size"
         options={{
@@ -59,23 +60,13 @@ function BatchRow(props: { index: number; onRemove: (() => void) | null }) {
       />
       {kind === "selector" ? (
         <>
-          <TextField<RolloutFormValues>
-            name={`${prefix}.selector`}
-            label="Selector"
-            placeholder="tier=canary"
-          />
-          <TextField<RolloutFormValues>
-            name={`${prefix}.limit`}
-            label="At most"
-            accessibleName={`${caption} limit`}
-            placeholder="10 or 25%"
-          />
+          <TextField name={`${prefix}.selector`} label="Selector" placeholder="tier=canary" />
+          <TextField {...field("limit", "limit")} label="At most" placeholder="10 or 25%" />
         </>
       ) : (
-        <TextField<RolloutFormValues>
-          name={`${prefix}.${kind}`}
+        <TextField
+          {...field(kind, kind)}
           label={kind === "count" ? "Nodes" : "Percent of the target"}
-          accessibleName={`${caption} ${kind}`}
           inputMode="decimal"
         />
       )}

@@ -5,8 +5,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { CheckIcon, PlusIcon } from "lucide-react";
 import { useId, useState } from "react";
 import { useFieldArray, useFormContext, useWatch } from "react-hook-form";
-import { FieldGroup, FieldGroups } from "~/components/forms/field-groups";
-import { CheckboxField, SelectField, TextField } from "~/components/forms/fields";
+import { FieldGroup, FieldGroups, groupFields } from "~/components/forms/field-groups";
 import { Button } from "~/components/ui/button";
 import {
   FormControl,
@@ -19,6 +18,7 @@ import {
 import { Label } from "~/components/ui/label";
 import { NativeSelect } from "~/components/ui/native-select";
 import { useTRPC } from "~/trpc/react";
+import { CheckboxField, SelectField, TextField } from "./fields";
 import { presetGate, type RolloutFormValues } from "./rollout-form";
 
 type Prefix = `batches.${number}`;
@@ -103,7 +103,7 @@ function GateRowEditor(props: {
   const { control } = useFormContext<RolloutFormValues>();
   const metric = useWatch({ control, name: `${props.prefix}.metric` });
   const kind = useWatch({ control, name: `${props.prefix}.kind` });
-  const name = (field: string) => `${props.caption} ${field}`;
+  const field = groupFields(props.prefix, props.caption);
   return (
     <FieldGroup
       caption={props.caption}
@@ -111,72 +111,50 @@ function GateRowEditor(props: {
       className="border-dashed sm:grid-cols-[repeat(auto-fill,minmax(10rem,1fr))]"
       testId="gate-editor"
     >
-      <TextField<RolloutFormValues> name={`${props.prefix}.name`} label="Name" />
-      <SelectField<RolloutFormValues>
-        name={`${props.prefix}.metric`}
-        label="Metric"
-        options={METRIC_OPTIONS}
-      />
-      <TextField<RolloutFormValues>
-        name={`${props.prefix}.windowSeconds`}
+      <TextField name={`${props.prefix}.name`} label="Name" />
+      <SelectField name={`${props.prefix}.metric`} label="Metric" options={METRIC_OPTIONS} />
+      <TextField
+        {...field("windowSeconds", "window")}
         label="Window (s)"
-        accessibleName={name("window")}
         inputMode="numeric"
         description="At most the batch timeout."
       />
-      <SelectField<RolloutFormValues>
+      <SelectField
         name={`${props.prefix}.kind`}
         label="Criterion"
         options={{ compare: "compare with the baseline", threshold: "absolute threshold" }}
       />
       {kind === "threshold" ? (
         <>
-          <TextField<RolloutFormValues>
-            name={`${props.prefix}.max`}
-            label="Max per node"
-            accessibleName={name("max")}
-            inputMode="decimal"
-          />
-          <TextField<RolloutFormValues>
-            name={`${props.prefix}.min`}
-            label="Min per node"
-            accessibleName={name("min")}
-            inputMode="decimal"
-          />
-          <TextField<RolloutFormValues>
-            name={`${props.prefix}.failureLimit`}
+          <TextField {...field("max", "max")} label="Max per node" inputMode="decimal" />
+          <TextField {...field("min", "min")} label="Min per node" inputMode="decimal" />
+          <TextField
+            {...field("failureLimit", "failure limit")}
             label="Nodes allowed outside"
-            accessibleName={name("failure limit")}
             inputMode="numeric"
           />
         </>
       ) : (
         <>
-          <SelectField<RolloutFormValues>
-            name={`${props.prefix}.worse`}
+          <SelectField
+            {...field("worse", "worse")}
             label="Worse when"
-            accessibleName={name("worse")}
             options={{ higher: "higher", lower: "lower", either: "either way" }}
           />
-          <TextField<RolloutFormValues>
-            name={`${props.prefix}.tolerance`}
+          <TextField
+            {...field("tolerance", "tolerance")}
             label="Tolerance (0.2 = 20 %)"
-            accessibleName={name("tolerance")}
             inputMode="decimal"
           />
-          <TextField<RolloutFormValues>
-            name={`${props.prefix}.minDelta`}
+          <TextField
+            {...field("minDelta", "min delta")}
             label="Min absolute change"
-            accessibleName={name("min delta")}
             inputMode="decimal"
             placeholder="0"
           />
         </>
       )}
-      <CheckboxField<RolloutFormValues>
-        name={`${props.prefix}.critical`}
-        label="Critical (fails the batch)"
-      />
+      <CheckboxField name={`${props.prefix}.critical`} label="Critical (fails the batch)" />
       {metric === "promql" ? <PromqlField prefix={props.prefix} caption={props.caption} /> : null}
     </FieldGroup>
   );

@@ -7,7 +7,6 @@ import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 import { type FieldPath, useForm, useWatch } from "react-hook-form";
 import { ApiForm } from "~/components/forms/api-form";
-import { CheckboxGroupField, SelectField, TextField } from "~/components/forms/fields";
 import { FormFooter } from "~/components/forms/form-footer";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Section } from "~/components/ui/card";
@@ -16,6 +15,7 @@ import { NativeSelect } from "~/components/ui/native-select";
 import { toast } from "~/components/ui/sonner";
 import { useTRPC } from "~/trpc/react";
 import { BatchesEditor } from "./batches-editor";
+import { CheckboxGroupField, SelectField, TextField } from "./fields";
 import { PolicyFields } from "./policy-fields";
 import {
   fieldOf,
@@ -133,7 +133,7 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
               ))}
             </NativeSelect>
           </div>
-          <SelectField<RolloutFormValues>
+          <SelectField
             name="appVersionId"
             label="Version"
             description={
@@ -146,13 +146,13 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
               ...readyVersions.map((v) => ({ value: v.id, label: v.version })),
             ]}
           />
-          <TextField<RolloutFormValues>
+          <TextField
             name="target.selector"
             label="Label selector"
             placeholder="tier=canary,region in (eu-west)"
             description="Empty: every node (of the sites below, if any). Nodes that match later get the version too."
           />
-          <CheckboxGroupField<RolloutFormValues>
+          <CheckboxGroupField
             name="target.siteIds"
             legend="Only these sites (none: every site)"
             options={siteOptions}
@@ -166,29 +166,29 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
       >
         <div className="grid gap-4 sm:grid-cols-[repeat(auto-fill,minmax(12rem,1fr))]">
           <PolicyFields prefix="defaults" caption="Default" />
-          <TextField<RolloutFormValues>
+          <TextField
             name="defaults.waitSeconds"
             label="Wait for offline nodes (s)"
             inputMode="numeric"
             description="With offline = wait."
           />
-          <SelectField<RolloutFormValues>
+          <SelectField
             name="defaults.afterWait"
             label="Still offline after the wait"
             options={{ skip: "skip (update on return)", fail: "count as failed" }}
           />
-          <SelectField<RolloutFormValues>
+          <SelectField
             name="onBatchFailure"
             label="When a batch misses its threshold"
             options={{ pause: "halt (a person decides)", rollback: "roll back automatically" }}
           />
-          <SelectField<RolloutFormValues>
+          <SelectField
             name="budget.kind"
             label="Disruption budget per site"
             options={{ "": "none", count: "at most N nodes updating", percent: "at most N% updating" }}
           />
-          <TextField<RolloutFormValues> name="budget.value" label="Budget N" inputMode="numeric" />
-          <TextField<RolloutFormValues>
+          <TextField name="budget.value" label="Budget N" inputMode="numeric" />
+          <TextField
             name="siteBandwidth.megabytesPerSecond"
             label="Site uplink budget (MB/s)"
             accessibleName="Site uplink budget in MB per second"
@@ -196,7 +196,7 @@ export function NewRollout(props: { role: Role; appId?: string; versionId?: stri
             placeholder="unlimited"
             description="Paces each site's cache seed and its nodes' downloads from the hub; measured at the hub."
           />
-          <TextField<RolloutFormValues>
+          <TextField
             name="siteBandwidth.concurrentDownloads"
             label="Downloads at once per site"
             accessibleName="Concurrent downloads per site"

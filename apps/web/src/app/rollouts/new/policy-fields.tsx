@@ -1,7 +1,8 @@
 "use client";
 
 import { useFormContext, useWatch } from "react-hook-form";
-import { SelectField, TextField } from "~/components/forms/fields";
+import { groupFields } from "~/components/forms/field-groups";
+import { SelectField, TextField } from "./fields";
 import type { RolloutFormValues } from "./rollout-form";
 
 type Prefix = "defaults" | `batches.${number}`;
@@ -15,27 +16,25 @@ export function PolicyFields(props: { prefix: Prefix; caption: string }) {
   const pause = useWatch({ control, name: `${props.prefix}.pauseAfter` });
   const inherits = props.prefix !== "defaults";
   const inherit: Record<string, string> = inherits ? { "": "default" } : {};
-  const name = (field: string) => `${props.caption} ${field}`;
+  const placeholder = inherits ? "default" : undefined;
+  const field = groupFields(props.prefix, props.caption);
   return (
     <>
-      <TextField<RolloutFormValues>
-        name={`${props.prefix}.successThreshold`}
+      <TextField
+        {...field("successThreshold", "success threshold")}
         label="Success threshold (%)"
-        accessibleName={name("success threshold")}
         inputMode="decimal"
-        placeholder={inherits ? "default" : undefined}
+        placeholder={placeholder}
       />
-      <TextField<RolloutFormValues>
-        name={`${props.prefix}.timeoutSeconds`}
+      <TextField
+        {...field("timeoutSeconds", "timeout")}
         label="Timeout per node (s)"
-        accessibleName={name("timeout")}
         inputMode="numeric"
-        placeholder={inherits ? "default" : undefined}
+        placeholder={placeholder}
       />
-      <SelectField<RolloutFormValues>
-        name={`${props.prefix}.offline`}
+      <SelectField
+        {...field("offline", "offline policy")}
         label="Offline nodes"
-        accessibleName={name("offline policy")}
         options={{
           ...inherit,
           skip: "skip, update on return",
@@ -43,19 +42,13 @@ export function PolicyFields(props: { prefix: Prefix; caption: string }) {
           fail: "count as failed",
         }}
       />
-      <SelectField<RolloutFormValues>
-        name={`${props.prefix}.pauseAfter`}
+      <SelectField
+        {...field("pauseAfter", "pause after")}
         label="Then"
-        accessibleName={name("pause after")}
         options={{ ...inherit, none: "go on", approval: "wait for approval", timed: "pause for a while" }}
       />
       {pause === "timed" ? (
-        <TextField<RolloutFormValues>
-          name={`${props.prefix}.pauseSeconds`}
-          label="Pause (s)"
-          accessibleName={name("pause seconds")}
-          inputMode="numeric"
-        />
+        <TextField {...field("pauseSeconds", "pause seconds")} label="Pause (s)" inputMode="numeric" />
       ) : null}
     </>
   );

@@ -4,8 +4,8 @@ import { WEEKDAYS } from "@edgefleet/api/schemas";
 import { PlusIcon } from "lucide-react";
 import { useFieldArray, useFormContext } from "react-hook-form";
 import { FieldGroup, FieldGroups } from "~/components/forms/field-groups";
-import { CheckboxGroupField, SelectField, TextField } from "~/components/forms/fields";
 import { Button } from "~/components/ui/button";
+import { CheckboxGroupField, SelectField, TextField } from "./fields";
 import type { RolloutFormValues } from "./rollout-form";
 
 const DAY_OPTIONS = WEEKDAYS.map((day) => ({ value: day, label: day }));
@@ -46,19 +46,15 @@ export function WindowsEditor(props: { siteOptions: Array<{ value: string; label
         const caption = `Window ${index + 1}`;
         return (
           <FieldGroup key={field.id} caption={caption} onRemove={() => windows.remove(index)}>
-            <SelectField<RolloutFormValues>
-              name={`windows.${index}.siteId`}
-              label="Site"
-              options={props.siteOptions}
-            />
-            <TextField<RolloutFormValues>
+            <SelectField name={`windows.${index}.siteId`} label="Site" options={props.siteOptions} />
+            <TextField
               name={`windows.${index}.start`}
               label="Opens (site time)"
               accessibleName={`${caption} opens`}
               placeholder="22:00"
             />
-            <TextField<RolloutFormValues> name={`windows.${index}.end`} label="Closes" placeholder="04:00" />
-            <CheckboxGroupField<RolloutFormValues>
+            <TextField name={`windows.${index}.end`} label="Closes" placeholder="04:00" />
+            <CheckboxGroupField
               name={`windows.${index}.days`}
               legend="Days"
               options={DAY_OPTIONS}

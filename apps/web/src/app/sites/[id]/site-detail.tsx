@@ -1,7 +1,7 @@
 "use client";
 
 import { updateSiteInput } from "@edgefleet/api/schemas";
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { DetailCard, DetailCards } from "~/components/detail-card";
 import { EditNameForm } from "~/components/forms/edit-name-form";
@@ -21,8 +21,6 @@ export function SiteDetail(props: { id: string; role: Role }) {
   const site = useQuery(
     trpc.site.byId.queryOptions({ id: props.id }, { refetchInterval: 5_000, retry: false }),
   );
-  const update = useMutation(trpc.site.update.mutationOptions());
-  const remove = useMutation(trpc.site.delete.mutationOptions());
   const denied = roleDenial(props.role, "admin");
   return (
     <DetailCards query={site} loading="Loading the site">
@@ -69,8 +67,8 @@ export function SiteDetail(props: { id: string; role: Role }) {
             noun="site"
             record={data}
             schema={updateSiteInput}
-            save={update.mutateAsync}
-            remove={remove.mutateAsync}
+            save={trpc.site.update.mutationOptions()}
+            remove={trpc.site.delete.mutationOptions()}
             deleteConsequence={
               data.total > 0
                 ? `${data.name} still has ${data.total} nodes; the server will refuse until they are moved or deleted.`
