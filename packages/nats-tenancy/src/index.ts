@@ -11,6 +11,7 @@ export { downlinkToken, nodeAddress } from "./downlink";
 export { loadTenancySecrets, writeTenancyFiles } from "./files";
 export { formatCreds, keyPairFromSeed, seedOf } from "./keys";
 export {
+  LEAF_LINK_COMPRESSION,
   type LeafNodeConfigInput,
   leafNodeConfig,
   leafPingIntervalSeconds,

@@ -32,7 +32,7 @@ http: 127.0.0.1:${monitorPort}
 jetstream { domain: hub, store_dir: ${JSON.stringify(join(dir, "js"))} }
 # no_advertise: leaf nodes must reconnect through the URL they were given (a test may put a
 # cuttable link there), not to addresses the hub advertises.
-leafnodes { listen: 127.0.0.1:${leafPort}, isolate_leafnode_interest: true, no_advertise: true }
+leafnodes { listen: 127.0.0.1:${leafPort}, isolate_leafnode_interest: true, no_advertise: true, compression: accept }
 ${serverAuthConfig(secrets, join(dir, "jwt"))}`;
   });
   return Object.assign(hub, { leafUrl: `nats-leaf://127.0.0.1:${leafPort}` });

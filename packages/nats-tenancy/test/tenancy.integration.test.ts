@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTenancySecrets,
   formatCreds,
+  LEAF_LINK_COMPRESSION,
   leafNodeConfig,
   leafPingIntervalSeconds,
   nodeUserJwt,
@@ -353,6 +354,14 @@ describe("a site's leaf node", () => {
       pingMax: 2,
     });
     expect([30, 60, 120, 300].map(leafPingIntervalSeconds)).toEqual([60, 90, 180, 450]);
+  });
+
+  it("compresses its links to the hub at a fixed level that does not climb with the RTT", async () => {
+    const leafz = (await (await fetch(`${hub.monitorUrl}/leafz`)).json()) as {
+      leafs: { account: string; compression: string }[];
+    };
+    expect(leafz.leafs.length).toBeGreaterThan(0);
+    expect(new Set(leafz.leafs.map((link) => link.compression))).toEqual(new Set([LEAF_LINK_COMPRESSION]));
   });
 
   it("does not admit another organization's node", async () => {
