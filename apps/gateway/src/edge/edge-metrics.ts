@@ -19,6 +19,11 @@ export function createEdgeMetrics(registry: Registry) {
       labelNames: ["type", "reason"] as const,
       registers,
     }),
+    consumeRestarts: new Counter({
+      name: `${METRIC_PREFIX}ef_up_consume_restarts_total`,
+      help: "EF_UP consumes replaced because they stopped asking for messages while work waited (judgeIngestProgress)",
+      registers,
+    }),
     desiredDeltas: new Counter({
       name: `${METRIC_PREFIX}desired_deltas_total`,
       help: "DesiredDeltas sent to nodes, by path (publish = on change, hello = at (re)connect)",

@@ -25,6 +25,11 @@ export class KeyedConcurrency {
     });
   }
 
+  /** Tasks running or queued behind their key. */
+  get size(): number {
+    return this.running.size;
+  }
+
   /** Resolves when every submitted task has finished. */
   async idle(): Promise<void> {
     while (this.running.size > 0) await Promise.all(this.running);

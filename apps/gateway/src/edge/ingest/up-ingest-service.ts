@@ -1,6 +1,7 @@
 import { EF_UP_STREAM, parsePlatformUpSubject } from "@edgefleet/agent-sdk/protocol";
 import { type Db, isDataException } from "@edgefleet/db";
 import {
+  type Consumer,
   type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
@@ -14,6 +15,7 @@ import { type IntakeDeps, intakeUpMessage } from "../intake.js";
 import type { EdgeService } from "../service.js";
 import { BatchWriter } from "./batch-writer.js";
 import { ensureEfUpStream, ensureGatewayConsumer, GATEWAY_CONSUMER } from "./ef-up-stream.js";
+import { INGEST_STALL_MS, judgeIngestProgress } from "./ingest-progress.js";
 import { KeyedConcurrency } from "./keyed-concurrency.js";
 import type { MetricsBatcher } from "./metrics-batcher.js";
 import {
@@ -35,6 +37,10 @@ const INGEST_CONCURRENCY = 256;
 /** Reports per statement at most, and statements in flight per kind. */
 const WRITE_BATCH = 250;
 const WRITES_IN_FLIGHT = 2;
+/** How often a quiet consume is checked against the consumer's state (judgeIngestProgress). */
+const PROGRESS_CHECK_MS = INGEST_STALL_MS / 2;
+/** Messages a consume holds from the hub at most (pulled ahead of the handlers). */
+const CONSUME_MAX_MESSAGES = 512;
 
 /**
  * Consumes EF_UP through the shared durable pull consumer and dispatches by subject type:
@@ -46,7 +52,10 @@ export class UpIngestService implements EdgeService {
   readonly name = "up-ingest";
   private messages: ConsumerMessages | null = null;
   private jsm: JetStreamManager | null = null;
+  private consumer: Consumer | null = null;
   private loop: Promise<void> = Promise.resolve();
+  private lastReceivedAt = Date.now();
+  private progressTimer: NodeJS.Timeout | null = null;
   // One message at a time held 10,000 nodes' status reports and metrics to ~150 a second (each
   // a Postgres transaction), until JetStream redelivered what waited past ack_wait. Per node the
   // order stays as it arrived.
@@ -85,20 +94,67 @@ export class UpIngestService implements EdgeService {
     // One consumer for every type: a second, filtered to metrics, stalled the first in a
     // 20,000-node run (the server's filtered delivery over a deep work queue).
     await ensureGatewayConsumer(jsm);
-    const consumer = await jetstream(platform, { domain: "hub" }).consumers.get(
+    this.consumer = await jetstream(platform, { domain: "hub" }).consumers.get(
       EF_UP_STREAM,
       GATEWAY_CONSUMER,
     );
-    const messages = await consumer.consume({ max_messages: 512 });
+    await this.consume();
+    this.progressTimer = setInterval(() => void this.checkProgress(), PROGRESS_CHECK_MS);
+    this.progressTimer.unref();
+  }
+
+  private async consume(): Promise<void> {
+    if (!this.consumer) return;
+    const messages = await this.consumer.consume({ max_messages: CONSUME_MAX_MESSAGES });
     this.messages = messages;
+    this.lastReceivedAt = Date.now();
     this.loop = (async () => {
       for await (const msg of messages) {
+        this.lastReceivedAt = Date.now();
         const parsed = parsePlatformUpSubject(msg.subject);
         await this.concurrency.submit(parsed ? `${parsed.org}.${parsed.wid}` : msg.subject, () =>
-          this.handle(msg),
+          this.handle(msg, parsed?.type),
         );
       }
     })();
+  }
+
+  /**
+   * A consume that stopped asking for messages while work waits is replaced; one held back by
+   * its own handlers is only reported (judgeIngestProgress). Checked only once the loop has been
+   * quiet for a while, so an ingesting gateway asks the hub nothing.
+   */
+  private async checkProgress(): Promise<void> {
+    const messages = this.messages;
+    if (!messages || !this.consumer || Date.now() - this.lastReceivedAt < INGEST_STALL_MS) return;
+    let info: Awaited<ReturnType<Consumer["info"]>>;
+    try {
+      info = await this.consumer.info();
+    } catch (error) {
+      this.logger.warn({ err: error }, "EF_UP consumer state unavailable; checking again later");
+      return;
+    }
+    const progress = judgeIngestProgress({
+      idleMs: Date.now() - this.lastReceivedAt,
+      handlersBusy: this.concurrency.size,
+      handlerLimit: INGEST_CONCURRENCY,
+      consumer: {
+        numPending: info.num_pending,
+        numWaiting: info.num_waiting,
+        numAckPending: info.num_ack_pending,
+      },
+    });
+    if (progress.verdict === "moving") return;
+    if (progress.verdict === "held_back") {
+      this.logger.warn({ why: progress.why }, "EF_UP ingest held back");
+      return;
+    }
+    if (messages !== this.messages) return; // stopped or replaced meanwhile
+    this.logger.warn({ why: progress.why }, "EF_UP consume stalled; starting a new one");
+    this.metrics.consumeRestarts.inc();
+    // The old loop's handlers finish and ack as usual: acks go by reply subject, not by consume.
+    messages.stop();
+    await this.consume();
   }
 
   /**
@@ -114,6 +170,8 @@ export class UpIngestService implements EdgeService {
   }
 
   async stop(): Promise<void> {
+    if (this.progressTimer) clearInterval(this.progressTimer);
+    this.progressTimer = null;
     await this.messages?.close();
     this.messages = null;
     await this.loop;
@@ -122,8 +180,8 @@ export class UpIngestService implements EdgeService {
     await this.metricsBatcher.flush();
   }
 
-  private async handle(msg: JsMsg): Promise<void> {
-    const type = parsePlatformUpSubject(msg.subject)?.type;
+  /** `type` is the subject's, parsed once by the consume loop. */
+  private async handle(msg: JsMsg, type: string | undefined): Promise<void> {
     // A report stored before its node moved to another site, on the old one, is its own.
     const options = { storedAt: msg.info.timestampNanos / 1e6 };
     try {
