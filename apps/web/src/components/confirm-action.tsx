@@ -1,6 +1,7 @@
 "use client";
 
 import { useState } from "react";
+import { ActionButton } from "./action-button";
 import {
   AlertDialog,
   AlertDialogAction,
@@ -12,7 +13,7 @@ import {
   AlertDialogTitle,
   AlertDialogTrigger,
 } from "./ui/alert-dialog";
-import { Button, type ButtonProps } from "./ui/button";
+import type { ButtonProps } from "./ui/button";
 
 /**
  * The one confirmation for destructive actions: a button that opens an alert dialog saying what
@@ -34,15 +35,14 @@ export function ConfirmAction(props: {
 }) {
   const [open, setOpen] = useState(false);
   const trigger = (
-    <Button
-      type="button"
-      variant={props.variant ?? "outline"}
-      size={props.size ?? "sm"}
-      disabled={props.pending}
+    <ActionButton
+      variant={props.variant}
+      size={props.size}
+      pending={props.pending}
       disabledReason={props.disabledReason}
     >
       {props.label}
-    </Button>
+    </ActionButton>
   );
   return (
     <AlertDialog open={open} onOpenChange={setOpen}>

@@ -5,13 +5,13 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { BellOffIcon } from "lucide-react";
 import Link from "next/link";
 import { useMemo } from "react";
+import { ActionButton } from "~/components/action-button";
 import { useActionFeedback } from "~/components/action-feedback";
 import { actionsColumn, nameColumn, stateColumn, timeColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
 import { QueryTable } from "~/components/data-table/query-table";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { Badge } from "~/components/ui/badge";
-import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
@@ -93,18 +93,15 @@ export function FiringSection(props: { role: Role }) {
         if (!target || alert.state === "silenced") return null;
         const { what, ...scope } = target;
         return (
-          <Button
-            type="button"
-            variant="outline"
-            size="sm"
-            disabled={silence.isPending}
+          <ActionButton
+            pending={silence.isPending}
             disabledReason={denied}
             onClick={() =>
               silence.mutate({ ...scope, durationMinutes: 60, comment: `from the alert ${alert.name}` })
             }
           >
             Silence {what} 1 h
-          </Button>
+          </ActionButton>
         );
       }),
     [denied, silence.isPending, silence.mutate],

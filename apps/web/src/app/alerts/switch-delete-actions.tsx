@@ -1,9 +1,9 @@
 "use client";
 
+import { ActionButton } from "~/components/action-button";
 import { ConfirmAction } from "~/components/confirm-action";
 import { actionsColumn } from "~/components/data-table/columns";
 import type { DataColumn } from "~/components/data-table/data-table";
-import { Button } from "~/components/ui/button";
 import { Hint } from "~/components/ui/tooltip";
 
 /** A row that can be switched off and on, and deleted: a policy or a channel. */
@@ -39,16 +39,13 @@ function SwitchDeleteActions<Row extends Switchable>(props: SwitchDeleteOptions<
   const { row } = props;
   const offReason = props.offReason?.(row);
   const toggle = (
-    <Button
-      type="button"
-      variant="outline"
-      size="sm"
-      disabled={props.switching}
+    <ActionButton
+      pending={props.switching}
       disabledReason={props.denied}
       onClick={() => props.onSwitch({ id: row.id, enabled: !row.enabled })}
     >
       {row.enabled ? "Switch off" : "Switch on"}
-    </Button>
+    </ActionButton>
   );
   return (
     <div className="flex gap-2">

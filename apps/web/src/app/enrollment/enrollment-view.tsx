@@ -5,6 +5,7 @@ import { createTokenInput } from "@edgefleet/api/schemas";
 import { useInfiniteQuery, useMutation, useQuery } from "@tanstack/react-query";
 import { CheckIcon, HourglassIcon, TicketIcon } from "lucide-react";
 import { useRef, useState } from "react";
+import { ActionButton } from "~/components/action-button";
 import { useActionFeedback } from "~/components/action-feedback";
 import { ConfirmAction } from "~/components/confirm-action";
 import { CopyOnce } from "~/components/copy-once";
@@ -26,7 +27,6 @@ import { labelAssignmentsText, optionalChoice, optionalNumberText } from "~/comp
 import { useApiForm } from "~/components/forms/use-api-form";
 import { type Role, roleDenial } from "~/components/role-reason";
 import { useFocusTarget } from "~/components/shell/focus-target";
-import { Button } from "~/components/ui/button";
 import { Section } from "~/components/ui/card";
 import { EmptyState } from "~/components/ui/empty-state";
 import { useTRPC } from "~/trpc/react";
@@ -193,16 +193,15 @@ function PendingNodes(props: { disabledReason: string | null }) {
     },
     actionsColumn((node) => (
       <span className="flex flex-wrap justify-end gap-2 md:justify-start">
-        <Button
-          type="button"
-          size="sm"
-          disabled={approve.isPending}
+        <ActionButton
+          variant="default"
+          pending={approve.isPending}
           disabledReason={props.disabledReason}
           onClick={() => approve.mutate({ nodeId: node.id })}
         >
           <CheckIcon aria-hidden />
           Approve
-        </Button>
+        </ActionButton>
         <ConfirmAction
           label="Reject"
           question={`Reject ${node.name}?`}

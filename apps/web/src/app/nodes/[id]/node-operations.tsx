@@ -1,6 +1,7 @@
 "use client";
 
 import { ActivityIcon, DownloadIcon, PlayIcon, RefreshCwIcon } from "lucide-react";
+import { ActionButton } from "~/components/action-button";
 import { ConfirmAction } from "~/components/confirm-action";
 import { useNodeCommand } from "~/components/node-commands";
 import { Button } from "~/components/ui/button";
@@ -37,18 +38,15 @@ export function NodeOperations(props: { nodeId: string; status: string }) {
     <div className="flex flex-wrap gap-2" data-testid="node-operations">
       {NODE_OPERATIONS.map(({ command: name, Icon, label, busy, hint }) => {
         const button = (
-          <Button
+          <ActionButton
             key={name}
-            type="button"
-            size="sm"
-            variant="outline"
-            disabled={command.isPending}
+            pending={command.isPending}
             disabledReason={reason}
             onClick={() => command.mutate({ id: props.nodeId, command: name })}
           >
             <Icon aria-hidden />
             {pending === name ? busy : label}
-          </Button>
+          </ActionButton>
         );
         return reason ? (
           button

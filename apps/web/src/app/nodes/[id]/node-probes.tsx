@@ -2,8 +2,8 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { GaugeIcon } from "lucide-react";
+import { ActionButton } from "~/components/action-button";
 import { ErrorNotice } from "~/components/error-notice";
-import { Button } from "~/components/ui/button";
 import { useTRPC } from "~/trpc/react";
 import { TimeChart } from "./time-chart";
 
@@ -41,18 +41,15 @@ export function NodeProbes(props: { nodeId: string; status: string }) {
     <div className="grid gap-3" data-testid="node-probes">
       <div className="flex flex-wrap items-center gap-2">
         {(["leaf", "hub"] as const).map((target) => (
-          <Button
+          <ActionButton
             key={target}
-            type="button"
-            size="sm"
-            variant="outline"
-            disabled={run.isPending}
+            pending={run.isPending}
             disabledReason={offline ? `The node is ${props.status}: probes run on online nodes only.` : null}
             onClick={() => run.mutate({ id: props.nodeId, target })}
           >
             <GaugeIcon aria-hidden />
             {run.isPending && run.variables?.target === target ? "Probing…" : `Probe to ${target}`}
-          </Button>
+          </ActionButton>
         ))}
         {latest ? (
           <span className="text-sm text-muted-foreground" data-testid="latest-probe">
