@@ -182,6 +182,15 @@ export function usageByPhase(samples: readonly ComponentSample[]): PhaseUsage[] 
   });
 }
 
+/** The newest sample of each component in one line, e.g. "gateway 81% 412 MiB · postgres 9% 310 MiB". */
+export function latestUsageLine(samples: readonly ComponentSample[]): string {
+  const latest = new Map<string, ComponentSample>();
+  for (const sample of samples) latest.set(sample.component, sample);
+  return [...latest.values()]
+    .map((s) => `${s.component} ${Math.round(s.cpuPercent)}% ${Math.round(s.rssMiB)} MiB`)
+    .join(" · ");
+}
+
 /** Summed RSS of the given processes right now, KiB (0 for those gone). */
 export function rssKiBOf(pids: readonly number[]): number {
   let total = 0;

@@ -26,7 +26,7 @@ import { livenessBound } from "../liveness.js";
 import { describeMachine, gitCommit } from "../machine.js";
 import { serverVersion } from "../nats-monitor.js";
 import { latenciesFrom, PgEvents } from "../pg-events.js";
-import { ProcSampler, usageByPhase } from "../proc.js";
+import { latestUsageLine, ProcSampler, usageByPhase } from "../proc.js";
 import { Progress, step } from "../progress.js";
 import { percentileCurve } from "../results.js";
 import { RolloutFacts } from "../rollout/instrumentation.js";
@@ -66,6 +66,10 @@ import { writeScaleReport } from "./report.js";
 import type { ProfilePair, ScaleResults } from "./results.js";
 
 const RESULTS_FILE = join(REPO_ROOT, "var", PROFILE, "scale-results.json");
+/** Every resource sample of the last run, written however it ends (a stopped run has no report). */
+const TIMELINE_FILE = join(REPO_ROOT, "var", PROFILE, "scale-timeline.json");
+/** How often the CPU and memory of every component are printed while the run goes on. */
+const USAGE_LINE_MS = 60_000;
 /**
  * GOMEMLIMIT per node of a site leaf and of a Go generator process (goMemoryLimit, with GOGC=50):
  * a site box holds one leaf, but here fifty share the machine with 100,000 simulated nodes and the
@@ -263,7 +267,18 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
   }));
   sampler.phase = "baseline";
   sampler.start();
-  cleanup.add("stop sampling", () => sampler.stop());
+  const usageLine = setInterval(() => step(`usage: ${latestUsageLine(sampler.samples)}`), USAGE_LINE_MS);
+  usageLine.unref();
+  cleanup.add("stop sampling", () => {
+    clearInterval(usageLine);
+    sampler.stop();
+    // A run stopped early leaves no report: its timeline says where the machine's time went.
+    writeFileSync(
+      TIMELINE_FILE,
+      JSON.stringify({ command, phases: usageByPhase(sampler.samples), samples: sampler.samples }),
+    );
+    step(`resource timeline: ${relative(REPO_ROOT, TIMELINE_FILE)}`);
+  });
   await sleep(10_000); // the no-fleet baseline of every component
 
   // One token per site: a node's credentials name the site it enrolls at, and each site's leaf
