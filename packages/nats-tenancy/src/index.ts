@@ -12,6 +12,7 @@ export { loadTenancySecrets, writeTenancyFiles } from "./files";
 export { formatCreds, keyPairFromSeed, seedOf } from "./keys";
 export {
   LEAF_LINK_COMPRESSION,
+  LEAF_QUIET_LINK_COMPRESSION,
   type LeafNodeConfigInput,
   leafNodeConfig,
   leafPingIntervalSeconds,

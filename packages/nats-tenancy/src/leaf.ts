@@ -30,8 +30,17 @@ export interface LeafNodeConfigInput {
   pingIntervalSeconds?: number;
 }
 
-/** S2 level of the leaf's links to the hub: the fastest, still ~2-4x on JSON reports over a WAN. */
+/**
+ * S2 level of the link that carries the nodes' messages: the fastest, still a few times smaller on
+ * JSON reports over a WAN. A fixed level: s2_auto climbs to s2_best as the RTT grows, so a loaded
+ * leaf spent more CPU compressing the busier it got (62 of 150 links at s2_best in the 100,000 run).
+ */
 export const LEAF_LINK_COMPRESSION = "s2_fast";
+/**
+ * The system and enrollment links carry a few messages an hour; S2's buffers cost ~2.5 MB per
+ * compressed link on each side (heap profiles of a hub and a leaf, 50 sites × 3 links), for nothing.
+ */
+export const LEAF_QUIET_LINK_COMPRESSION = "off";
 
 /**
  * The leaf pings a client silent for one and a half of the fleet's metrics intervals, at least a
@@ -53,12 +62,18 @@ export function leafPingIntervalSeconds(metricsIntervalSeconds: number): number 
  * updates (revocations) through the system account and lets nodes enroll through it.
  */
 export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInput): string {
-  const remote = (credentials: string, account: string, why: string) => [
+  const remote = (
+    credentials: string,
+    account: string,
+    why: string,
+    compression = LEAF_QUIET_LINK_COMPRESSION,
+  ) => [
     `    # ${why}`,
     "    {",
     `      urls: ${JSON.stringify(input.hubLeafUrls)}`,
     `      credentials: ${JSON.stringify(credentials)}`,
     `      account: ${account}`,
+    `      compression: ${compression}`,
     "    }",
   ];
   return [
@@ -91,7 +106,12 @@ export function leafNodeConfig(secrets: TenancySecrets, input: LeafNodeConfigInp
       : []),
     "leafnodes {",
     "  remotes: [",
-    ...remote(input.credentialsPath, input.accountPublicKey, "the organization: its nodes' messages"),
+    ...remote(
+      input.credentialsPath,
+      input.accountPublicKey,
+      "the organization: its nodes' messages",
+      LEAF_LINK_COMPRESSION,
+    ),
     ...(input.systemCredentialsPath
       ? remote(
           input.systemCredentialsPath,

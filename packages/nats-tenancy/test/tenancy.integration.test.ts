@@ -21,6 +21,7 @@ import {
   createTenancySecrets,
   formatCreds,
   LEAF_LINK_COMPRESSION,
+  LEAF_QUIET_LINK_COMPRESSION,
   leafNodeConfig,
   leafPingIntervalSeconds,
   nodeUserJwt,
@@ -362,6 +363,22 @@ describe("a site's leaf node", () => {
     };
     expect(leafz.leafs.length).toBeGreaterThan(0);
     expect(new Set(leafz.leafs.map((link) => link.compression))).toEqual(new Set([LEAF_LINK_COMPRESSION]));
+    // The system and enrollment links carry almost nothing: no S2 buffers for them on either side.
+    const config = leafNodeConfig(secrets, {
+      serverName: "site-quiet-links",
+      listen: "127.0.0.1:4222",
+      hubLeafUrls: [hub.leafUrl],
+      credentialsPath: "/site.creds",
+      systemCredentialsPath: "/system.creds",
+      enrollCredentialsPath: "/enroll.creds",
+      accountPublicKey: orgA.account.getPublicKey(),
+      accountJwt: "jwt",
+    });
+    expect([...config.matchAll(/compression: (\S+)/g)].map((match) => match[1])).toEqual([
+      LEAF_LINK_COMPRESSION,
+      LEAF_QUIET_LINK_COMPRESSION,
+      LEAF_QUIET_LINK_COMPRESSION,
+    ]);
   });
 
   it("does not admit another organization's node", async () => {
