@@ -50,7 +50,7 @@ import { WorkerPool } from "../workers.js";
 import { type ApiPhaseResult, measureApiDuring, scaleApiCases, startScaleConsole } from "./api-slo.js";
 import { type CpuProfile, summarizeProfile } from "./cpu-profile.js";
 import { buildNativeAgent, type GeneratorCost, measureGoHollow } from "./go-hollow.js";
-import { summarizeGoProfile, takeGoCpuProfile } from "./go-profile.js";
+import { summarizeGoHeap, summarizeGoProfile, takeGoCpuProfile, takeGoHeapProfile } from "./go-profile.js";
 import {
   goMemoryEnv,
   goMemoryLimit,
@@ -73,9 +73,12 @@ const USAGE_LINE_MS = 60_000;
 /**
  * GOMEMLIMIT per node of a site leaf and of a Go generator process (goMemoryLimit, with GOGC=50):
  * a site box holds one leaf, but here fifty share the machine with 100,000 simulated nodes and the
- * control plane. Backstops above what each holds per node with GOGC=50.
+ * control plane. An idle leaf of 2,000 nodes holds 37 KiB of heap and 28 KiB of goroutine stacks per
+ * node (67 KiB RSS); at 96 KiB the leaves of a 100,000 attempt grew to 92 KB per node while nodes
+ * connected, which with the generators' ~100 KB left the machine out of memory at 92,700 nodes.
+ * A generator holds ~88 KiB per node idle (nats.go's 32 KiB read buffer per connection the most).
  */
-const LEAF_KIB_PER_NODE = 96;
+const LEAF_KIB_PER_NODE = 80;
 const GENERATOR_KIB_PER_NODE = 140;
 /** How long the leaf restart watches for reconnects (its site's agents back well within it). */
 const LEAF_WATCH_MS = 60_000;
@@ -541,9 +544,43 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     return pair;
   }
 
+  /**
+   * The hub's and the profiled leaf's heap by allocation site, their stacks and goroutines, with
+   * the nodes each serves: the memory per node, explained (var/scale/profiles/{hub,leaf}-heap-<name>.pprof).
+   */
+  async function takeMemoryProfiles(name: string): Promise<ScaleResults["memoryProfiles"]> {
+    const heap = async (server: string, url: string | undefined) => {
+      if (!url) return null;
+      const file = join(profileDir, `${server}-heap-${name}.pprof`);
+      try {
+        const summary = await summarizeGoHeap(file, await takeGoHeapProfile(url, file));
+        step(
+          `${server} memory (${name}): heap ${(summary.heapInuseBytes / 2 ** 20).toFixed(0)} MiB, stacks ${(summary.stackBytes / 2 ** 20).toFixed(0)} MiB, ${summary.goroutines ?? "?"} goroutines (${relative(REPO_ROOT, file)})`,
+        );
+        return summary;
+      } catch (error) {
+        problems.push(
+          `No ${server} heap profile (${name}): ${error instanceof Error ? error.message : String(error)}`,
+        );
+        return null;
+      }
+    };
+    const leafSite = leaves[profiledLeaf];
+    const leafNodes = leafSite
+      ? nids.filter((_, index) => index % options.sites === leafSite.index).length
+      : 0;
+    return {
+      hub: await heap("hub", env.NATS_PROFILE_URL),
+      leaf: await heap("leaf", leafProfileUrl),
+      nodes: nids.length,
+      leafNodes,
+    };
+  }
+
   let gatewayProfile: ScaleResults["gatewayProfile"] = null;
   let hubProfile: ScaleResults["hubProfile"] = null;
   let leafProfile: ScaleResults["leafProfile"] = null;
+  let memoryProfiles: ScaleResults["memoryProfiles"] = null;
   if (options.profileSeconds > 0) {
     sampler.phase = "profile";
     step(`CPU profiles of the running gateway and hub over ${options.profileSeconds} s of idle`);
@@ -554,6 +591,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
       profiling.then(() => undefined),
     );
     ({ gateway: gatewayProfile, hub: hubProfile, leaf: leafProfile = null } = await profiling);
+    memoryProfiles = await takeMemoryProfiles("idle");
   }
 
   // --- rollout: a new version of app-0 to every node, in batches --------------------------------
@@ -923,6 +961,7 @@ async function run(options: ScaleOptions, command: string, cleanup: Cleanup): Pr
     gatewayProfile,
     hubProfile,
     leafProfile,
+    memoryProfiles,
     rolloutProfile,
     api: apiPhases,
     usage: usageByPhase(sampler.samples),

@@ -100,3 +100,103 @@ function inUnit(value: string, unit: string): number {
       return number;
   }
 }
+
+/**
+ * Where a Go process's memory is (the hub's and a leaf's `prof_port`): the heap in use by
+ * allocation site (`go tool pprof -sample_index=inuse_space -top`) and the runtime's own figures
+ * (`/debug/pprof/heap?debug=1`): goroutine stacks are not in the heap profile, and a nats-server
+ * holds two goroutines per client connection.
+ */
+export interface GoHeapSummary {
+  /** Bytes in heap spans in use (HeapInuse: live objects and the garbage not yet swept). */
+  heapInuseBytes: number;
+  /** Bytes of goroutine stacks (StackInuse). */
+  stackBytes: number;
+  /** Bytes obtained from the OS (Sys). */
+  sysBytes: number;
+  goroutines: number | null;
+  /** Live bytes sampled by allocation site, the largest first. */
+  top: GoHeapEntry[];
+  /** Live bytes the profile accounts for. */
+  sampledBytes: number;
+}
+
+export interface GoHeapEntry {
+  fn: string;
+  bytes: number;
+  percent: number;
+}
+
+/** Writes the heap profile to `file`; returns the runtime's figures and the goroutine count. */
+export async function takeGoHeapProfile(
+  profileUrl: string,
+  file: string,
+): Promise<{ memStatsText: string; goroutines: number | null }> {
+  const get = async (path: string) => {
+    const response = await fetch(new URL(path, profileUrl), { signal: AbortSignal.timeout(60_000) });
+    if (!response.ok) throw new Error(`${profileUrl} answered ${response.status} to ${path}`);
+    return response;
+  };
+  writeFileSync(file, Buffer.from(await (await get("/debug/pprof/heap")).arrayBuffer()));
+  const memStatsText = await (await get("/debug/pprof/heap?debug=1")).text();
+  const goroutineText = await (await get("/debug/pprof/goroutine?debug=1")).text();
+  const goroutines = /goroutine profile: total (\d+)/.exec(goroutineText)?.[1];
+  return { memStatsText, goroutines: goroutines ? Number(goroutines) : null };
+}
+
+export async function summarizeGoHeap(
+  file: string,
+  taken: { memStatsText: string; goroutines: number | null },
+  topN = 15,
+): Promise<GoHeapSummary> {
+  const { stdout } = await execFileAsync(
+    "go",
+    ["tool", "pprof", "-sample_index=inuse_space", "-top", `-nodecount=${topN}`, file],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const stats = memStats(taken.memStatsText);
+  const sampledBytes = totalBytes(stdout);
+  return {
+    heapInuseBytes: stats.HeapInuse ?? 0,
+    stackBytes: stats.Stack ?? 0,
+    sysBytes: stats.Sys ?? 0,
+    goroutines: taken.goroutines,
+    top: parseTopBytes(stdout, sampledBytes),
+    sampledBytes,
+  };
+}
+
+/** The `# Name = value` lines of `/debug/pprof/heap?debug=1` (`# Stack = inuse / sys`: the first). */
+export function memStats(debugText: string): Record<string, number> {
+  const stats: Record<string, number> = {};
+  for (const match of debugText.matchAll(/^# (\w+) = (\d+)/gm)) stats[match[1] ?? ""] = Number(match[2]);
+  return stats;
+}
+
+/** `Showing nodes accounting for 50553.93kB, 100% of 50553.93kB total` → bytes. */
+export function totalBytes(text: string): number {
+  const match = /of ([\d.]+)(B|kB|MB|GB) total/.exec(text);
+  return match ? inBytes(match[1] ?? "0", match[2] ?? "B") : 0;
+}
+
+/** Rows of an inuse_space `go tool pprof -top`, flat bytes per allocation site. */
+export function parseTopBytes(text: string, totalBytesSampled: number): GoHeapEntry[] {
+  const entries: GoHeapEntry[] = [];
+  for (const line of text.split("\n")) {
+    const row =
+      /^\s*([\d.]+)(B|kB|MB|GB)?\s+[\d.]+%\s+[\d.]+%\s+[\d.]+(?:B|kB|MB|GB)?\s+[\d.]+%\s+(.+)$/.exec(line);
+    if (!row) continue;
+    const bytes = inBytes(row[1] ?? "0", row[2] ?? "B");
+    entries.push({
+      fn: (row[3] ?? "").trim(),
+      bytes,
+      percent: totalBytesSampled > 0 ? (bytes * 100) / totalBytesSampled : 0,
+    });
+  }
+  return entries;
+}
+
+function inBytes(value: string, unit: string): number {
+  const scale = { B: 1, kB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[unit] ?? 1;
+  return Math.round(Number(value) * scale);
+}

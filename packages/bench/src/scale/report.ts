@@ -5,7 +5,7 @@ import { renderSvg } from "../charts.js";
 import { disconnectBoundMs, livenessBound } from "../liveness.js";
 import type { LatencySummary } from "../stats.js";
 import { apiSloVerdict } from "./api-slo.js";
-import type { GoProfileSummary } from "./go-profile.js";
+import type { GoHeapSummary, GoProfileSummary } from "./go-profile.js";
 import { cpuByPhase, FLIGHTCTL, TARGETS, type Verdict, verdict } from "./measure.js";
 import type { ProfilePair, ScaleResults } from "./results.js";
 
@@ -211,6 +211,7 @@ export function renderScaleReport(results: ScaleResults, charts: readonly string
       "idle",
     ),
   );
+  push(...memorySections(results.memoryProfiles ?? null));
   const v = idle.hubVarz;
   push(
     `Hub nats-server at the end of the idle window (/varz): ${v.connections ?? "—"} client connections, ${v.leafnodes ?? "—"} leaf nodes, ${v.subscriptions ?? "—"} subscriptions, ${fixed(idle.hubMsgsPerSecond)} messages/s in = ${fixed((idle.hubMsgsPerSecond * 60) / Math.max(1, config.nodes), 2)} messages per node per minute (a metrics report every ${config.metricsSeconds} s and the gateway's JetStream ack of it; a heartbeat every ${config.heartbeatSeconds} s only when no report was acknowledged for that long), cpu ${fixed(v.cpu)} %, mem ${fixed((v.mem ?? 0) / 1024 / 1024)} MiB.`,
@@ -376,6 +377,32 @@ function profileSections(pair: ProfilePair, window: string, name: string): strin
   if (pair.hub) goSections(pair.hub, "The hub nats-server", "hub");
   if (pair.leaf)
     goSections(pair.leaf, "One site leaf nats-server (an edge-side cost, one per site box)", "leaf");
+  return out;
+}
+
+/**
+ * The hub's and a leaf's memory at the end of the idle window: heap by allocation site, and the
+ * goroutine stacks the heap profile does not show, each per node served.
+ */
+function memorySections(memory: ScaleResults["memoryProfiles"]): string[] {
+  if (!memory) return [];
+  const out: string[] = ["## Where the idle memory goes", ""];
+  const kib = (bytes: number, nodes: number) => fixed(bytes / 1024 / Math.max(1, nodes), 1);
+  const section = (h: GoHeapSummary | null, what: string, file: string, nodes: number) => {
+    if (!h) return;
+    out.push(
+      `${what}, serving ${nodes} nodes (\`go tool pprof -sample_index=inuse_space -top\` of var/scale/profiles/${file}-heap-idle.pprof, and its runtime's figures): heap in use ${fixed(h.heapInuseBytes / 2 ** 20)} MiB = **${kib(h.heapInuseBytes, nodes)} KiB per node**, goroutine stacks ${fixed(h.stackBytes / 2 ** 20)} MiB = **${kib(h.stackBytes, nodes)} KiB per node** (${h.goroutines ?? "—"} goroutines), ${fixed(h.sysBytes / 2 ** 20)} MiB from the OS.`,
+      "",
+      "| allocation site (live bytes, sampled) | KiB per node | share |",
+      "|---|---|---|",
+      ...h.top
+        .filter((e) => e.bytes > 0)
+        .map((e) => `| \`${e.fn.replace(/\|/g, "\\|")}\` | ${kib(e.bytes, nodes)} | ${fixed(e.percent)} % |`),
+      "",
+    );
+  };
+  section(memory.hub, "The hub nats-server", "hub", memory.nodes);
+  section(memory.leaf, "One site leaf nats-server (edge side)", "leaf", memory.leafNodes);
   return out;
 }
 

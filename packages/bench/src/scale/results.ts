@@ -4,7 +4,7 @@ import type { LatencySummary } from "../stats.js";
 import type { ApiPhaseResult } from "./api-slo.js";
 import type { ProfileSummary } from "./cpu-profile.js";
 import type { GeneratorCost } from "./go-hollow.js";
-import type { GoProfileSummary } from "./go-profile.js";
+import type { GoHeapSummary, GoProfileSummary } from "./go-profile.js";
 import type { CostPerNode } from "./measure.js";
 
 /**
@@ -102,6 +102,16 @@ export interface ScaleResults {
   hubProfile?: GoProfileSummary | null;
   /** One site leaf's, over the same idle window (absent before leaves were profiled). */
   leafProfile?: GoProfileSummary | null;
+  /**
+   * Where the hub's and the profiled leaf's memory is at the end of the idle window, with the nodes
+   * each served then (absent before memory was profiled).
+   */
+  memoryProfiles?: {
+    hub: GoHeapSummary | null;
+    leaf: GoHeapSummary | null;
+    nodes: number;
+    leafNodes: number;
+  } | null;
   /** Both over the rollout's first minute (absent in reports written before it was taken). */
   rolloutProfile?: ProfilePair | null;
   /** The single-object API calls during idle and churn (absent in runs before they were measured). */
