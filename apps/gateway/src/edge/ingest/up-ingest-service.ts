@@ -99,7 +99,12 @@ export class UpIngestService implements EdgeService {
       GATEWAY_CONSUMER,
     );
     await this.consume();
-    this.progressTimer = setInterval(() => void this.checkProgress(), PROGRESS_CHECK_MS);
+    this.progressTimer = setInterval(() => {
+      // A hub that cannot start a new consume now is tried again at the next check.
+      this.checkProgress().catch((error: unknown) =>
+        this.logger.error({ err: error }, "EF_UP progress check failed; checking again later"),
+      );
+    }, PROGRESS_CHECK_MS);
     this.progressTimer.unref();
   }
 
